@@ -1,0 +1,173 @@
+/**
+ * The engine protocol: every message between core and an engine child, as zod schemas of unions tagged by
+ * `type`. Requests carry an `id`; every reply and stream event carries the `id` of the request it answers,
+ * so replies are matched by id and never by order. Both sides parse what they receive with these schemas.
+ */
+import { z } from 'zod';
+
+const tokenId = z.number().int().nonnegative();
+const requestId = z.number().int().nonnegative();
+
+export const KV_TYPES = ['f32', 'f16', 'q8_0', 'q4_0'] as const;
+export const kvTypeSchema = z.enum(KV_TYPES);
+export type KvType = z.infer<typeof kvTypeSchema>;
+
+export const loadOptionsSchema = z.object({
+  modelPath: z.string().min(1),
+  /** Layers offloaded to the GPU: `auto` lets node-llama-cpp fit them, a number is exact. */
+  gpuLayers: z.union([z.literal('auto'), z.number().int().nonnegative()]).default('auto'),
+  /** Tokens each slot can hold. */
+  contextSize: z.number().int().min(64).max(1 << 22).default(4096),
+  slots: z.number().int().min(1).max(256).default(1),
+  /** Threads for evaluation; 0 lets node-llama-cpp choose. */
+  threads: z.number().int().nonnegative().max(1024).default(0),
+  flashAttention: z.boolean().default(false),
+  kvType: kvTypeSchema.default('f16'),
+  batchSize: z.number().int().min(1).max(1 << 16).optional(),
+});
+export type LoadOptions = z.infer<typeof loadOptionsSchema>;
+export type LoadOptionsInput = z.input<typeof loadOptionsSchema>;
+
+export const samplingSchema = z.object({
+  temperature: z.number().min(0).max(100).default(0.8),
+  topK: z.number().int().nonnegative().default(40),
+  topP: z.number().min(0).max(1).default(0.95),
+  minP: z.number().min(0).max(1).default(0.05),
+  seed: z.number().int().nonnegative().optional(),
+  /** 1 disables it. */
+  repeatPenalty: z.number().min(0).max(10).default(1),
+  /** How many of the last tokens the repeat penalty looks at. */
+  repeatLastN: z.number().int().nonnegative().default(64),
+});
+export type Sampling = z.infer<typeof samplingSchema>;
+
+export const generateRequestSchema = z.object({
+  tokens: z.array(tokenId).min(1),
+  conversationId: z.string().max(256).optional(),
+  sampling: samplingSchema.default(samplingSchema.parse({})),
+  stop: z.array(z.string().min(1).max(256)).max(16).default([]),
+  maxTokens: z.number().int().min(1).max(1 << 20).default(256),
+  /** Keep generating past end-of-generation tokens (llama-server's ignore_eos). */
+  ignoreEos: z.boolean().default(false),
+});
+export type GenerateRequest = z.infer<typeof generateRequestSchema>;
+export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
+
+export const engineRequestSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('load'), id: requestId, options: loadOptionsSchema }),
+  z.object({ type: z.literal('generate'), id: requestId, request: generateRequestSchema }),
+  z.object({ type: z.literal('cancel'), id: requestId, target: requestId }),
+  z.object({ type: z.literal('slots'), id: requestId }),
+  z.object({ type: z.literal('activity'), id: requestId }),
+  z.object({ type: z.literal('ping'), id: requestId }),
+  z.object({ type: z.literal('shutdown'), id: requestId }),
+]);
+export type EngineRequest = z.infer<typeof engineRequestSchema>;
+export type EngineRequestType = EngineRequest['type'];
+export const ENGINE_REQUEST_TYPES = engineRequestSchema.options.map((o) => o.shape.type.value);
+
+export const slotStateSchema = z.enum(['idle', 'prefill', 'decode']);
+export type SlotState = z.infer<typeof slotStateSchema>;
+
+export const slotViewSchema = z.object({
+  slot: z.number().int().nonnegative(),
+  state: slotStateSchema,
+  heldTokens: z.number().int().nonnegative(),
+  conversationId: z.string().nullable(),
+  /** Epoch ms of the last request served; null when never used. */
+  lastUsed: z.number().nullable(),
+});
+export type SlotView = z.infer<typeof slotViewSchema>;
+
+/** What keeps an engine from being idle (DESIGN §5): finished requests never do. */
+export const activitySchema = z.object({
+  pending_prefill: z.number().int().nonnegative(),
+  running_decode: z.number().int().nonnegative(),
+  undrained_replies: z.number().int().nonnegative(),
+  finished: z.number().int().nonnegative(),
+});
+export type Activity = z.infer<typeof activitySchema>;
+
+const memoryStateSchema = z.object({ total: z.number(), used: z.number(), free: z.number() });
+
+export const readyInfoSchema = z.object({
+  model: z.object({
+    name: z.string().nullable(),
+    architecture: z.string().nullable(),
+    trainContextSize: z.number().int(),
+    vocabSize: z.number().int(),
+    parameters: z.number(),
+    fileBytes: z.number(),
+  }),
+  sizes: z.object({
+    contextSize: z.number().int(),
+    slots: z.number().int(),
+    gpuLayers: z.number().int(),
+    batchSize: z.number().int(),
+    flashAttention: z.boolean(),
+    kvType: kvTypeSchema,
+    contextStateBytes: z.number(),
+  }),
+  backend: z.string(),
+  vram: memoryStateSchema,
+  ram: memoryStateSchema,
+  loadMs: z.number(),
+});
+export type ReadyInfo = z.infer<typeof readyInfoSchema>;
+
+export const finishReasonSchema = z.enum(['stop', 'length', 'cancelled']);
+export type FinishReason = z.infer<typeof finishReasonSchema>;
+
+export const generateDoneSchema = z.object({
+  finishReason: finishReasonSchema,
+  /** The stop string that ended generation, when one did. */
+  stoppedBy: z.string().nullable(),
+  text: z.string(),
+  completionTokens: z.array(tokenId),
+  usage: z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() }),
+  /** The slot that served it; null when it was cancelled while waiting for a slot. */
+  slot: z.number().int().nonnegative().nullable(),
+  /** Prompt tokens kept from the slot's KV cache (the cache hit). */
+  reusedTokens: z.number().int().nonnegative(),
+  /** Tokens the slot holds after the request (what the router may index for it). */
+  heldTokens: z.number().int().nonnegative(),
+  timings: z.object({
+    queuedMs: z.number(),
+    prefillMs: z.number(),
+    decodeMs: z.number(),
+    prefillTokens: z.number().int(),
+    decodeTokensPerSecond: z.number(),
+  }),
+});
+export type GenerateDone = z.infer<typeof generateDoneSchema>;
+
+export const ENGINE_ERROR_CODES = [
+  'bad_message',
+  'unknown_type',
+  'model_not_found',
+  'model_invalid',
+  'load_failed',
+  'already_loaded',
+  'not_loaded',
+  'prompt_too_long',
+  'generate_failed',
+  'unknown_request',
+] as const;
+export const engineErrorCodeSchema = z.enum(ENGINE_ERROR_CODES);
+export type EngineErrorCode = z.infer<typeof engineErrorCodeSchema>;
+
+export const engineMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('progress'), id: requestId, stage: z.enum(['model', 'context']), progress: z.number().min(0).max(1) }),
+  z.object({ type: z.literal('ready'), id: requestId, info: readyInfoSchema }),
+  z.object({ type: z.literal('started'), id: requestId, slot: z.number().int(), reusedTokens: z.number().int(), queuedMs: z.number() }),
+  z.object({ type: z.literal('tokens'), id: requestId, tokens: z.array(tokenId), text: z.string() }),
+  z.object({ type: z.literal('done'), id: requestId, result: generateDoneSchema }),
+  z.object({ type: z.literal('cancelled'), id: requestId, found: z.boolean() }),
+  z.object({ type: z.literal('slots'), id: requestId, slots: z.array(slotViewSchema) }),
+  z.object({ type: z.literal('activity'), id: requestId, activity: activitySchema }),
+  z.object({ type: z.literal('pong'), id: requestId, uptimeMs: z.number() }),
+  z.object({ type: z.literal('stopping'), id: requestId }),
+  z.object({ type: z.literal('error'), id: requestId.nullable(), code: engineErrorCodeSchema, message: z.string() }),
+]);
+export type EngineMessage = z.infer<typeof engineMessageSchema>;
+export type EngineMessageOf<T extends EngineMessage['type']> = Extract<EngineMessage, { type: T }>;

@@ -1,0 +1,105 @@
+/**
+ * The engine's message loop: parses every request with the protocol's schemas, dispatches it to the
+ * model host, and answers with replies tagged by the request's id. A bad or unknown message, or a failing
+ * request, gets a typed error reply; nothing a parent sends can make the engine die.
+ */
+import { ENGINE_REQUEST_TYPES, engineRequestSchema, type EngineMessage, type EngineRequest } from '../common/engine-protocol.js';
+import { EngineError } from './engine-error.js';
+import type { ModelHost } from './model-host.js';
+import type { EngineTransport } from './transport.js';
+
+/** How long freeing the model may take before the engine exits regardless. */
+const STOP_DEADLINE_MS = 3000;
+
+export class EngineServer {
+  private readonly started = performance.now();
+  private readonly generating = new Set<number>();
+
+  constructor(
+    private readonly transport: EngineTransport,
+    private readonly host: ModelHost,
+    private readonly exit: (code: number) => void,
+  ) {}
+
+  handle(raw: unknown): void {
+    const parsed = engineRequestSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.reject(raw, parsed.error.issues);
+      return;
+    }
+    this.dispatch(parsed.data).catch((error: unknown) => {
+      const id = parsed.data.id;
+      if (error instanceof EngineError) this.send({ type: 'error', id, code: error.code, message: error.message });
+      else this.send({ type: 'error', id, code: 'generate_failed', message: `unexpected engine error: ${String(error)}` });
+    });
+  }
+
+  private reject(raw: unknown, issues: readonly { path: PropertyKey[]; message: string }[]): void {
+    const record = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+    const id = Number.isInteger(record.id) && (record.id as number) >= 0 ? (record.id as number) : null;
+    if (typeof record.type === 'string' && !(ENGINE_REQUEST_TYPES as string[]).includes(record.type)) {
+      this.send({ type: 'error', id, code: 'unknown_type', message: `unknown message type "${record.type}" (known: ${ENGINE_REQUEST_TYPES.join(', ')})` });
+      return;
+    }
+    const detail = issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
+    this.send({ type: 'error', id, code: 'bad_message', message: `bad message: ${detail}` });
+  }
+
+  private async dispatch(request: EngineRequest): Promise<void> {
+    const { id } = request;
+    switch (request.type) {
+      case 'load': {
+        const info = await this.host.load(request.options, (stage, progress) => this.send({ type: 'progress', id, stage, progress }));
+        this.send({ type: 'ready', id, info });
+        return;
+      }
+      case 'generate': {
+        if (this.generating.has(id)) throw new EngineError('bad_message', `request id ${id} is already generating`);
+        this.generating.add(id);
+        try {
+          const result = await this.host.generate(id, request.request, {
+            started: (info) => this.send({ type: 'started', id, ...info }),
+            tokens: (chunk) => this.send({ type: 'tokens', id, ...chunk }),
+          });
+          this.send({ type: 'done', id, result });
+        } finally {
+          this.generating.delete(id);
+        }
+        return;
+      }
+      case 'cancel':
+        this.send({ type: 'cancelled', id, found: this.host.cancel(request.target) });
+        return;
+      case 'slots':
+        this.send({ type: 'slots', id, slots: this.host.slotsView() });
+        return;
+      case 'activity':
+        this.send({ type: 'activity', id, activity: this.host.activity(this.transport.undrained) });
+        return;
+      case 'ping':
+        this.send({ type: 'pong', id, uptimeMs: performance.now() - this.started });
+        return;
+      case 'shutdown':
+        this.send({ type: 'stopping', id });
+        await this.stop(0);
+    }
+  }
+
+  /** Frees the model and exits; used for shutdown and when the parent is gone. */
+  async stop(code: number): Promise<void> {
+    const deadline = setTimeout(() => this.exit(code), STOP_DEADLINE_MS);
+    try {
+      await this.host.dispose();
+    } catch {
+      // Exiting anyway: the process going away frees what dispose could not.
+    } finally {
+      clearTimeout(deadline);
+      // Give the channel a moment to flush the last replies.
+      setTimeout(() => this.exit(code), 20);
+    }
+  }
+
+  private send(message: EngineMessage): void {
+    this.transport.send(message);
+  }
+}

@@ -1,0 +1,399 @@
+/**
+ * The model host: one node-llama-cpp model and one context whose sequences are the engine's slots.
+ * It owns slot choice, the FIFO of requests waiting for a slot, prefix reuse (a slot keeps the prompt
+ * prefix it shares with the new request and evaluates only the rest), sampling, stop strings, cancel,
+ * and the counters behind the slots view and activity.
+ */
+import os from 'node:os';
+import { getLlama, LlamaLogLevel, TokenBias, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, SlotState, SlotView } from '../common/engine-protocol.js';
+import { GgufFormatError, type GgufHeader } from '../common/gguf/header-reader.js';
+import { ModelFileError, readGgufFileHeader } from '../common/node/gguf-file.js';
+import { EngineError } from './engine-error.js';
+import { chooseSlot } from './slot-choice.js';
+import { StopStringMatcher } from './stop-strings.js';
+import { TokenTextStream } from './token-text.js';
+
+interface Slot {
+  readonly index: number;
+  readonly sequence: LlamaContextSequence;
+  state: SlotState;
+  conversationId: string | null;
+  lastUsed: number | null;
+}
+
+interface Loaded {
+  readonly model: LlamaModel;
+  readonly context: LlamaContext;
+  readonly slots: Slot[];
+  readonly header: GgufHeader;
+  readonly options: LoadOptions;
+}
+
+interface SlotWaiter {
+  readonly prompt: readonly number[];
+  readonly grant: (slot: Slot | null) => void;
+}
+
+/** Where a running generation reports to. */
+export interface GenerationSink {
+  started(info: { slot: number; reusedTokens: number; queuedMs: number }): void;
+  tokens(chunk: { tokens: number[]; text: string }): void;
+}
+
+export type LoadProgress = (stage: 'model' | 'context', progress: number) => void;
+
+/** Token ids as node-llama-cpp's branded Token type (ids cross the protocol as plain numbers). */
+const asTokens = (ids: readonly number[]): Token[] => ids as Token[];
+
+/** Tokens given to the detokenizer as context before the new ones (enough for leading-space rules). */
+const DETOKENIZE_CONTEXT = 16;
+
+export class ModelHost {
+  private llama: Llama | undefined;
+  private loaded: Loaded | undefined;
+  private loading = false;
+  private readonly waiting: SlotWaiter[] = [];
+  private readonly cancelled = new Set<number>();
+  private readonly running = new Map<number, SlotWaiter | Slot>();
+  private prefilling = 0;
+  private decoding = 0;
+  private finished = 0;
+  private noEogBias: TokenBias | undefined;
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  get isLoaded(): boolean {
+    return this.loaded !== undefined;
+  }
+
+  async load(options: LoadOptions, onProgress: LoadProgress): Promise<ReadyInfo> {
+    if (this.loaded || this.loading) throw new EngineError('already_loaded', 'a model is already loaded (or loading) in this engine');
+    if (options.kvType.startsWith('q') && !options.flashAttention) {
+      throw new EngineError('load_failed', `KV type ${options.kvType} needs flashAttention: true (llama.cpp quantizes the V cache only with flash attention)`);
+    }
+    this.loading = true;
+    const started = performance.now();
+    try {
+      const header = await checkModelFile(options.modelPath);
+      this.llama ??= await getLlama({
+        gpu: 'auto',
+        build: 'never',
+        progressLogs: false,
+        logLevel: LlamaLogLevel.warn,
+        logger: (level, message) => this.log(`llama.cpp ${level}: ${message.trimEnd()}`),
+      });
+      const model = await this.llama.loadModel({
+        modelPath: options.modelPath,
+        gpuLayers: options.gpuLayers,
+        defaultContextFlashAttention: options.flashAttention,
+        onLoadProgress: (p) => onProgress('model', p),
+      });
+      let context: LlamaContext;
+      try {
+        onProgress('context', 0);
+        const kvType = options.kvType.toUpperCase() as 'F32' | 'F16' | 'Q8_0' | 'Q4_0';
+        context = await model.createContext({
+          contextSize: options.contextSize,
+          sequences: options.slots,
+          ...(options.threads ? { threads: options.threads } : {}),
+          ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+          flashAttention: options.flashAttention,
+          experimentalKvCacheKeyType: kvType,
+          experimentalKvCacheValueType: kvType,
+          failedCreationRemedy: false,
+        });
+        onProgress('context', 1);
+      } catch (error) {
+        await model.dispose();
+        throw error;
+      }
+      const slots = Array.from({ length: options.slots }, (_, index): Slot => ({
+        index,
+        sequence: context.getSequence(),
+        state: 'idle',
+        conversationId: null,
+        lastUsed: null,
+      }));
+      this.loaded = { model, context, slots, header, options };
+      return await this.readyInfo(performance.now() - started);
+    } catch (error) {
+      if (error instanceof EngineError) throw error;
+      throw new EngineError('load_failed', `loading ${options.modelPath} failed: ${(error as Error).message}`);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  private async readyInfo(loadMs: number): Promise<ReadyInfo> {
+    const { model, context, header, options, slots } = this.loaded!;
+    const vram = await this.llama!.getVramState();
+    const text = (key: string): string | null => {
+      const value = header.metadata.get(key);
+      return typeof value === 'string' ? value : null;
+    };
+    const tokens = header.metadata.get('tokenizer.ggml.tokens');
+    const vocabSize = Array.isArray(tokens) ? tokens.length : tokens && typeof tokens === 'object' ? tokens.length : 0;
+    return {
+      model: {
+        name: text('general.name'),
+        architecture: text('general.architecture'),
+        trainContextSize: model.trainContextSize,
+        vocabSize,
+        parameters: model.fileInsights.totalParameters,
+        fileBytes: header.fileSize,
+      },
+      sizes: {
+        contextSize: context.contextSize,
+        slots: slots.length,
+        gpuLayers: model.gpuLayers,
+        batchSize: context.batchSize,
+        flashAttention: context.flashAttention === true,
+        kvType: options.kvType,
+        contextStateBytes: context.stateSize,
+      },
+      backend: this.llama!.gpu === false ? 'cpu' : this.llama!.gpu,
+      vram: { total: vram.total, used: vram.used, free: vram.free },
+      ram: { total: os.totalmem(), used: os.totalmem() - os.freemem(), free: os.freemem() },
+      loadMs,
+    };
+  }
+
+  private requireLoaded(): Loaded {
+    if (!this.loaded) throw new EngineError('not_loaded', 'no model is loaded in this engine; send load first');
+    return this.loaded;
+  }
+
+  async generate(id: number, request: GenerateRequest, sink: GenerationSink): Promise<GenerateDone> {
+    const loaded = this.requireLoaded();
+    const contextSize = loaded.context.contextSize;
+    if (request.tokens.length >= contextSize) {
+      throw new EngineError(
+        'prompt_too_long',
+        `prompt of ${request.tokens.length} tokens does not fit a slot's context of ${contextSize} tokens (at least one token must be left to generate)`,
+      );
+    }
+    const arrived = performance.now();
+    this.prefilling++;
+    const slot = await this.acquireSlot(id, request.tokens);
+    const queuedMs = performance.now() - arrived;
+    if (!slot) {
+      this.prefilling--;
+      this.finished++;
+      return cancelledBeforeStart(request, queuedMs);
+    }
+    this.running.set(id, slot);
+    let phase: 'prefill' | 'decode' = 'prefill';
+    try {
+      slot.state = 'prefill';
+      slot.conversationId = request.conversationId ?? null;
+      const sequence = slot.sequence;
+      const keep = Math.min(sequence.compareContextTokens(asTokens(request.tokens)).firstDifferentIndex, request.tokens.length - 1);
+      await sequence.adaptStateToTokens(asTokens(request.tokens.slice(0, keep)), false);
+      const reusedTokens = sequence.nextTokenIndex;
+      sink.started({ slot: slot.index, reusedTokens, queuedMs });
+
+      const maxTokens = Math.min(request.maxTokens, contextSize - request.tokens.length);
+      const history = [...request.tokens];
+      const { sampling } = request;
+      const textStream = new TokenTextStream((tokens, previous) =>
+        loaded.model.detokenize(asTokens(tokens), false, asTokens(previous.slice(-DETOKENIZE_CONTEXT))),
+      );
+      const stops = new StopStringMatcher(request.stop);
+      const generated: number[] = [];
+      let text = '';
+      let stoppedBy: string | null = null;
+      let finishReason: GenerateDone['finishReason'] = 'stop';
+      const prefillStarted = performance.now();
+      let firstTokenAt = 0;
+
+      const iterator = sequence.evaluate(asTokens(request.tokens.slice(reusedTokens)), {
+        temperature: sampling.temperature,
+        topK: sampling.topK,
+        topP: sampling.topP,
+        minP: sampling.minP,
+        ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+        ...(sampling.repeatPenalty !== 1
+          ? { repeatPenalty: { punishTokens: () => asTokens(history.slice(-sampling.repeatLastN)), penalty: sampling.repeatPenalty } }
+          : {}),
+        ...(request.ignoreEos ? { tokenBias: this.biasAgainstEndOfGeneration(loaded) } : {}),
+      });
+      for await (const next of iterator) {
+        const token = next as number;
+        if (phase === 'prefill') {
+          firstTokenAt = performance.now();
+          phase = 'decode';
+          slot.state = 'decode';
+          this.prefilling--;
+          this.decoding++;
+        }
+        generated.push(token);
+        history.push(token);
+        const { release, stoppedBy: matched } = stops.push(textStream.push(token));
+        text += release;
+        sink.tokens({ tokens: [token], text: release });
+        if (matched !== null) {
+          stoppedBy = matched;
+          break;
+        }
+        if (this.cancelled.has(id)) {
+          finishReason = 'cancelled';
+          break;
+        }
+        if (generated.length >= maxTokens) {
+          finishReason = 'length';
+          break;
+        }
+      }
+      if (stoppedBy === null) {
+        const rest = stops.push(textStream.flush()).release + stops.flush();
+        if (rest) {
+          text += rest;
+          sink.tokens({ tokens: [], text: rest });
+        }
+      }
+      const finishedAt = performance.now();
+      const decodeMs = firstTokenAt ? finishedAt - firstTokenAt : 0;
+      return {
+        finishReason,
+        stoppedBy,
+        text,
+        completionTokens: generated,
+        usage: { promptTokens: request.tokens.length, completionTokens: generated.length },
+        slot: slot.index,
+        reusedTokens,
+        heldTokens: sequence.nextTokenIndex,
+        timings: {
+          queuedMs,
+          prefillMs: (firstTokenAt || finishedAt) - prefillStarted,
+          decodeMs,
+          prefillTokens: request.tokens.length - reusedTokens,
+          decodeTokensPerSecond: decodeMs > 0 ? ((generated.length - 1) * 1000) / decodeMs : 0,
+        },
+      };
+    } catch (error) {
+      if (error instanceof EngineError) throw error;
+      throw new EngineError('generate_failed', `generation failed: ${(error as Error).message}`);
+    } finally {
+      if (phase === 'prefill') this.prefilling--;
+      else this.decoding--;
+      this.finished++;
+      this.running.delete(id);
+      this.cancelled.delete(id);
+      slot.state = 'idle';
+      slot.lastUsed = Date.now();
+      this.releaseSlot(slot);
+    }
+  }
+
+  /** Marks a generation to stop at its next token (or drops it from the queue); false when unknown. */
+  cancel(id: number): boolean {
+    const entry = this.running.get(id);
+    if (!entry) return false;
+    const queuedAt = 'grant' in entry ? this.waiting.indexOf(entry) : -1;
+    if (queuedAt >= 0) {
+      this.waiting.splice(queuedAt, 1);
+      this.running.delete(id);
+      (entry as SlotWaiter).grant(null);
+    } else {
+      this.cancelled.add(id);
+    }
+    return true;
+  }
+
+  private acquireSlot(id: number, prompt: readonly number[]): Promise<Slot | null> {
+    const { slots } = this.requireLoaded();
+    if (this.waiting.length === 0) {
+      const slot = this.pick(slots, prompt);
+      if (slot) return Promise.resolve(slot);
+    }
+    return new Promise((grant) => {
+      const waiter: SlotWaiter = { prompt, grant };
+      this.waiting.push(waiter);
+      this.running.set(id, waiter);
+    });
+  }
+
+  /** Hands a freed slot to the oldest waiter, choosing for that waiter's prompt. */
+  private releaseSlot(slot: Slot): void {
+    const waiter = this.waiting.shift();
+    if (!waiter) return;
+    waiter.grant(this.pick(this.loaded?.slots ?? [slot], waiter.prompt));
+  }
+
+  private pick(slots: Slot[], prompt: readonly number[]): Slot | null {
+    const choice = chooseSlot(
+      slots.map((s) => ({ index: s.index, idle: s.state === 'idle', tokens: s.sequence.contextTokens as readonly number[], lastUsed: s.lastUsed ?? 0 })),
+      prompt,
+    );
+    if (!choice) return null;
+    const slot = slots[choice.index]!;
+    slot.state = 'prefill';
+    return slot;
+  }
+
+  private biasAgainstEndOfGeneration(loaded: Loaded): TokenBias {
+    if (!this.noEogBias) {
+      this.noEogBias = new TokenBias(loaded.model.tokenizer);
+      const vocab = loaded.header.metadata.get('tokenizer.ggml.tokens');
+      const size = Array.isArray(vocab) ? vocab.length : vocab && typeof vocab === 'object' ? vocab.length : 0;
+      for (let token = 0; token < size; token++) if (loaded.model.isEogToken(token as Token)) this.noEogBias.set(token as Token, 'never');
+    }
+    return this.noEogBias;
+  }
+
+  slotsView(): SlotView[] {
+    return (this.loaded?.slots ?? []).map((s) => ({
+      slot: s.index,
+      state: s.state,
+      heldTokens: s.sequence.nextTokenIndex,
+      conversationId: s.conversationId,
+      lastUsed: s.lastUsed,
+    }));
+  }
+
+  activity(undrainedReplies: number): Activity {
+    return {
+      pending_prefill: this.prefilling,
+      running_decode: this.decoding,
+      undrained_replies: undrainedReplies,
+      finished: this.finished,
+    };
+  }
+
+  async dispose(): Promise<void> {
+    const loaded = this.loaded;
+    this.loaded = undefined;
+    if (loaded) {
+      await loaded.context.dispose();
+      await loaded.model.dispose();
+    }
+    await this.llama?.dispose();
+    this.llama = undefined;
+  }
+}
+
+function cancelledBeforeStart(request: GenerateRequest, queuedMs: number): GenerateDone {
+  return {
+    finishReason: 'cancelled',
+    stoppedBy: null,
+    text: '',
+    completionTokens: [],
+    usage: { promptTokens: request.tokens.length, completionTokens: 0 },
+    slot: null,
+    reusedTokens: 0,
+    heldTokens: 0,
+    timings: { queuedMs, prefillMs: 0, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 },
+  };
+}
+
+/** Our bounded header check, before node-llama-cpp (native code) sees the file. */
+async function checkModelFile(path: string): Promise<GgufHeader> {
+  try {
+    return await readGgufFileHeader(path);
+  } catch (error) {
+    if (error instanceof ModelFileError) throw new EngineError(error.code === 'not_found' ? 'model_not_found' : 'model_invalid', error.message);
+    if (error instanceof GgufFormatError) throw new EngineError('model_invalid', `${path} is not a usable GGUF model: ${error.message}`);
+    throw error;
+  }
+}

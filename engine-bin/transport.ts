@@ -1,0 +1,67 @@
+/**
+ * The engine's one link to its parent: Node's IPC channel under `child_process.fork`, or Electron's
+ * `process.parentPort` under `utilityProcess`. Everything else in the engine sees only this interface.
+ * It counts replies handed to the channel and not yet flushed (activity's undrained_replies).
+ */
+import type { EngineMessage } from '../common/engine-protocol.js';
+
+export interface EngineTransport {
+  send(message: EngineMessage): void;
+  /** Replies given to the channel that it has not flushed yet. */
+  readonly undrained: number;
+  onMessage(listener: (raw: unknown) => void): void;
+  /** Called once when the parent is gone (channel closed or the process re-parented). */
+  onParentGone(listener: () => void): void;
+}
+
+/** Electron's utilityProcess parent port, present only when the engine runs under Electron. */
+interface ParentPort {
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+  postMessage(message: unknown): void;
+}
+
+const PARENT_POLL_MS = 1000;
+
+export function connectToParent(): EngineTransport {
+  const parentPort = (process as unknown as { parentPort?: ParentPort }).parentPort;
+  let undrained = 0;
+  const goneListeners: (() => void)[] = [];
+  let gone = false;
+  const declareGone = (): void => {
+    if (gone) return;
+    gone = true;
+    for (const listener of goneListeners) listener();
+  };
+  // A parent killed with SIGKILL closes the channel; polling the parent pid covers a transport that does not say so.
+  const parentPid = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parentPid) declareGone();
+  }, PARENT_POLL_MS).unref();
+
+  if (parentPort) {
+    return {
+      send: (message) => parentPort.postMessage(message),
+      get undrained() {
+        return 0;
+      },
+      onMessage: (listener) => parentPort.on('message', (event) => listener(event.data)),
+      onParentGone: (listener) => goneListeners.push(listener),
+    };
+  }
+  if (!process.send) throw new Error('engine-bin must be started with an IPC channel (child_process.fork or utilityProcess)');
+  process.on('disconnect', declareGone);
+  return {
+    send: (message) => {
+      if (!process.connected) return;
+      undrained++;
+      process.send!(message, undefined, {}, () => {
+        undrained--;
+      });
+    },
+    get undrained() {
+      return undrained;
+    },
+    onMessage: (listener) => process.on('message', listener),
+    onParentGone: (listener) => goneListeners.push(listener),
+  };
+}
