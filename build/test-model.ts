@@ -9,6 +9,7 @@ import { mkdir, rename, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GGML_TYPE_F16, GGML_TYPE_F32, GgufTokenType } from '../common/gguf/format.js';
+import { CHATML_TEMPLATE } from '../common/chat-templates.js';
 import { gguf, writeGguf, type GgufWriteTensor, type GgufWriteValue } from './gguf-writer.js';
 
 export interface TestModelSpec {
@@ -35,10 +36,6 @@ export const TEST_MODEL_SIZES: Readonly<Record<TestModelSize, TestModelSpec>> = 
 
 /** Bumped whenever the bytes this file writes for a given spec change. */
 const WRITER_VERSION = 1;
-
-export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 const SPACE = '\u2581';
 const WORDS = (

@@ -7,7 +7,7 @@
 import os from 'node:os';
 import { getLlama, LlamaLogLevel, TokenBias, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, SlotState, SlotView } from '../common/engine-protocol.js';
-import { GgufFormatError, type GgufHeader } from '../common/gguf/header-reader.js';
+import { GgufFormatError, metadataArrayLength, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader } from '../common/node/gguf-file.js';
 import { EngineError } from './engine-error.js';
 import { chooseSlot } from './slot-choice.js';
@@ -132,14 +132,12 @@ export class ModelHost {
       const value = header.metadata.get(key);
       return typeof value === 'string' ? value : null;
     };
-    const tokens = header.metadata.get('tokenizer.ggml.tokens');
-    const vocabSize = Array.isArray(tokens) ? tokens.length : tokens && typeof tokens === 'object' ? tokens.length : 0;
     return {
       model: {
         name: text('general.name'),
         architecture: text('general.architecture'),
         trainContextSize: model.trainContextSize,
-        vocabSize,
+        vocabSize: vocabularySize(header),
         parameters: model.fileInsights.totalParameters,
         fileBytes: header.fileSize,
       },
@@ -334,10 +332,12 @@ export class ModelHost {
 
   private biasAgainstEndOfGeneration(loaded: Loaded): TokenBias {
     if (!this.noEogBias) {
-      this.noEogBias = new TokenBias(loaded.model.tokenizer);
-      const vocab = loaded.header.metadata.get('tokenizer.ggml.tokens');
-      const size = Array.isArray(vocab) ? vocab.length : vocab && typeof vocab === 'object' ? vocab.length : 0;
-      for (let token = 0; token < size; token++) if (loaded.model.isEogToken(token as Token)) this.noEogBias.set(token as Token, 'never');
+      // TokenBias.set() ignores end-of-generation tokens, so their entries go straight into the map the
+      // addon reads (node-llama-cpp 3.21.1, pinned; the ignoreEos tests fail if this stops working).
+      const bias = new TokenBias(loaded.model.tokenizer);
+      const entries = (bias as unknown as { _biases: Map<number, number> })._biases;
+      for (let token = 0; token < vocabularySize(loaded.header); token++) if (loaded.model.isEogToken(token as Token)) entries.set(token, -Infinity);
+      this.noEogBias = bias;
     }
     return this.noEogBias;
   }
@@ -386,6 +386,8 @@ function cancelledBeforeStart(request: GenerateRequest, queuedMs: number): Gener
     timings: { queuedMs, prefillMs: 0, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 },
   };
 }
+
+const vocabularySize = (header: GgufHeader): number => metadataArrayLength(header.metadata.get('tokenizer.ggml.tokens'));
 
 /** Our bounded header check, before node-llama-cpp (native code) sees the file. */
 async function checkModelFile(path: string): Promise<GgufHeader> {

@@ -167,6 +167,12 @@ async function readValue(cursor: Cursor, type: number, key: string, limits: Gguf
   return keep ? items : { arrayOf: itemType, length };
 }
 
+/** How many items a metadata array has (kept or summarised); 0 for a missing or non-array value. */
+export function metadataArrayLength(value: GgufValue | undefined): number {
+  if (Array.isArray(value)) return value.length;
+  return typeof value === 'object' && value !== null ? value.length : 0;
+}
+
 /** Parses and checks a GGUF header; throws GgufFormatError naming the first thing that is wrong. */
 export async function readGgufHeader(source: ByteSource, limits: GgufReadLimits = DEFAULT_GGUF_READ_LIMITS): Promise<GgufHeader> {
   const cursor = new Cursor(source);

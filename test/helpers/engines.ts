@@ -1,0 +1,48 @@
+/** Test helpers: start real engine children on the generated model and stop them after each test file. */
+import { afterAll } from 'vitest';
+import { EngineClient } from '../../electron/core/engine/engine-client.js';
+import { forkEngine } from '../../electron/core/engine/engine-process.js';
+import type { LoadOptionsInput } from '../../common/engine-protocol.js';
+
+export function testModelPath(): string {
+  const path = process.env.MANIFOLD_TEST_MODEL;
+  if (!path) throw new Error('MANIFOLD_TEST_MODEL is not set: vitest runs test/global-setup.ts first');
+  return path;
+}
+
+const started: EngineClient[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((client) => (client.alive ? client.shutdown() : client.exited)));
+});
+
+/** A spawned engine child that has not loaded a model, with its log lines collected. */
+export function spawnEngine(): { client: EngineClient; logs: string[] } {
+  const logs: string[] = [];
+  const process = forkEngine({});
+  process.onLog((line) => logs.push(line));
+  const client = new EngineClient(process, (problem) => logs.push(`protocol: ${problem}`));
+  started.push(client);
+  return { client, logs };
+}
+
+/** An engine with the test model loaded. */
+export async function startEngine(options: Partial<LoadOptionsInput> = {}): Promise<EngineClient> {
+  const { client } = spawnEngine();
+  await client.load({ modelPath: testModelPath(), contextSize: 1024, slots: 2, threads: 1, ...options });
+  return client;
+}
+
+/** Deterministic filler tokens (ids of ordinary pieces in the test vocabulary). */
+export function promptTokens(length: number, offset = 0): number[] {
+  return Array.from({ length }, (_, i) => 300 + ((i * 7 + offset) % 300));
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
