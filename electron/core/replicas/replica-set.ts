@@ -1,0 +1,369 @@
+/**
+ * The replica set (DESIGN §3): N engine children behind one front. It starts them in parallel, heals a
+ * dead one in the background (a cooldown with exponential back-off, then `failed` after a crash loop),
+ * routes each request through the router and the exact prefix index, fails a request over to another
+ * replica when its engine dies before the first token, and computes the aggregates the rest of the app
+ * shows (total slots, waiting, max context, alive, info, the global slot view, the replica view).
+ */
+import type { GenerateDone, GenerateRequestInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
+import type { ReplicaPlan, RoutingPolicy } from '../config/run-config.js';
+import { EngineExitedError } from '../engine/engine-client.js';
+import type { SpawnEngine } from '../engine/engine-process.js';
+import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
+import { ExactPrefixIndex } from '../router/prefix-index.js';
+import { Router, type RouteCandidate } from '../router/router.js';
+import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
+
+export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'healing' | 'failed' | 'stopped';
+
+export interface HealPolicy {
+  /** At most one restart per cooldown; each further consecutive failure doubles the wait. */
+  cooldownMs: number;
+  /** Consecutive failures (crashes before staying up a cooldown, or failed starts) before `failed`. */
+  maxConsecutiveFailures: number;
+}
+
+export const DEFAULT_HEAL_POLICY: HealPolicy = { cooldownMs: 60_000, maxConsecutiveFailures: 5 };
+
+export interface ReplicaSetOptions {
+  plans: readonly ReplicaPlan[];
+  modelPath: string;
+  spawn: SpawnEngine;
+  log: (line: string) => void;
+  routing?: RoutingPolicy;
+  heal?: Partial<HealPolicy>;
+  watchdog?: { heartbeatMs?: number; hangTimeoutMs?: number };
+  stopGraceMs?: number;
+}
+
+export interface ReplicaView {
+  replica: number;
+  alive: boolean;
+  running: number;
+  routed: number;
+  slots: number;
+  state: ReplicaState;
+  gpus: readonly number[];
+  cacheHitTokens: number;
+  promptTokens: number;
+  pid: number | null;
+}
+
+export type GlobalSlotView = SlotView & { replica: number; replicaSlot: number };
+
+export interface ReplicaGenerateResult extends GenerateDone {
+  replica: number;
+  /** The slot numbered across all replicas, as in the global slot view. */
+  globalSlot: number | null;
+  /** Replicas that died under this request before its first token and were routed around. */
+  failedOver: number[];
+}
+
+export interface ReplicaGenerateOptions {
+  onTokens?: (chunk: { tokens: number[]; text: string; replica: number }) => void;
+  signal?: AbortSignal;
+}
+
+export class NoReplicaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoReplicaError';
+  }
+}
+
+/** The engine serving a stream died after tokens had been sent: the stream cannot be continued. */
+export class ReplicaDiedError extends Error {
+  constructor(
+    readonly replica: number,
+    readonly tokensSent: number,
+  ) {
+    super(`replica ${replica} died mid-stream after ${tokensSent} tokens; the response is incomplete`);
+    this.name = 'ReplicaDiedError';
+  }
+}
+
+/** Weight of the newest sample in the measured rates. */
+const EWMA = 0.3;
+/** Prefills shorter than this say little about a replica's rate. */
+const MIN_RATE_SAMPLE_TOKENS = 32;
+
+class Replica {
+  state: ReplicaState = 'starting';
+  info: ReadyInfo | null = null;
+  running = 0;
+  cacheHitTokens = 0;
+  promptTokens = 0;
+  consecutiveFailures = 0;
+  lastStartAt = 0;
+  lastReadyAt = 0;
+  healTimer: NodeJS.Timeout | undefined;
+  prefillTokensPerMs: number | null = null;
+  serviceMs: number | null = null;
+
+  constructor(
+    readonly plan: ReplicaPlan,
+    readonly supervisor: EngineSupervisor,
+  ) {}
+
+  get index(): number {
+    return this.plan.index;
+  }
+
+  /** Slots for the aggregates: what it loaded, else what it was asked for; a replica without slots counts one. */
+  get slots(): number {
+    return this.info?.sizes.slots ?? this.plan.engine.slots ?? 1;
+  }
+
+  get routable(): boolean {
+    return this.state === 'ready' && this.supervisor.client !== undefined;
+  }
+
+  noteTimings(done: GenerateDone): void {
+    const { prefillMs, decodeMs, prefillTokens } = done.timings;
+    const mix = (old: number | null, sample: number): number => (old === null ? sample : old + EWMA * (sample - old));
+    if (prefillTokens >= MIN_RATE_SAMPLE_TOKENS && prefillMs > 0) this.prefillTokensPerMs = mix(this.prefillTokensPerMs, prefillTokens / prefillMs);
+    this.serviceMs = mix(this.serviceMs, prefillMs + decodeMs);
+  }
+}
+
+export class ReplicaSet {
+  private readonly replicas: Replica[];
+  private readonly index = new ExactPrefixIndex();
+  private readonly router: Router;
+  private readonly heal: HealPolicy;
+  private closing = false;
+
+  constructor(private readonly options: ReplicaSetOptions) {
+    this.heal = { ...DEFAULT_HEAL_POLICY, ...options.heal };
+    this.router = new Router(this.index, options.routing ?? 'prefix');
+    this.replicas = options.plans.map((plan) => {
+      const supervisor = new EngineSupervisor({
+        replica: plan.index,
+        spawn: options.spawn,
+        env: plan.env,
+        load: { modelPath: options.modelPath, ...plan.engine },
+        log: options.log,
+        logFile: plan.logFile,
+        ...options.watchdog,
+        ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+      });
+      const replica = new Replica(plan, supervisor);
+      supervisor.on('ready', (info) => {
+        replica.info = info;
+        replica.lastReadyAt = Date.now();
+        replica.state = 'ready';
+      });
+      supervisor.on('exit', (reason) => this.onReplicaExit(replica, reason));
+      return replica;
+    });
+  }
+
+  /** Starts every replica in parallel; fails only when none comes up (each failure is logged and healed). */
+  async start(): Promise<void> {
+    this.closing = false;
+    const results = await Promise.allSettled(this.replicas.map((r) => this.startReplica(r)));
+    if (!results.some((r) => r.status === 'fulfilled')) {
+      const reasons = results.map((r, i) => `replica ${i}: ${r.status === 'rejected' ? (r.reason as Error).message : 'ok'}`);
+      throw new NoReplicaError(`no replica started (${reasons.join('; ')})`);
+    }
+  }
+
+  private async startReplica(replica: Replica): Promise<ReadyInfo> {
+    replica.state = 'starting';
+    replica.lastStartAt = Date.now();
+    return replica.supervisor.start();
+  }
+
+  private onReplicaExit(replica: Replica, reason: ExitReason): void {
+    this.index.forgetReplica(replica.index);
+    replica.info = null;
+    if (this.closing || reason.kind === 'stopped') {
+      replica.state = 'stopped';
+      return;
+    }
+    const stayedUp = replica.lastReadyAt >= replica.lastStartAt && Date.now() - replica.lastReadyAt >= this.heal.cooldownMs;
+    replica.consecutiveFailures = stayedUp ? 1 : replica.consecutiveFailures + 1;
+    if (replica.consecutiveFailures >= this.heal.maxConsecutiveFailures) {
+      replica.state = 'failed';
+      this.options.log(`[replica ${replica.index}] failed ${replica.consecutiveFailures} times in a row; not restarting until asked`);
+      return;
+    }
+    // The first failure after a stable run heals at once; a crash loop waits a cooldown, doubling each time.
+    const wait = replica.lastStartAt + this.heal.cooldownMs * 2 ** (replica.consecutiveFailures - 1) - Date.now();
+    const delay = stayedUp ? 0 : Math.max(0, wait);
+    replica.state = 'healing';
+    this.options.log(`[replica ${replica.index}] healing in ${delay} ms (failure ${replica.consecutiveFailures} of ${this.heal.maxConsecutiveFailures})`);
+    replica.healTimer = setTimeout(() => {
+      replica.healTimer = undefined;
+      if (this.closing) return;
+      this.startReplica(replica).catch(() => {
+        // Logged by the supervisor; its exit event schedules the next attempt.
+      });
+    }, delay);
+  }
+
+  /** Starts a `failed` (or stopped) replica again at the user's request, clearing its failure count. */
+  async restartReplica(index: number): Promise<ReadyInfo> {
+    const replica = this.replica(index);
+    clearTimeout(replica.healTimer);
+    replica.consecutiveFailures = 0;
+    if (replica.supervisor.state === 'ready') await replica.supervisor.stop();
+    return this.startReplica(replica);
+  }
+
+  /** Routes and runs one generation; transparently retried elsewhere if its engine dies before the first token. */
+  async generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
+    const blocks = blockHashes(request.tokens);
+    const failedOver: number[] = [];
+    for (;;) {
+      const candidates: RouteCandidate[] = this.replicas
+        .filter((r) => r.routable && !failedOver.includes(r.index))
+        .map((r) => ({ replica: r.index, running: r.running, slots: r.slots, prefillTokensPerMs: r.prefillTokensPerMs, serviceMs: r.serviceMs }));
+      const decision = this.router.route(blocks, request.tokens.length, candidates);
+      if (!decision) {
+        throw new NoReplicaError(
+          failedOver.length ? `replicas ${failedOver.join(', ')} died before answering and no other replica is alive` : 'no replica is alive to serve the request',
+        );
+      }
+      const replica = this.replica(decision.replica);
+      try {
+        return { ...(await this.runOn(replica, request, blocks, options)), failedOver };
+      } catch (error) {
+        if (error instanceof EngineExitedError && !options.signal?.aborted) {
+          failedOver.push(replica.index);
+          this.options.log(`[replica ${replica.index}] died before the first token; sending the request to another replica`);
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], options: ReplicaGenerateOptions) {
+    const client = replica.supervisor.client;
+    if (!client) throw new EngineExitedError({ code: null, signal: null });
+    replica.running++;
+    let tokensSent = 0;
+    const handle = client.generate(request, (chunk) => {
+      tokensSent += chunk.tokens.length;
+      options.onTokens?.({ ...chunk, replica: replica.index });
+    });
+    const abort = (): void => void handle.cancel().catch(() => {});
+    options.signal?.addEventListener('abort', abort, { once: true });
+    if (options.signal?.aborted) abort();
+    // The slot keeps only the blocks it shares with this prompt; the rest is gone from the engine now.
+    void handle.started.then(
+      (s) => this.index.truncateSlot(replica.index, s.slot, Math.floor(s.reusedTokens / BLOCK_TOKENS)),
+      () => {},
+    );
+    try {
+      const done = await handle.done;
+      if (done.slot !== null) {
+        const held = [...request.tokens, ...done.completionTokens].slice(0, done.heldTokens);
+        const heldBlocks = held.length >= request.tokens.length ? blockHashes(held) : blocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
+        this.index.setSlot(replica.index, done.slot, heldBlocks);
+      }
+      replica.cacheHitTokens += done.reusedTokens;
+      replica.promptTokens += done.usage.promptTokens;
+      replica.noteTimings(done);
+      return { ...done, replica: replica.index, globalSlot: done.slot === null ? null : this.slotOffset(replica.index) + done.slot };
+    } catch (error) {
+      if (error instanceof EngineExitedError && tokensSent > 0) throw new ReplicaDiedError(replica.index, tokensSent);
+      throw error;
+    } finally {
+      replica.running--;
+      options.signal?.removeEventListener('abort', abort);
+    }
+  }
+
+  private replica(index: number): Replica {
+    const replica = this.replicas[index];
+    if (!replica) throw new RangeError(`no replica ${index} (there are ${this.replicas.length})`);
+    return replica;
+  }
+
+  private slotOffset(index: number): number {
+    return this.replicas.slice(0, index).reduce((sum, r) => sum + r.slots, 0);
+  }
+
+  setRoutingPolicy(policy: RoutingPolicy): void {
+    this.router.setPolicy(policy);
+  }
+
+  /** The supervisor of replica `index` (for tests and the dashboard's per-replica actions). */
+  supervisorOf(index: number): EngineSupervisor {
+    return this.replica(index).supervisor;
+  }
+
+  get size(): number {
+    return this.replicas.length;
+  }
+
+  get totalSlots(): number {
+    return this.replicas.reduce((sum, r) => sum + r.slots, 0);
+  }
+
+  /** Requests waiting for a slot, summed over replicas. */
+  get waiting(): number {
+    return this.replicas.reduce((sum, r) => sum + Math.max(0, r.running - r.slots), 0);
+  }
+
+  /** The longest context every living replica can take (min over the living); 0 when none lives. */
+  get maxContext(): number {
+    const living = this.replicas.filter((r) => r.routable && r.info);
+    return living.length ? Math.min(...living.map((r) => r.info!.sizes.contextSize)) : 0;
+  }
+
+  get alive(): boolean {
+    return this.replicas.some((r) => r.routable);
+  }
+
+  info(): { replicas: number; replicas_alive: number; model: ReadyInfo['model'] | null; backend: string | null } {
+    const living = this.replicas.filter((r) => r.routable && r.info);
+    return {
+      replicas: this.replicas.length,
+      replicas_alive: living.length,
+      model: living[0]?.info?.model ?? null,
+      backend: living[0]?.info?.backend ?? null,
+    };
+  }
+
+  replicaView(): ReplicaView[] {
+    return this.replicas.map((r) => ({
+      replica: r.index,
+      alive: r.routable,
+      running: r.running,
+      routed: this.router.routedCount(r.index),
+      slots: r.slots,
+      state: r.state,
+      gpus: r.plan.gpus,
+      cacheHitTokens: r.cacheHitTokens,
+      promptTokens: r.promptTokens,
+      pid: r.supervisor.pid ?? null,
+    }));
+  }
+
+  /** Every living replica's slots, numbered globally, each with its replica. */
+  async slotsView(): Promise<GlobalSlotView[]> {
+    const perReplica = await Promise.all(
+      this.replicas.map(async (r) => {
+        const client = r.routable ? r.supervisor.client : undefined;
+        const slots = client ? await client.slots().catch(() => []) : [];
+        const offset = this.slotOffset(r.index);
+        return slots.map((s) => ({ ...s, replica: r.index, replicaSlot: s.slot, slot: offset + s.slot }));
+      }),
+    );
+    return perReplica.flat();
+  }
+
+  /** Stops every replica (unload); healing stops too. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const r of this.replicas) clearTimeout(r.healTimer);
+    await Promise.all(this.replicas.map((r) => r.supervisor.stop()));
+    for (const r of this.replicas) {
+      r.state = 'stopped';
+      r.supervisor.close();
+    }
+  }
+}

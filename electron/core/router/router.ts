@@ -1,0 +1,90 @@
+/**
+ * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each
+ * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has measured timings,
+ * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Ties go to fewer
+ * running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
+ * comparison. Each decision is counted per replica.
+ */
+import type { RoutingPolicy } from '../config/run-config.js';
+import { BLOCK_TOKENS } from './block-hash.js';
+import type { PrefixIndex } from './prefix-index.js';
+
+/** What the router knows of a replica that can take requests now. */
+export interface RouteCandidate {
+  readonly replica: number;
+  readonly running: number;
+  readonly slots: number;
+  /** Measured prompt tokens per ms, once known. */
+  readonly prefillTokensPerMs: number | null;
+  /** Measured mean time a request occupies a slot, once known. */
+  readonly serviceMs: number | null;
+}
+
+export interface RouteDecision {
+  readonly replica: number;
+  /** Prompt tokens the index says that replica holds. */
+  readonly cachedTokens: number;
+  readonly cost: number;
+  readonly costKind: 'baseline' | 'measured' | 'policy';
+}
+
+export const BASELINE_RUNNING_PENALTY = 3000;
+
+export class Router {
+  private readonly routed = new Map<number, number>();
+  private nextRoundRobin = 0;
+
+  constructor(
+    private readonly index: PrefixIndex,
+    private policy: RoutingPolicy = 'prefix',
+  ) {}
+
+  setPolicy(policy: RoutingPolicy): void {
+    this.policy = policy;
+  }
+
+  routedCount(replica: number): number {
+    return this.routed.get(replica) ?? 0;
+  }
+
+  /** Picks a replica for a prompt of `promptTokens` tokens with these block hashes; null when no candidate. */
+  route(blocks: readonly number[], promptTokens: number, candidates: readonly RouteCandidate[]): RouteDecision | null {
+    if (candidates.length === 0) return null;
+    const cached = (c: RouteCandidate): number => Math.min(this.index.matchedBlocks(c.replica, blocks) * BLOCK_TOKENS, promptTokens);
+    let decision: RouteDecision;
+    if (this.policy === 'round-robin') {
+      const sorted = [...candidates].sort((a, b) => a.replica - b.replica);
+      const pick = sorted.find((c) => c.replica >= this.nextRoundRobin) ?? sorted[0]!;
+      this.nextRoundRobin = pick.replica + 1;
+      decision = { replica: pick.replica, cachedTokens: cached(pick), cost: 0, costKind: 'policy' };
+    } else if (this.policy === 'least-loaded') {
+      const pick = this.breakTies(candidates.map((c) => ({ c, cost: c.running })));
+      decision = { replica: pick.c.replica, cachedTokens: cached(pick.c), cost: pick.cost, costKind: 'policy' };
+    } else {
+      const measured = candidates.every((c) => c.prefillTokensPerMs !== null && c.prefillTokensPerMs > 0 && c.serviceMs !== null);
+      const costed = candidates.map((c) => {
+        const hit = cached(c);
+        const uncached = promptTokens - hit;
+        const cost = measured
+          ? (c.running / Math.max(1, c.slots)) * c.serviceMs! + uncached / c.prefillTokensPerMs!
+          : uncached + BASELINE_RUNNING_PENALTY * c.running;
+        return { c, cost, hit };
+      });
+      const pick = this.breakTies(costed);
+      decision = { replica: pick.c.replica, cachedTokens: pick.hit, cost: pick.cost, costKind: measured ? 'measured' : 'baseline' };
+    }
+    this.routed.set(decision.replica, this.routedCount(decision.replica) + 1);
+    return decision;
+  }
+
+  private breakTies<T extends { c: RouteCandidate; cost: number }>(costed: T[]): T {
+    return costed.reduce((best, next) => {
+      if (next.cost !== best.cost) return next.cost < best.cost ? next : best;
+      if (next.c.running !== best.c.running) return next.c.running < best.c.running ? next : best;
+      const routedNext = this.routedCount(next.c.replica);
+      const routedBest = this.routedCount(best.c.replica);
+      if (routedNext !== routedBest) return routedNext < routedBest ? next : best;
+      return next.c.replica < best.c.replica ? next : best;
+    });
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The supervisor of one replica's engine child: spawns it with its cards' env, loads the model, watches
+ * it (a heartbeat ping; no answer within the bound means hung: it is killed), stops it gracefully and
+ * then kills it, prefixes its log lines with `[replica N pid]`, and says why it exited. Each start is a
+ * new child; healing (when and whether to start again) belongs to the replica set.
+ */
+import { EventEmitter } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
+import { EngineClient } from '../engine/engine-client.js';
+import type { EngineExit, SpawnEngine } from '../engine/engine-process.js';
+
+export type ExitReason =
+  | { kind: 'stopped' }
+  | { kind: 'crashed'; code: number | null; signal: string | null }
+  | { kind: 'hung'; silentMs: number }
+  | { kind: 'load_failed'; message: string };
+
+export type SupervisorState = 'idle' | 'starting' | 'ready' | 'stopping' | 'exited';
+
+export interface EngineSupervisorOptions {
+  /** Replica index, for log prefixes. */
+  replica: number;
+  /** Starts the child process (fork under Node, utilityProcess in Electron). */
+  spawn: SpawnEngine;
+  /** Environment for the child: card visibility and the replica's env. */
+  env: Readonly<Record<string, string>>;
+  /** What the engine loads once it is up. */
+  load: LoadOptionsInput;
+  /** Receives every log line, already prefixed. */
+  log: (line: string) => void;
+  /** Also append log lines to this file (`<log>.r<i>`). */
+  logFile?: string | null;
+  /** How often the watchdog pings a ready engine. */
+  heartbeatMs?: number;
+  /** A ready engine that has not answered a ping for this long is hung. */
+  hangTimeoutMs?: number;
+  /** Spawn plus load may take this long before the start fails. */
+  loadTimeoutMs?: number;
+  /** How long a graceful stop may take before SIGKILL. */
+  stopGraceMs?: number;
+}
+
+interface SupervisorEvents {
+  ready: [ReadyInfo];
+  exit: [ExitReason];
+}
+
+export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
+  private current: EngineClient | undefined;
+  private stateValue: SupervisorState = 'idle';
+  private stopRequested = false;
+  private hung: { silentMs: number } | undefined;
+  private loadFailure: string | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private logStream: WriteStream | undefined;
+  private readonly heartbeatMs: number;
+  private readonly hangTimeoutMs: number;
+  private readonly loadTimeoutMs: number;
+  private readonly stopGraceMs: number;
+
+  constructor(private readonly options: EngineSupervisorOptions) {
+    super();
+    this.heartbeatMs = options.heartbeatMs ?? 1000;
+    this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
+    this.loadTimeoutMs = options.loadTimeoutMs ?? 300_000;
+    this.stopGraceMs = options.stopGraceMs ?? 5000;
+  }
+
+  get state(): SupervisorState {
+    return this.stateValue;
+  }
+
+  /** The live engine's client; undefined unless ready. */
+  get client(): EngineClient | undefined {
+    return this.stateValue === 'ready' ? this.current : undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.current?.process.pid;
+  }
+
+  /** Spawns a new child and loads the model; rejects (with the child gone) when it does not come up. */
+  async start(): Promise<ReadyInfo> {
+    if (this.stateValue === 'starting' || this.stateValue === 'ready') throw new Error(`replica ${this.options.replica} is already ${this.stateValue}`);
+    this.stateValue = 'starting';
+    this.stopRequested = false;
+    this.hung = undefined;
+    this.loadFailure = undefined;
+    const child = this.options.spawn({ env: { ...this.options.env } });
+    const client = new EngineClient(child, (problem) => this.log(`protocol: ${problem}`));
+    this.current = client;
+    child.onLog((line) => this.log(line));
+    void client.exited.then((exit) => this.onChildExit(client, exit));
+    this.log('starting');
+
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`loading took longer than ${this.loadTimeoutMs} ms`)), this.loadTimeoutMs);
+    });
+    try {
+      const info = await Promise.race([client.load(this.options.load), timeout]);
+      if (this.current !== client || !client.alive) throw new Error('the engine exited while loading');
+      this.stateValue = 'ready';
+      this.startWatchdog(client);
+      this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on ${info.backend} in ${Math.round(info.loadMs)} ms`);
+      this.emit('ready', info);
+      return info;
+    } catch (error) {
+      this.loadFailure = (error as Error).message;
+      this.log(`start failed: ${this.loadFailure}`);
+      child.kill('SIGKILL');
+      await client.exited;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Asks the engine to shut down, then kills it after the grace period. Resolves once it has exited. */
+  async stop(): Promise<void> {
+    const client = this.current;
+    if (!client || !client.alive) return;
+    this.stopRequested = true;
+    this.stateValue = 'stopping';
+    const grace = setTimeout(() => client.process.kill('SIGKILL'), this.stopGraceMs);
+    try {
+      await client.shutdown();
+    } finally {
+      clearTimeout(grace);
+    }
+  }
+
+  /** Sends a signal to the child (tests use SIGKILL and SIGSTOP to stand in for real failures). */
+  signal(signal: NodeJS.Signals): void {
+    this.current?.process.kill(signal);
+  }
+
+  private startWatchdog(client: EngineClient): void {
+    let lastAnswer = Date.now();
+    let outstanding = false;
+    this.watchdog = setInterval(() => {
+      const silentMs = Date.now() - lastAnswer;
+      if (silentMs > this.hangTimeoutMs) {
+        this.hung = { silentMs };
+        this.log(`hung: no heartbeat for ${silentMs} ms; killing`);
+        clearInterval(this.watchdog);
+        client.process.kill('SIGKILL');
+        return;
+      }
+      if (outstanding) return;
+      outstanding = true;
+      client.ping().then(
+        () => {
+          lastAnswer = Date.now();
+          outstanding = false;
+        },
+        () => {
+          outstanding = false;
+        },
+      );
+    }, this.heartbeatMs);
+    this.watchdog.unref();
+  }
+
+  private onChildExit(client: EngineClient, exit: EngineExit): void {
+    if (this.current !== client) return;
+    clearInterval(this.watchdog);
+    const reason: ExitReason = this.stopRequested
+      ? { kind: 'stopped' }
+      : this.hung
+        ? { kind: 'hung', silentMs: this.hung.silentMs }
+        : this.loadFailure !== undefined
+          ? { kind: 'load_failed', message: this.loadFailure }
+          : { kind: 'crashed', code: exit.code, signal: exit.signal };
+    this.stateValue = 'exited';
+    this.log(`exited: ${describeExit(reason)}`);
+    this.emit('exit', reason);
+  }
+
+  private log(line: string): void {
+    const prefixed = `[replica ${this.options.replica} ${this.pid ?? '-'}] ${line}`;
+    this.options.log(prefixed);
+    if (this.options.logFile) {
+      this.logStream ??= createWriteStream(this.options.logFile, { flags: 'a' });
+      this.logStream.write(`${new Date().toISOString()} ${prefixed}\n`);
+    }
+  }
+
+  /** Closes the log file (after the last stop). */
+  close(): void {
+    this.logStream?.end();
+    this.logStream = undefined;
+  }
+}
+
+export function describeExit(reason: ExitReason): string {
+  switch (reason.kind) {
+    case 'stopped': return 'stopped';
+    case 'crashed': return `crashed (code ${reason.code ?? 'none'}, signal ${reason.signal ?? 'none'})`;
+    case 'hung': return `hung (silent for ${reason.silentMs} ms)`;
+    case 'load_failed': return `failed to load: ${reason.message}`;
+  }
+}

@@ -1,0 +1,122 @@
+/** Pure unit tests of router logic: block hashes, both index forms, costs, ties and policies (no engines). */
+import { describe, expect, it } from 'vitest';
+import { BLOCK_TOKENS, blockHashes } from '../../electron/core/router/block-hash.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex } from '../../electron/core/router/prefix-index.js';
+import { BASELINE_RUNNING_PENALTY, Router, type RouteCandidate } from '../../electron/core/router/router.js';
+
+const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);
+const candidate = (replica: number, running = 0, extra: Partial<RouteCandidate> = {}): RouteCandidate => ({
+  replica,
+  running,
+  slots: 2,
+  prefillTokensPerMs: null,
+  serviceMs: null,
+  ...extra,
+});
+
+describe('block hashes', () => {
+  it('hashes whole 64-token blocks, chained so that a block hash covers the whole prefix', () => {
+    expect(blockHashes(tokens(63))).toEqual([]);
+    const a = blockHashes(tokens(200));
+    expect(a).toHaveLength(3);
+    const changedFirst = tokens(200);
+    changedFirst[0] = 999_999;
+    const b = blockHashes(changedFirst);
+    // Changing token 0 changes every later block's hash, not only block 0's.
+    expect(b.every((h, i) => h !== a[i])).toBe(true);
+    const sameStart = [...tokens(128), ...tokens(72, 5)];
+    expect(blockHashes(sameStart).slice(0, 2)).toEqual(a.slice(0, 2));
+    expect(blockHashes(sameStart)[2]).not.toBe(a[2]);
+    expect(a.every((h) => Number.isSafeInteger(h))).toBe(true);
+  });
+});
+
+describe('exact prefix index', () => {
+  it('matches the longest slot of a replica and drops what a slot lost when it was reused', () => {
+    const index = new ExactPrefixIndex();
+    const conversation = blockHashes(tokens(64 * 5));
+    index.setSlot(0, 0, conversation);
+    index.setSlot(0, 1, conversation.slice(0, 2));
+    expect(index.matchedBlocks(0, conversation)).toBe(5);
+    expect(index.matchedBlocks(1, conversation)).toBe(0);
+    index.truncateSlot(0, 0, 1);
+    expect(index.matchedBlocks(0, conversation)).toBe(2);
+    expect(index.size).toBe(3);
+    index.forgetReplica(0);
+    expect(index.matchedBlocks(0, conversation)).toBe(0);
+    expect(index.size).toBe(0);
+  });
+});
+
+describe('estimated prefix index', () => {
+  it('notes served blocks per replica, evicts the least recently noted past its cap, and forgets a replica', () => {
+    const index = new EstimatedPrefixIndex(4);
+    const a = blockHashes(tokens(64 * 3, 1));
+    const b = blockHashes(tokens(64 * 3, 2));
+    index.noteServed(0, a);
+    expect(index.matchedBlocks(0, a)).toBe(3);
+    expect(index.matchedBlocks(1, a)).toBe(0);
+    index.noteServed(1, b);
+    expect(index.size).toBe(4);
+    // a[0] and a[1] were the least recently noted.
+    expect(index.matchedBlocks(0, a)).toBe(0);
+    expect(index.matchedBlocks(1, b)).toBe(3);
+    index.forgetReplica(1);
+    expect(index.matchedBlocks(1, b)).toBe(0);
+  });
+});
+
+describe('router', () => {
+  it('sends a prompt to the replica holding its prefix, until that one is busier than re-reading the prompt', () => {
+    const index = new ExactPrefixIndex();
+    const prompt = tokens(64 * 10);
+    index.setSlot(1, 0, blockHashes(prompt));
+    const router = new Router(index);
+    const blocks = blockHashes(prompt);
+    expect(router.route(blocks, prompt.length, [candidate(0), candidate(1)])).toMatchObject({ replica: 1, cachedTokens: 640, costKind: 'baseline' });
+    // 640 uncached tokens are cheaper than one more running request (3000).
+    expect(router.route(blocks, prompt.length, [candidate(0), candidate(1, 1)])?.replica).toBe(0);
+    expect(BASELINE_RUNNING_PENALTY).toBe(3000);
+  });
+
+  it('breaks ties by fewer running, then fewer routed, spreading new conversations', () => {
+    const router = new Router(new ExactPrefixIndex());
+    const picks = [0, 1, 2, 3].map(() => router.route([], 100, [candidate(0), candidate(1)])!.replica);
+    expect(picks).toEqual([0, 1, 0, 1]);
+    expect(router.routedCount(0)).toBe(2);
+  });
+
+  it('uses the expected time to first token once every candidate has measured rates', () => {
+    const index = new ExactPrefixIndex();
+    const prompt = tokens(64 * 20);
+    index.setSlot(0, 0, blockHashes(prompt).slice(0, 10));
+    const router = new Router(index);
+    // Replica 1 prefills 10× faster: reading all 1280 tokens there beats reading 640 on replica 0.
+    const slow = candidate(0, 0, { prefillTokensPerMs: 1, serviceMs: 100 });
+    const fast = candidate(1, 0, { prefillTokensPerMs: 10, serviceMs: 100 });
+    const decision = router.route(blockHashes(prompt), prompt.length, [slow, fast]);
+    expect(decision).toMatchObject({ replica: 1, costKind: 'measured', cost: 128 });
+    // A busy fast replica waits its queue: 2 running on 2 slots × 1000 ms service = 1000 + 128 > 640.
+    const busyFast = candidate(1, 2, { prefillTokensPerMs: 10, serviceMs: 1000 });
+    expect(router.route(blockHashes(prompt), prompt.length, [slow, busyFast])?.replica).toBe(0);
+  });
+
+  it('keeps round-robin and least-loaded as policies, and skips replicas not offered', () => {
+    const rr = new Router(new ExactPrefixIndex(), 'round-robin');
+    const seq = [0, 1, 2, 3].map(() => rr.route([], 1, [candidate(0), candidate(1), candidate(2)])!.replica);
+    expect(seq).toEqual([0, 1, 2, 0]);
+    expect(rr.route([], 1, [candidate(0), candidate(2)])!.replica).toBe(2);
+    const ll = new Router(new ExactPrefixIndex(), 'least-loaded');
+    expect(ll.route([], 1, [candidate(0, 3), candidate(1, 1), candidate(2, 2)])!.replica).toBe(1);
+    expect(new Router(new ExactPrefixIndex()).route([], 1, [])).toBeNull();
+  });
+
+  it('never reports more cached tokens than the prompt has', () => {
+    const index = new ExactPrefixIndex();
+    const prompt = tokens(64 * 2);
+    index.setSlot(0, 0, blockHashes(prompt));
+    const decision = new Router(index).route(blockHashes(prompt), 100, [candidate(0)]);
+    expect(decision!.cachedTokens).toBe(100);
+    expect(BLOCK_TOKENS).toBe(64);
+  });
+});
