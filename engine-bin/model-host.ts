@@ -115,6 +115,7 @@ export class ModelHost {
         conversationId: null,
         lastUsed: null,
       }));
+      await warmUp(model, slots[0]!.sequence);
       this.loaded = { model, context, slots, header, options };
       return await this.readyInfo(performance.now() - started);
     } catch (error) {
@@ -388,6 +389,16 @@ function cancelledBeforeStart(request: GenerateRequest, queuedMs: number): Gener
 }
 
 const vocabularySize = (header: GgufHeader): number => metadataArrayLength(header.metadata.get('tokenizer.ggml.tokens'));
+
+/** Tokens evaluated once after load, so the first request is not the one that pays for cold caches. */
+const WARM_UP_TOKENS = 64;
+
+/** Like llama-server's warm-up run: evaluate a short prompt on one slot, then clear it. */
+async function warmUp(model: LlamaModel, sequence: LlamaContextSequence): Promise<void> {
+  const token = (model.tokens.bos ?? 0) as Token;
+  await sequence.evaluateWithoutGeneratingNewTokens(Array.from({ length: WARM_UP_TOKENS }, () => token));
+  await sequence.clearHistory();
+}
 
 /** Our bounded header check, before node-llama-cpp (native code) sees the file. */
 async function checkModelFile(path: string): Promise<GgufHeader> {

@@ -6,7 +6,7 @@
  * shows (total slots, waiting, max context, alive, info, the global slot view, the replica view).
  */
 import type { GenerateDone, GenerateRequestInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
-import type { ReplicaPlan, RoutingPolicy } from '../config/run-config.js';
+import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { EngineExitedError } from '../engine/engine-client.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
@@ -85,7 +85,7 @@ export class ReplicaDiedError extends Error {
 /** Weight of the newest sample in the measured rates. */
 const EWMA = 0.3;
 /** Prefills shorter than this say little about a replica's rate. */
-const MIN_RATE_SAMPLE_TOKENS = 32;
+const MIN_RATE_SAMPLE_TOKENS = 256;
 
 class Replica {
   state: ReplicaState = 'starting';
@@ -155,6 +155,21 @@ export class ReplicaSet {
       });
       supervisor.on('exit', (reason) => this.onReplicaExit(replica, reason));
       return replica;
+    });
+  }
+
+  /** The replica set a run config describes on this machine (plans, routing policy, heal policy). */
+  static fromConfig(
+    config: RunConfig,
+    machine: MachineFacts,
+    options: Pick<ReplicaSetOptions, 'spawn' | 'log'> & Partial<ReplicaSetOptions>,
+  ): ReplicaSet {
+    return new ReplicaSet({
+      plans: planReplicas(config, machine),
+      modelPath: config.model,
+      ...(config.routing ? { routing: config.routing } : {}),
+      ...options,
+      heal: { ...config.heal, ...options.heal },
     });
   }
 

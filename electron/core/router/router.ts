@@ -1,8 +1,8 @@
 /**
  * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each
  * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has measured timings,
- * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Ties go to fewer
- * running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
+ * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Ties (costs within
+ * 25%) go to fewer running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
  * comparison. Each decision is counted per replica.
  */
 import type { RoutingPolicy } from '../config/run-config.js';
@@ -29,6 +29,11 @@ export interface RouteDecision {
 }
 
 export const BASELINE_RUNNING_PENALTY = 3000;
+/**
+ * Costs within this fraction of each other are a tie: measured rates of equal cards differ by noise, and
+ * without a tolerance new conversations would pile onto whichever replica measured fastest.
+ */
+export const COST_TIE_TOLERANCE = 0.25;
 
 export class Router {
   private readonly routed = new Map<number, number>();
@@ -79,7 +84,7 @@ export class Router {
 
   private breakTies<T extends { c: RouteCandidate; cost: number }>(costed: T[]): T {
     return costed.reduce((best, next) => {
-      if (next.cost !== best.cost) return next.cost < best.cost ? next : best;
+      if (Math.abs(next.cost - best.cost) > COST_TIE_TOLERANCE * Math.max(next.cost, best.cost)) return next.cost < best.cost ? next : best;
       if (next.c.running !== best.c.running) return next.c.running < best.c.running ? next : best;
       const routedNext = this.routedCount(next.c.replica);
       const routedBest = this.routedCount(best.c.replica);

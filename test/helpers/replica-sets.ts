@@ -1,0 +1,35 @@
+/** Test helpers: a replica set of real engine children on the generated model, closed after each test file. */
+import { afterAll } from 'vitest';
+import { parseRunConfig, type RunConfig } from '../../electron/core/config/run-config.js';
+import { forkEngine } from '../../electron/core/engine/engine-process.js';
+import { ReplicaSet, type ReplicaSetOptions } from '../../electron/core/replicas/replica-set.js';
+import { testModelPath, waitFor } from './engines.js';
+
+const sets: ReplicaSet[] = [];
+afterAll(async () => {
+  await Promise.all(sets.map((s) => s.close()));
+});
+
+export interface TestReplicaSet {
+  set: ReplicaSet;
+  logs: string[];
+}
+
+/** Plans `config` for a CPU machine (these tests have no GPU) and starts the set. */
+export async function startReplicaSet(config: Partial<RunConfig>, options: Partial<ReplicaSetOptions> = {}): Promise<TestReplicaSet> {
+  const logs: string[] = [];
+  const parsed = parseRunConfig({ model: testModelPath(), gpu: 'cpu', engine: { contextSize: 1024, slots: 2, threads: 1 }, ...config });
+  const set = ReplicaSet.fromConfig(parsed, { detectedGpus: [], cpuCores: 2 }, {
+    spawn: forkEngine,
+    log: (line) => logs.push(line),
+    ...options,
+    heal: { cooldownMs: 300, ...parsed.heal, ...options.heal },
+  });
+  sets.push(set);
+  await set.start();
+  return { set, logs };
+}
+
+export function waitForState(set: ReplicaSet, replica: number, state: string, timeoutMs = 20_000): Promise<true> {
+  return waitFor(() => (set.replicaView()[replica]?.state === state ? true : undefined), `replica ${replica} to be ${state}`, timeoutMs);
+}
