@@ -15,7 +15,7 @@ export const layers = [
   { name: 'common/node', folder: 'common/node', allow: ['common'], node: true, packages: { only: ['zod'] } },
   { name: 'common', folder: 'common', allow: [], node: false, packages: { only: ['zod'] } },
   { name: 'core', folder: 'electron/core', allow: ['common', 'common/node', 'native'], node: true, packages: { deny: ['electron', ...uiOnly] } },
-  { name: 'shell', folder: 'electron', allow: ['core', 'common'], node: true, packages: { deny: uiOnly } },
+  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: { deny: uiOnly } },
   { name: 'renderer', folder: 'renderer', allow: ['common'], node: false, packages: { deny: ['electron', 'node-llama-cpp', 'koffi'] } },
   { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: { deny: ['electron', ...uiOnly] } },
   { name: 'native', folder: 'native', allow: ['common'], node: true, packages: { only: ['koffi', 'zod'] } },

@@ -172,6 +172,9 @@ export class ModelHost {
         `prompt of ${request.tokens.length} tokens does not fit a slot's context of ${contextSize} tokens (at least one token must be left to generate)`,
       );
     }
+    const vocabulary = vocabularySize(loaded.header);
+    const outside = request.tokens.find((t) => t >= vocabulary);
+    if (outside !== undefined) throw new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${vocabulary} tokens`);
     const arrived = performance.now();
     this.prefilling++;
     const slot = await this.acquireSlot(id, request.tokens);

@@ -4,6 +4,7 @@
  * log file). Every rule that can be broken has an error that says what is wrong and how to fix it.
  */
 import { z } from 'zod';
+import { ROUTING_POLICY_NAMES } from '../../../common/contract.js';
 import { kvTypeSchema } from '../../../common/engine-protocol.js';
 
 export class ConfigError extends Error {
@@ -35,7 +36,7 @@ const replicaEntrySchema = z
   .object({ gpus: cardsSchema.optional(), env: envSchema.optional(), args: engineOptionsSchema.optional() })
   .strict();
 
-export const ROUTING_POLICIES = ['prefix', 'round-robin', 'least-loaded'] as const;
+export const ROUTING_POLICIES = ROUTING_POLICY_NAMES;
 export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
 
 export const runConfigSchema = z

@@ -5,6 +5,7 @@
  * replica when its engine dies before the first token, and computes the aggregates the rest of the app
  * shows (total slots, waiting, max context, alive, info, the global slot view, the replica view).
  */
+import type { ReplicaViewData } from '../../../common/contract.js';
 import type { GenerateDone, GenerateRequestInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
 import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { EngineExitedError } from '../engine/engine-client.js';
@@ -36,18 +37,7 @@ export interface ReplicaSetOptions {
   stopGraceMs?: number;
 }
 
-export interface ReplicaView {
-  replica: number;
-  alive: boolean;
-  running: number;
-  routed: number;
-  slots: number;
-  state: ReplicaState;
-  gpus: readonly number[];
-  cacheHitTokens: number;
-  promptTokens: number;
-  pid: number | null;
-}
+export type ReplicaView = ReplicaViewData;
 
 export type GlobalSlotView = SlotView & { replica: number; replicaSlot: number };
 
@@ -93,6 +83,7 @@ class Replica {
   running = 0;
   cacheHitTokens = 0;
   promptTokens = 0;
+  completionTokens = 0;
   consecutiveFailures = 0;
   lastStartAt = 0;
   lastReadyAt = 0;
@@ -280,6 +271,7 @@ export class ReplicaSet {
       }
       replica.cacheHitTokens += done.reusedTokens;
       replica.promptTokens += done.usage.promptTokens;
+      replica.completionTokens += done.usage.completionTokens;
       replica.noteTimings(done);
       return { ...done, replica: replica.index, globalSlot: done.slot === null ? null : this.slotOffset(replica.index) + done.slot };
     } catch (error) {
@@ -351,9 +343,10 @@ export class ReplicaSet {
       routed: this.router.routedCount(r.index),
       slots: r.slots,
       state: r.state,
-      gpus: r.plan.gpus,
+      gpus: [...r.plan.gpus],
       cacheHitTokens: r.cacheHitTokens,
       promptTokens: r.promptTokens,
+      completionTokens: r.completionTokens,
       pid: r.supervisor.pid ?? null,
     }));
   }

@@ -1,0 +1,81 @@
+/**
+ * The contract between the renderer and core (DESIGN §1): every call and every event the UI may use,
+ * each named once with its zod schemas. The WebSocket bridge (browser) and Electron IPC (desktop) both
+ * serve exactly this table; handler signatures are derived from it, and core parses every argument.
+ */
+import { z } from 'zod';
+import { slotViewSchema } from './engine-protocol.js';
+
+export const ROUTING_POLICY_NAMES = ['prefix', 'round-robin', 'least-loaded'] as const;
+
+export const replicaViewSchema = z.object({
+  replica: z.number().int(),
+  alive: z.boolean(),
+  running: z.number().int(),
+  routed: z.number().int(),
+  slots: z.number().int(),
+  state: z.enum(['starting', 'ready', 'maintenance', 'healing', 'failed', 'stopped']),
+  gpus: z.array(z.number().int()),
+  cacheHitTokens: z.number().int(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  pid: z.number().int().nullable(),
+});
+export type ReplicaViewData = z.infer<typeof replicaViewSchema>;
+
+export const globalSlotViewSchema = slotViewSchema.extend({ replica: z.number().int(), replicaSlot: z.number().int() });
+
+export const workstationInfoSchema = z.object({
+  status: z.enum(['loading', 'ok', 'degraded', 'error']),
+  model: z.string(),
+  replicas: z.number().int(),
+  replicas_alive: z.number().int(),
+  totalSlots: z.number().int(),
+  maxContext: z.number().int(),
+  routing: z.enum(ROUTING_POLICY_NAMES),
+  apiBase: z.string(),
+});
+
+export const throughputSchema = z.object({
+  at: z.number(),
+  tokensPerSecond: z.number(),
+  running: z.number().int(),
+  waiting: z.number().int(),
+});
+
+const noArgs = z.object({}).strict();
+
+export const contract = {
+  calls: {
+    getInfo: { args: noArgs, result: workstationInfoSchema },
+    getReplicas: { args: noArgs, result: z.array(replicaViewSchema) },
+    getSlots: { args: noArgs, result: z.array(globalSlotViewSchema) },
+    setRoutingPolicy: { args: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }).strict(), result: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }) },
+    restartReplica: { args: z.object({ replica: z.number().int().nonnegative() }).strict(), result: z.object({ replica: z.number().int(), state: z.string() }) },
+  },
+  events: {
+    replicas: z.array(replicaViewSchema),
+    slots: z.array(globalSlotViewSchema),
+    throughput: throughputSchema,
+    log: z.object({ line: z.string() }),
+  },
+} as const;
+
+export type Contract = typeof contract;
+export type CallName = keyof Contract['calls'];
+export type CallArgs<N extends CallName> = z.input<Contract['calls'][N]['args']>;
+export type CallResult<N extends CallName> = z.infer<Contract['calls'][N]['result']>;
+export type EventName = keyof Contract['events'];
+export type EventPayload<E extends EventName> = z.infer<Contract['events'][E]>;
+
+/** What core implements: one handler per call, arguments already parsed. */
+export type ContractHandlers = { [N in CallName]: (args: z.infer<Contract['calls'][N]['args']>) => Promise<CallResult<N>> };
+
+export const CALL_NAMES = Object.keys(contract.calls) as CallName[];
+
+/** Messages of the WebSocket bridge. */
+export const bridgeRequestSchema = z.object({ type: z.literal('call'), id: z.number().int().nonnegative(), name: z.string(), args: z.unknown() });
+export type BridgeReply =
+  | { type: 'result'; id: number; ok: true; value: unknown }
+  | { type: 'result'; id: number | null; ok: false; error: string }
+  | { type: 'event'; name: EventName; payload: unknown };

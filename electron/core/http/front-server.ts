@@ -1,0 +1,142 @@
+/**
+ * The front (DESIGN §7): one HTTP server on loopback by default, serving the OpenAI-compatible API
+ * (`/v1/*`, optional API key), `/health`, `/metrics`, `/slots`, the control WebSocket (`/control`, the
+ * per-start token), and the UI's page. Every request passes the Host and Origin checks first; bodies
+ * are size-limited JSON; every failure is a 4xx/5xx with a message, never a crash of the process.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { contractHandlers } from '../contract-handlers.js';
+import type { Workstation } from '../workstation.js';
+import { ControlSocket } from './control-socket.js';
+import { HttpError, sendError, sendJson } from './http-error.js';
+import { renderMetrics } from './metrics.js';
+import { handleChatCompletions, handleCompletions, handleModels } from './openai-routes.js';
+import { bearer, checkHost, checkOrigin, readJsonBody, sameSecret } from './request-guard.js';
+
+export interface FrontOptions {
+  /** 127.0.0.1 unless set; binding elsewhere exposes the API beyond this machine. */
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Required as `Authorization: Bearer <key>` on /v1/* when set. */
+  apiKey?: string | null;
+  /** Host names served besides loopback (for a reverse proxy or a LAN name). */
+  allowedHosts?: readonly string[];
+  /** Largest request body accepted. */
+  bodyLimitBytes?: number;
+  /** The UI page served at `/`. */
+  uiPage?: string | null;
+  eventIntervalMs?: number;
+}
+
+export interface Front {
+  readonly url: string;
+  /** The control API's token for this start. */
+  readonly token: string;
+  readonly dashboardUrl: string;
+  close(): Promise<void>;
+}
+
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+export async function startFront(workstation: Workstation, options: FrontOptions = {}): Promise<Front> {
+  const token = randomBytes(24).toString('hex');
+  const allowedHosts = options.allowedHosts ?? [];
+  const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
+  const control = new ControlSocket(workstation, contractHandlers(workstation), options.eventIntervalMs);
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    checkHost(req, allowedHosts);
+    checkOrigin(req);
+    const url = new URL(req.url ?? '/', 'http://front.invalid');
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    if (path.startsWith('/v1/') && options.apiKey && !sameSecret(bearer(req, url, false), options.apiKey)) {
+      throw new HttpError(401, 'a valid API key is required: Authorization: Bearer <key>', 'authentication_error');
+    }
+    const only = (allowed: string): void => {
+      if (method !== allowed) throw new HttpError(405, `${path} takes ${allowed}, not ${method}`);
+    };
+    switch (path) {
+      case '/v1/chat/completions':
+        only('POST');
+        return handleChatCompletions(workstation, await readJsonBody(req, bodyLimit), req, res);
+      case '/v1/completions':
+        only('POST');
+        return handleCompletions(workstation, await readJsonBody(req, bodyLimit), req, res);
+      case '/v1/models':
+        only('GET');
+        return handleModels(workstation, res);
+      case '/health': {
+        only('GET');
+        const { status, reasons } = workstation.status();
+        return sendJson(res, status === 'error' ? 503 : 200, { status, reasons, ...workstation.replicas.info() });
+      }
+      case '/slots':
+        only('GET');
+        return sendJson(res, 200, await workstation.replicas.slotsView());
+      case '/metrics': {
+        only('GET');
+        const text = renderMetrics(workstation, await workstation.replicas.slotsView());
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        res.end(text);
+        return;
+      }
+      case '/':
+        only('GET');
+        if (!options.uiPage) throw new HttpError(404, 'no UI is built into this server');
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CSP, 'x-content-type-options': 'nosniff' });
+        res.end(await readFile(options.uiPage));
+        return;
+      default:
+        throw new HttpError(404, `no route ${method} ${path}`);
+    }
+  };
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      const failure = error instanceof HttpError ? error : new HttpError(500, `internal error: ${(error as Error).message}`, 'server_error');
+      if (failure.status >= 500) workstation.log(`front: ${req.method} ${req.url}: ${failure.message}`);
+      sendError(res, failure);
+    });
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const refuse = (status: number, message: string): void => {
+      socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    try {
+      checkHost(req, allowedHosts);
+      checkOrigin(req);
+    } catch {
+      return refuse(403, 'Forbidden');
+    }
+    const url = new URL(req.url ?? '/', 'http://front.invalid');
+    if (url.pathname !== '/control') return refuse(404, 'Not Found');
+    if (!sameSecret(bearer(req, url, true), token)) return refuse(401, 'Unauthorized');
+    control.handleUpgrade(req, socket, head);
+  });
+  server.on('clientError', (_error, socket) => socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n'));
+
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${shownHost}:${port}`;
+  return {
+    url,
+    token,
+    dashboardUrl: `${url}/?token=${token}`,
+    close: async () => {
+      control.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * `/metrics` in Prometheus text format, named in llama-server's style with a `manifold_` prefix:
+ * per-replica alive, running, routed, prompt / cache-hit / predicted tokens, slots busy and total, and
+ * the workstation's tokens per second.
+ */
+import type { GlobalSlotView } from '../replicas/replica-set.js';
+import type { Workstation } from '../workstation.js';
+
+interface Family {
+  name: string;
+  help: string;
+  type: 'gauge' | 'counter';
+  samples: { labels?: Record<string, string | number>; value: number }[];
+}
+
+function render(families: Family[]): string {
+  const lines: string[] = [];
+  for (const f of families) {
+    lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+    for (const s of f.samples) {
+      const labels = s.labels ? `{${Object.entries(s.labels).map(([k, v]) => `${k}="${String(v)}"`).join(',')}}` : '';
+      lines.push(`${f.name}${labels} ${Number.isFinite(s.value) ? s.value : 0}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderMetrics(workstation: Workstation, slots: readonly GlobalSlotView[]): string {
+  const views = workstation.replicas.replicaView();
+  const perReplica = (name: string, help: string, type: Family['type'], value: (v: (typeof views)[number]) => number): Family => ({
+    name: `manifold_${name}`,
+    help,
+    type,
+    samples: views.map((v) => ({ labels: { replica: v.replica }, value: value(v) })),
+  });
+  return render([
+    perReplica('replica_alive', 'Whether the replica can take requests (1) or not (0).', 'gauge', (v) => (v.alive ? 1 : 0)),
+    perReplica('requests_processing', 'Requests running or queued on the replica.', 'gauge', (v) => v.running),
+    perReplica('requests_routed_total', 'Requests the router sent to the replica.', 'counter', (v) => v.routed),
+    perReplica('prompt_tokens_total', 'Prompt tokens of the requests the replica served.', 'counter', (v) => v.promptTokens),
+    perReplica('cache_hit_tokens_total', 'Prompt tokens reused from the replica’s KV cache.', 'counter', (v) => v.cacheHitTokens),
+    perReplica('tokens_predicted_total', 'Tokens the replica generated.', 'counter', (v) => v.completionTokens),
+    perReplica('slots_total', 'Slots of the replica.', 'gauge', (v) => v.slots),
+    perReplica('slots_busy', 'Slots of the replica in prefill or decode.', 'gauge', (v) => slots.filter((s) => s.replica === v.replica && s.state !== 'idle').length),
+    {
+      name: 'manifold_tokens_per_second',
+      help: 'Tokens generated per second over the last 10 seconds, all replicas.',
+      type: 'gauge',
+      samples: [{ value: workstation.throughput.tokensPerSecond() }],
+    },
+  ]);
+}

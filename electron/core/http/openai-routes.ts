@@ -1,0 +1,173 @@
+/**
+ * `/v1/chat/completions`, `/v1/completions` and `/v1/models`: OpenAI-shaped requests mapped onto the
+ * workstation (chat template in core, routing, sampling, stop, max tokens, seed) and answered as JSON
+ * or as server-sent events. Usage reports the reused prompt tokens as `prompt_tokens_details.cached_tokens`.
+ * A client that goes away cancels its generation.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
+import { EngineRequestError } from '../engine/engine-client.js';
+import { NoReplicaError, ReplicaDiedError, type ReplicaGenerateResult } from '../replicas/replica-set.js';
+import type { ChatMessage } from '../tokenizer.js';
+import type { Workstation } from '../workstation.js';
+import { HttpError, schemaError, sendJson } from './http-error.js';
+import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
+
+type Kind = 'chat' | 'text';
+
+function checkModel(workstation: Workstation, model: string | undefined): void {
+  if (model !== undefined && model !== workstation.modelId) {
+    throw new HttpError(404, `model "${model}" not found; this server serves "${workstation.modelId}"`, 'invalid_request_error', 'model', 'model_not_found');
+  }
+}
+
+function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined): GenerateRequestInput {
+  const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  return {
+    tokens,
+    maxTokens: maxTokens ?? 1 << 20,
+    stop,
+    ignoreEos: body.ignore_eos ?? false,
+    sampling: {
+      ...(body.temperature != null ? { temperature: body.temperature } : {}),
+      ...(body.top_p != null ? { topP: body.top_p } : {}),
+      ...(body.top_k != null ? { topK: body.top_k } : {}),
+      ...(body.min_p != null ? { minP: body.min_p } : {}),
+      ...(body.seed != null ? { seed: body.seed } : {}),
+      ...(body.repeat_penalty != null ? { repeatPenalty: body.repeat_penalty } : {}),
+    },
+  };
+}
+
+function usage(result: ReplicaGenerateResult) {
+  return {
+    prompt_tokens: result.usage.promptTokens,
+    completion_tokens: result.usage.completionTokens,
+    total_tokens: result.usage.promptTokens + result.usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: result.reusedTokens },
+  };
+}
+
+const finishReason = (result: ReplicaGenerateResult): 'stop' | 'length' => (result.finishReason === 'length' ? 'length' : 'stop');
+
+/** Where the answer was served, as an extension field (LM Studio and llama-server add their own too). */
+const servedBy = (result: ReplicaGenerateResult) => ({ replica: result.replica, slot: result.globalSlot, failed_over: result.failedOver });
+
+function mapGenerationError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
+  if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica');
+  if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');
+  return new HttpError(500, `generation failed: ${(error as Error).message}`, 'server_error');
+}
+
+async function serveGeneration(workstation: Workstation, kind: Kind, body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
+  const model = workstation.modelId;
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const request = generateRequest(body, tokens, maxTokens);
+
+  if (!body.stream) {
+    let result: ReplicaGenerateResult;
+    try {
+      result = await workstation.generate(request, { signal: abort.signal });
+    } catch (error) {
+      throw mapGenerationError(error);
+    }
+    const choice =
+      kind === 'chat'
+        ? { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result) }
+        : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: null };
+    sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result) });
+    return;
+  }
+
+  const chunkObject = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+  const send = (payload: unknown): void => {
+    if (!res.writableEnded) res.write(`data: ${JSON.stringify(payload)}\n\n`);
+  };
+  const chunk = (delta: string | null, finish: string | null, extra: Record<string, unknown> = {}) => ({
+    id,
+    object: chunkObject,
+    created,
+    model,
+    choices:
+      kind === 'chat'
+        ? [{ index: 0, delta: delta === null ? {} : { content: delta }, finish_reason: finish }]
+        : [{ index: 0, text: delta ?? '', finish_reason: finish, logprobs: null }],
+    ...extra,
+  });
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+  try {
+    const result = await workstation.generate(request, {
+      signal: abort.signal,
+      onTokens: ({ text }) => {
+        if (text) send(chunk(text, null));
+      },
+    });
+    send(chunk(null, finishReason(result), { manifold: servedBy(result) }));
+    if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
+    res.end('data: [DONE]\n\n');
+  } catch (error) {
+    const failure = mapGenerationError(error);
+    send({ error: { message: failure.message, type: failure.type, code: failure.code } });
+    res.end();
+  }
+}
+
+const messageText = (content: ChatMessage['content'] | { type: 'text'; text: string }[] | null): string =>
+  content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('');
+
+export async function handleChatCompletions(workstation: Workstation, raw: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const parsed = chatCompletionRequestSchema.safeParse(raw);
+  if (!parsed.success) throw schemaError(parsed.error);
+  const body = parsed.data;
+  checkModel(workstation, body.model);
+  const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m.content) }));
+  let tokens: number[];
+  try {
+    tokens = workstation.tokenizer.applyChatTemplate(messages).tokens;
+  } catch (error) {
+    throw new HttpError(400, (error as Error).message, 'invalid_request_error', 'messages');
+  }
+  await serveGeneration(workstation, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, req, res);
+}
+
+export async function handleCompletions(workstation: Workstation, raw: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const parsed = completionRequestSchema.safeParse(raw);
+  if (!parsed.success) throw schemaError(parsed.error);
+  const body = parsed.data;
+  checkModel(workstation, body.model);
+  const prompt = body.prompt;
+  const tokens =
+    typeof prompt === 'string'
+      ? workstation.tokenizer.tokenizePrompt(prompt)
+      : typeof prompt[0] === 'string'
+        ? workstation.tokenizer.tokenizePrompt(prompt[0])
+        : (prompt as number[]);
+  if (tokens.length === 0) throw new HttpError(400, 'prompt: the prompt is empty', 'invalid_request_error', 'prompt');
+  await serveGeneration(workstation, 'text', body, tokens, body.max_tokens, req, res);
+}
+
+export function handleModels(workstation: Workstation, res: ServerResponse): void {
+  const info = workstation.replicas.info();
+  sendJson(res, 200, {
+    object: 'list',
+    data: [
+      {
+        id: workstation.modelId,
+        object: 'model',
+        created: 0,
+        owned_by: 'manifold',
+        meta: { replicas: info.replicas, replicas_alive: info.replicas_alive, context: workstation.replicas.maxContext, architecture: info.model?.architecture ?? null },
+      },
+    ],
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * The checks every request passes before a handler sees it: the Host is loopback or a configured name
+ * (no DNS rebinding), an Origin, when sent, is this server itself (no cross-site calls), bearer
+ * credentials compare in constant time, and a body is read only up to its size limit and must be JSON.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './http-error.js';
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** The host name of a Host header value (`name`, `name:port`, `[v6]:port`), lower-cased. */
+function hostName(host: string): string {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::\d+)?$/.exec(host.trim().toLowerCase());
+  return match ? match[1]! : '';
+}
+
+export function checkHost(req: IncomingMessage, allowedHosts: readonly string[]): void {
+  const host = req.headers.host;
+  if (!host) throw new HttpError(403, 'a Host header is required', 'forbidden');
+  const name = hostName(host);
+  if (!LOOPBACK_NAMES.includes(name) && !allowedHosts.map((h) => h.toLowerCase()).includes(name)) {
+    throw new HttpError(403, `host "${host}" is not allowed (add it to the allowed hosts to serve it)`, 'forbidden');
+  }
+}
+
+export function checkOrigin(req: IncomingMessage): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let originHost: string;
+  try {
+    const url = new URL(origin);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+    originHost = url.host;
+  } catch {
+    throw new HttpError(403, `origin "${origin}" is not allowed`, 'forbidden');
+  }
+  if (originHost.toLowerCase() !== (req.headers.host ?? '').toLowerCase()) {
+    throw new HttpError(403, `cross-origin requests from "${origin}" are not allowed`, 'forbidden');
+  }
+}
+
+/** The bearer credential of a request: `Authorization: Bearer …`, else the `token` query parameter when allowed. */
+export function bearer(req: IncomingMessage, url: URL, allowQuery: boolean): string | null {
+  const header = req.headers.authorization;
+  if (header?.startsWith('Bearer ')) return header.slice(7).trim();
+  return allowQuery ? url.searchParams.get('token') : null;
+}
+
+export function sameSecret(given: string | null, expected: string): boolean {
+  if (given === null) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Reads and parses a JSON body of at most `limit` bytes. */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new HttpError(413, `request body of ${declared} bytes is over the limit of ${limit} bytes`, 'invalid_request_error');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new HttpError(413, `request body is over the limit of ${limit} bytes`, 'invalid_request_error');
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text.trim()) throw new HttpError(400, 'the request body is empty; send a JSON object');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(400, `invalid JSON: ${(error as Error).message}`);
+  }
+}

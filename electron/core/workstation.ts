@@ -1,0 +1,122 @@
+/**
+ * The workstation: core put together for one run config — the tokenizer, the replica set, the
+ * throughput meter and the log buffer. The HTTP front, the control API and the Electron shell all drive
+ * this one object; nothing in it knows which of them is in front.
+ */
+import { basename } from 'node:path';
+import type { GenerateRequestInput } from '../../common/engine-protocol.js';
+import type { EventPayload } from '../../common/contract.js';
+import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
+import type { SpawnEngine } from './engine/engine-process.js';
+import { ReplicaSet, type ReplicaGenerateOptions, type ReplicaGenerateResult, type ReplicaSetOptions } from './replicas/replica-set.js';
+import { ThroughputMeter } from './throughput-meter.js';
+import { Tokenizer } from './tokenizer.js';
+
+export type WorkstationStatus = 'loading' | 'ok' | 'degraded' | 'error';
+
+export interface WorkstationOptions {
+  config: RunConfig;
+  machine: MachineFacts;
+  spawn: SpawnEngine;
+  /** Also print log lines here (the serve CLI prints to stderr). */
+  log?: (line: string) => void;
+  /** Replica-set settings beyond the config (tests shorten the watchdog and heal times). */
+  replicaOptions?: Partial<ReplicaSetOptions>;
+}
+
+const LOG_LINES_KEPT = 500;
+
+export class Workstation {
+  readonly replicas: ReplicaSet;
+  readonly modelId: string;
+  readonly throughput = new ThroughputMeter();
+  private tokenizerValue: Tokenizer | undefined;
+  private started = false;
+  private policy: RoutingPolicy;
+  private readonly logLines: string[] = [];
+  private readonly logListeners = new Set<(line: string) => void>();
+
+  constructor(private readonly options: WorkstationOptions) {
+    this.modelId = basename(options.config.model).replace(/\.gguf$/i, '');
+    this.policy = options.config.routing ?? 'prefix';
+    this.replicas = ReplicaSet.fromConfig(options.config, options.machine, {
+      spawn: options.spawn,
+      log: (line) => this.log(line),
+      ...options.replicaOptions,
+    });
+  }
+
+  /** Opens the tokenizer and starts the replicas; rejects when the model or every replica fails. */
+  async start(): Promise<void> {
+    this.tokenizerValue = await Tokenizer.open(this.options.config.model);
+    await this.replicas.start();
+    this.started = true;
+    this.log(`workstation ready: ${this.replicas.info().replicas_alive}/${this.replicas.size} replicas of ${this.modelId}`);
+  }
+
+  get tokenizer(): Tokenizer {
+    if (!this.tokenizerValue) throw new Error('the workstation has not started');
+    return this.tokenizerValue;
+  }
+
+  get routingPolicy(): RoutingPolicy {
+    return this.policy;
+  }
+
+  setRoutingPolicy(policy: RoutingPolicy): void {
+    this.policy = policy;
+    this.replicas.setRoutingPolicy(policy);
+  }
+
+  status(): { status: WorkstationStatus; reasons: string[] } {
+    if (!this.started) return { status: 'loading', reasons: ['replicas are starting'] };
+    const views = this.replicas.replicaView();
+    const reasons = views.filter((r) => r.state !== 'ready').map((r) => `replica ${r.replica} is ${r.state}`);
+    if (!views.some((r) => r.alive)) return { status: 'error', reasons: reasons.length ? reasons : ['no replica is alive'] };
+    return { status: reasons.length ? 'degraded' : 'ok', reasons };
+  }
+
+  /** Runs one generation through the router, counting its tokens for the throughput figures. */
+  generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
+    return this.replicas.generate(request, {
+      ...options,
+      onTokens: (chunk) => {
+        this.throughput.record(chunk.tokens.length);
+        options.onTokens?.(chunk);
+      },
+    });
+  }
+
+  throughputSample(): EventPayload<'throughput'> {
+    const views = this.replicas.replicaView();
+    return {
+      at: Date.now(),
+      tokensPerSecond: this.throughput.tokensPerSecond(),
+      running: views.reduce((sum, r) => sum + r.running, 0),
+      waiting: this.replicas.waiting,
+    };
+  }
+
+  log(line: string): void {
+    this.logLines.push(line);
+    if (this.logLines.length > LOG_LINES_KEPT) this.logLines.shift();
+    this.options.log?.(line);
+    for (const listener of this.logListeners) listener(line);
+  }
+
+  recentLogs(): readonly string[] {
+    return this.logLines;
+  }
+
+  onLog(listener: (line: string) => void): () => void {
+    this.logListeners.add(listener);
+    return () => this.logListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    await this.replicas.close();
+    await this.tokenizerValue?.dispose();
+    this.tokenizerValue = undefined;
+    this.started = false;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * `npm run serve`: the headless workstation for a machine without a display. With no arguments it
+ * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
+ * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise. Ctrl-C stops the engines.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ensureTestModel } from '../build/test-model.js';
+import { ConfigError, parseRunConfig } from './core/config/run-config.js';
+import { serve } from './core/serve.js';
+
+const USAGE = 'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--port 8080] [--host 127.0.0.1] [--api-key KEY]';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      config: { type: 'string' },
+      model: { type: 'string' },
+      replicas: { type: 'string' },
+      port: { type: 'string', default: '8080' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'api-key': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  let raw: Record<string, unknown> = {};
+  if (values.config) {
+    try {
+      raw = JSON.parse(await readFile(values.config, 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(`cannot read the config ${values.config}: ${(error as Error).message}`);
+    }
+  }
+  if (values.model) raw.model = values.model;
+  if (values.replicas) raw.replicas = Number(values.replicas);
+  if (raw.model === undefined) {
+    raw.model = await ensureTestModel('tiny');
+    raw.replicas ??= 2;
+    raw.engine ??= { contextSize: 4096, slots: 2 };
+    console.error(`no model given: serving the generated test model ${raw.model as string}`);
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, got ${values.port}`);
+
+  const config = parseRunConfig(raw);
+  const uiPage = join(dirname(fileURLToPath(import.meta.url)), '..', 'renderer', 'index.html');
+  const served = await serve(config, {
+    log: (line) => console.error(line),
+    front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiPage },
+  });
+  console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
+  console.log(`Dashboard:             ${served.front.dashboardUrl}`);
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    console.error('stopping engines…');
+    served.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? `config error: ${error.message}` : `manifold serve failed: ${(error as Error).message}`);
+  console.error(USAGE);
+  process.exit(1);
+});
