@@ -29,7 +29,7 @@ export default tseslint.config(
     plugins: { manifold: { rules: { layering: layeringRule } } },
     rules: {
       'manifold/layering': ['error', { root, layers }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
 );

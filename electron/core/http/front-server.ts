@@ -97,7 +97,8 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     }
   };
 
-  const server: Server = createServer((req, res) => {
+  // Host is checked by checkHost (403), not by the parser (which would answer 400).
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     route(req, res).catch((error: unknown) => {
       const failure = error instanceof HttpError ? error : new HttpError(500, `internal error: ${(error as Error).message}`, 'server_error');
       if (failure.status >= 500) workstation.log(`front: ${req.method} ${req.url}: ${failure.message}`);

@@ -1,0 +1,20 @@
+/** Test helper: the headless workstation started as `npm run serve` starts it, on the generated model and a free port. */
+import { afterAll } from 'vitest';
+import { parseRunConfig, type RunConfig } from '../../electron/core/config/run-config.js';
+import { serve, type Served, type ServeOptions } from '../../electron/core/serve.js';
+import { testModelPath } from './engines.js';
+
+const running: Served[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((s) => s.close()));
+});
+
+export async function startServed(config: Partial<RunConfig> = {}, options: ServeOptions = {}): Promise<Served & { logs: string[] }> {
+  const logs: string[] = [];
+  const served = await serve(
+    parseRunConfig({ model: testModelPath(), gpu: 'cpu', replicas: 2, engine: { contextSize: 1024, slots: 2, threads: 1 }, ...config }),
+    { log: (line) => logs.push(line), ...options, front: { port: 0, ...options.front } },
+  );
+  running.push(served);
+  return { ...served, logs };
+}

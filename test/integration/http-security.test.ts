@@ -1,0 +1,157 @@
+/** The front's security by default, each case against a running workstation; then the control WebSocket and a fuzz run. */
+import { request } from 'node:http';
+import { WebSocket } from 'ws';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startServed } from '../helpers/served.js';
+
+type Served = Awaited<ReturnType<typeof startServed>>;
+let served: Served;
+let port: number;
+
+beforeAll(async () => {
+  served = await startServed({ replicas: 1 }, { front: { apiKey: 'sekret', bodyLimitBytes: 4096, eventIntervalMs: 100 } });
+  port = Number(new URL(served.front.url).port);
+});
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+/** A raw HTTP request, so that Host and Origin can be anything. */
+function raw(options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; noHost?: boolean }): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers, setHost: !options.noHost }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+const auth = { authorization: 'Bearer sekret', 'content-type': 'application/json' };
+const chat = (body: unknown, headers: Record<string, string> = auth) => raw({ method: 'POST', path: '/v1/chat/completions', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const message = (reply: Reply): string => (JSON.parse(reply.body) as { error: { message: string } }).error.message;
+
+function upgrade(path: string, headers: Record<string, string> = {}): Promise<{ opened: boolean; status: number | null; socket: WebSocket }> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}${path}`, { headers });
+    socket.once('open', () => resolve({ opened: true, status: null, socket }));
+    socket.once('unexpected-response', (_req, res) => resolve({ opened: false, status: res.statusCode ?? null, socket }));
+    socket.once('error', () => resolve({ opened: false, status: null, socket }));
+  });
+}
+
+describe('front security', () => {
+  it('refuses a foreign Host (DNS rebinding) and a request without Host', async () => {
+    const evil = await raw({ path: '/health', headers: { host: 'evil.example:80' } });
+    expect(evil.status).toBe(403);
+    expect(message(evil)).toContain('evil.example');
+    expect((await raw({ path: '/health', noHost: true })).status).toBe(403);
+    expect((await raw({ path: '/health', headers: { host: '' }, noHost: true })).status).toBe(403);
+    expect((await raw({ path: '/health', headers: { host: `localhost:${port}` } })).status).toBe(200);
+    expect((await raw({ path: '/health', headers: { host: `[::1]:${port}` } })).status).toBe(200);
+  });
+
+  it('refuses a foreign Origin, and takes its own', async () => {
+    const foreign = await raw({ path: '/v1/models', headers: { origin: 'https://evil.example', authorization: 'Bearer sekret' } });
+    expect(foreign.status).toBe(403);
+    expect(message(foreign)).toContain('cross-origin');
+    expect((await raw({ path: '/v1/models', headers: { origin: 'null', authorization: 'Bearer sekret' } })).status).toBe(403);
+    expect((await raw({ path: '/v1/models', headers: { origin: `http://127.0.0.1:${port}`, authorization: 'Bearer sekret' } })).status).toBe(200);
+  });
+
+  it('needs the API key on /v1/*', async () => {
+    expect((await raw({ path: '/v1/models' })).status).toBe(401);
+    expect((await raw({ path: '/v1/models', headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await raw({ path: '/v1/models', headers: auth })).status).toBe(200);
+  });
+
+  it('limits the body size, and names bad JSON and wrong types', async () => {
+    const big = await chat({ messages: [{ role: 'user', content: 'x'.repeat(10_000) }] });
+    expect(big.status).toBe(413);
+    const badJson = await chat('{"messages": [');
+    expect(badJson.status).toBe(400);
+    expect(message(badJson)).toMatch(/^invalid JSON/);
+    const wrongType = await chat({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 'many' });
+    expect(wrongType.status).toBe(400);
+    expect(message(wrongType)).toMatch(/^max_tokens: /);
+    const wrongRole = await chat({ messages: [{ role: 'wizard', content: 'hi' }] });
+    expect(message(wrongRole)).toMatch(/^messages\.0\.role: /);
+    expect((await chat({ messages: [{ role: 'user', content: 'hi' }], model: 'other' })).status).toBe(404);
+    expect((await raw({ method: 'GET', path: '/v1/chat/completions', headers: auth })).status).toBe(405);
+    expect((await raw({ path: '/nowhere' })).status).toBe(404);
+  });
+
+  it('refuses a WebSocket upgrade without the token, with a foreign Origin, or to another path', async () => {
+    const token = served.front.token;
+    expect((await upgrade('/control')).status).toBe(401);
+    expect((await upgrade('/control?token=wrong')).status).toBe(401);
+    expect((await upgrade(`/control?token=${token}`, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await upgrade(`/elsewhere?token=${token}`)).status).toBe(404);
+    const ok = await upgrade(`/control?token=${token}`, { origin: `http://127.0.0.1:${port}` });
+    expect(ok.opened).toBe(true);
+    ok.socket.close();
+  });
+});
+
+describe('control WebSocket', () => {
+  it('serves the contract: calls with parsed arguments, and events pushed at a steady rate', async () => {
+    const { socket } = await upgrade(`/control?token=${served.front.token}`);
+    const messages: { type: string; id?: number; ok?: boolean; value?: unknown; error?: string; name?: string }[] = [];
+    socket.on('message', (data) => messages.push(JSON.parse(data.toString())));
+    const call = (id: number, name: string, args: unknown) => {
+      socket.send(JSON.stringify({ type: 'call', id, name, args }));
+      return new Promise<(typeof messages)[number]>((resolve) => {
+        const check = setInterval(() => {
+          const found = messages.find((m) => m.type === 'result' && m.id === id);
+          if (found) {
+            clearInterval(check);
+            resolve(found);
+          }
+        }, 10);
+      });
+    };
+    expect(await call(1, 'getInfo', {})).toMatchObject({ ok: true, value: { status: 'ok', replicas: 1, routing: 'prefix' } });
+    expect(await call(2, 'setRoutingPolicy', { policy: 'round-robin' })).toMatchObject({ ok: true, value: { policy: 'round-robin' } });
+    expect(served.workstation.routingPolicy).toBe('round-robin');
+    expect(await call(3, 'setRoutingPolicy', { policy: 'random' })).toMatchObject({ ok: false });
+    expect((await call(4, 'teleport', {})).error).toMatch(/^unknown call "teleport"/);
+    expect((await call(5, 'restartReplica', { replica: 9 })).error).toContain('no replica 9');
+    await call(6, 'setRoutingPolicy', { policy: 'prefix' });
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    const events = messages.filter((m) => m.type === 'event');
+    expect(events.filter((e) => e.name === 'throughput').length).toBeGreaterThanOrEqual(3);
+    expect(events.some((e) => e.name === 'replicas')).toBe(true);
+    expect(events.some((e) => e.name === 'slots')).toBe(true);
+    socket.send('not json');
+    socket.close();
+  });
+});
+
+describe('front fuzz', () => {
+  it('answers a few hundred malformed requests with 4xx, never 5xx, and still serves', async () => {
+    let seed = 12345;
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const pick = <T,>(items: T[]): T => items[Math.floor(random() * items.length)]!;
+    const values: unknown[] = [null, true, -1, 1e308, 'x', '', [], {}, [1, 'a'], { role: 'user' }, 'a'.repeat(3000), [{ role: 'user', content: 5 }], [99999999]];
+    const fields = ['messages', 'prompt', 'max_tokens', 'temperature', 'stop', 'seed', 'stream', 'model', 'top_k', 'n', 'stream_options'];
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 300; i++) {
+      const path = pick(['/v1/chat/completions', '/v1/completions', '/v1/models', '/health', '/metrics', '/v1/x', '/%zz', '/v1/completions?x=1']);
+      const body: Record<string, unknown> = {};
+      for (let f = 0; f < 1 + Math.floor(random() * 3); f++) body[pick(fields)] = pick(values);
+      const text = pick([JSON.stringify(body), JSON.stringify(body).slice(0, 10), '\u0000\u0001', '[]', 'null', '']);
+      const reply = await raw({ method: pick(['POST', 'POST', 'GET', 'PUT', 'DELETE']), path, headers: pick([auth, { ...auth, 'content-type': 'text/plain' }, {}]), body: text });
+      statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+      expect(reply.status, `${path} ${text.slice(0, 80)} → ${reply.body.slice(0, 200)}`).toBeLessThan(500);
+    }
+    expect([...statuses.keys()].some((s) => s >= 400)).toBe(true);
+    const ok = await chat({ messages: [{ role: 'user', content: 'still there?' }], max_tokens: 2 });
+    expect(ok.status).toBe(200);
+  });
+});
+
