@@ -1,0 +1,42 @@
+/** `npm run serve` as a user runs it: no arguments, the README's curl examples, then Ctrl-C stops everything. */
+import { execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { engineEntry } from '../../electron/core/engine/engine-process.js';
+import { waitFor } from '../helpers/engines.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const run = promisify(execFile);
+
+describe('npm run serve', () => {
+  it('serves the generated model with no arguments, answers the README’s curl commands, and exits cleanly on SIGINT', async () => {
+    const cli = spawn(process.execPath, [...engineEntry().execArgv, join(root, 'electron', 'serve-cli.ts'), '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    cli.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    cli.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
+    const base = await waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)?.[1], 'the API URL', 60_000);
+    expect(out).toMatch(/Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{48}/);
+    const port = new URL(base).port;
+
+    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    const block = /```sh\n(curl [\s\S]*?)```/.exec(readme)![1]!;
+    const commands = block.replace(/\\\n\s*/g, '').trim().split('\n').map((line) => line.replaceAll(':8080', `:${port}`));
+    expect(commands.length).toBeGreaterThanOrEqual(3);
+    const outputs = [];
+    for (const command of commands) outputs.push((await run('bash', ['-c', `set -o pipefail; ${command}`])).stdout);
+    expect(JSON.parse(outputs[0]!)).toMatchObject({ object: 'chat.completion', usage: { completion_tokens: expect.any(Number) } });
+    expect(JSON.parse(outputs[1]!)).toMatchObject({ status: 'ok', replicas: 2, replicas_alive: 2 });
+    expect(outputs[2]).toMatch(/^manifold_requests_routed_total\{replica="0"\} \d+/m);
+
+    const pids = [...err.matchAll(/\[replica \d+ (\d+)\] ready/g)].map((m) => Number(m[1]));
+    expect(pids).toHaveLength(2);
+    cli.kill('SIGINT');
+    expect(await exited).toBe(0);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    expect(err).toContain('exited: stopped');
+  });
+});
