@@ -104,12 +104,14 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
     ...extra,
   });
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+  if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
   try {
     const result = await workstation.generate(request, {
       signal: abort.signal,
-      onTokens: ({ text }) => {
-        if (text) send(chunk(text, null));
+      // One chunk per token, even when its text is still held (a split UTF-8 character, a possible stop
+      // string), so a client sees the first token when it is made.
+      onTokens: ({ text, tokens }) => {
+        if (text || tokens.length) send(chunk(text, null));
       },
     });
     send(chunk(null, finishReason(result), { manifold: servedBy(result) }));

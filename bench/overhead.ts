@@ -1,0 +1,96 @@
+/**
+ * overhead: the same prompt tokens and sampling through the HTTP front (SSE, the official `openai`
+ * client, one replica) and through node-llama-cpp driven in this process on the same model and threads,
+ * alternating runs: TTFT delta and decode tok/s ratio.
+ */
+import OpenAI from 'openai';
+import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
+import { withServed } from './served-replicas.js';
+import { mean, percentile, table } from './stats.js';
+
+export interface OverheadOptions {
+  model: string;
+  threads: number;
+  contextSize: number;
+  promptTokens: number;
+  answerTokens: number;
+  runs: number;
+}
+
+interface Timing {
+  ttftMs: number;
+  decodeTokensPerSecond: number;
+}
+
+export async function runOverhead(options: OverheadOptions) {
+  const prompt = Array.from({ length: options.promptTokens }, (_, i) => 300 + ((i * 13) % 300));
+  const llama = await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath: options.model });
+  const context = await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
+  const sequence = context.getSequence();
+
+  const inProcess = async (): Promise<Timing> => {
+    await sequence.clearHistory();
+    const started = performance.now();
+    let first = 0;
+    let count = 0;
+    for await (const _token of sequence.evaluate(prompt as Token[], { temperature: 0 })) {
+      if (!first) first = performance.now();
+      if (++count >= options.answerTokens) break;
+    }
+    const ended = performance.now();
+    return { ttftMs: first - started, decodeTokensPerSecond: ((count - 1) * 1000) / (ended - first) };
+  };
+
+  const results = await withServed(
+    { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize } },
+    async (target) => {
+      const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+      const overHttp = async (): Promise<Timing> => {
+        const started = performance.now();
+        let first = 0;
+        let count = 0;
+        const stream = await client.completions.create({ model: target.model, prompt, max_tokens: options.answerTokens, temperature: 0, stream: true, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming);
+        for await (const chunk of stream) {
+          if (chunk.choices[0]?.finish_reason) break;
+          if (!first) first = performance.now();
+          count++;
+        }
+        const ended = performance.now();
+        return { ttftMs: first - started, decodeTokensPerSecond: ((count - 1) * 1000) / (ended - first) };
+      };
+      // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
+      const http: Timing[] = [];
+      const local: Timing[] = [];
+      await overHttp();
+      await inProcess();
+      for (let i = 0; i < options.runs; i++) {
+        prompt[0] = 300 + i;
+        http.push(await overHttp());
+        local.push(await inProcess());
+      }
+      return { http, local };
+    },
+  );
+  await context.dispose();
+  await model.dispose();
+  await llama.dispose();
+
+  const p50 = (xs: Timing[], k: keyof Timing) => percentile(xs.map((x) => x[k]), 50);
+  const summary = {
+    httpTtftP50Ms: p50(results.http, 'ttftMs'),
+    inProcessTtftP50Ms: p50(results.local, 'ttftMs'),
+    ttftDeltaMs: p50(results.http, 'ttftMs') - p50(results.local, 'ttftMs'),
+    httpDecodeTokensPerSecond: mean(results.http.map((x) => x.decodeTokensPerSecond)),
+    inProcessDecodeTokensPerSecond: mean(results.local.map((x) => x.decodeTokensPerSecond)),
+    decodeRatio: mean(results.http.map((x) => x.decodeTokensPerSecond)) / mean(results.local.map((x) => x.decodeTokensPerSecond)),
+  };
+  const text = table(
+    ['path', 'TTFT p50 ms', 'decode tok/s'],
+    [
+      ['in-process node-llama-cpp', summary.inProcessTtftP50Ms, summary.inProcessDecodeTokensPerSecond],
+      ['HTTP front (SSE, openai)', summary.httpTtftP50Ms, summary.httpDecodeTokensPerSecond],
+    ],
+  );
+  return { config: { ...options, model: undefined }, runs: results, summary, text: `${text}\n\nTTFT delta ${summary.ttftDeltaMs.toFixed(2)} ms, decode ratio ${(summary.decodeRatio * 100).toFixed(1)}%` };
+}

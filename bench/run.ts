@@ -1,0 +1,66 @@
+/**
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling), writes
+ * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
+ * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureTestModel, TEST_MODEL_SIZES, type TestModelSize } from '../build/test-model.js';
+import { runMultiTurn } from './multiturn.js';
+import { runOverhead } from './overhead.js';
+import { runRoute } from './route.js';
+import { runScaling } from './scaling.js';
+
+const NAMES = ['route', 'multiturn', 'overhead', 'scaling'] as const;
+type BenchName = (typeof NAMES)[number];
+
+const { values, positionals } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, allowPositionals: true });
+const unknown = positionals.filter((p) => !(NAMES as readonly string[]).includes(p));
+if (unknown.length) {
+  console.error(`unknown benchmark ${unknown.join(', ')}; known: ${NAMES.join(', ')}`);
+  process.exit(2);
+}
+const selected: BenchName[] = positionals.length ? (positionals as BenchName[]) : [...NAMES];
+const quick = values.quick;
+const size: TestModelSize = quick ? 'tiny' : 'bench';
+const model = await ensureTestModel(size);
+const machine = { cpus: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` };
+
+const workload = quick
+  ? { users: 3, turns: 2, systemWords: 40, userWords: 10, answerTokens: 8, concurrency: 2, seed: 1 }
+  : { users: 8, turns: 4, systemWords: 120, userWords: 25, answerTokens: 24, concurrency: 4, seed: 1 };
+
+const benches: Record<BenchName, () => Promise<{ text: string }>> = {
+  route: async () =>
+    runRoute(
+      quick
+        ? { replicas: [2, 8], promptTokens: [512, 8192], indexBlocks: [10_000], decisions: 200 }
+        : { replicas: [2, 4, 8], promptTokens: [512, 8192, 32768], indexBlocks: [10_000, 100_000, 1_000_000], decisions: 1000 },
+    ),
+  multiturn: () =>
+    runMultiTurn({
+      model,
+      replicas: 2,
+      slots: 2,
+      threads: 1,
+      contextSize: 4096,
+      multiTurn: workload,
+      sharedPrefix: quick
+        ? { groups: 2, promptsPerGroup: 2, prefixWords: 60, questionWords: 8, answerTokens: 8, concurrency: 2, seed: 2 }
+        : { groups: 4, promptsPerGroup: 4, prefixWords: 250, questionWords: 15, answerTokens: 16, concurrency: 4, seed: 2 },
+    }),
+  overhead: () => runOverhead({ model, threads: 1, contextSize: 2048, promptTokens: quick ? 128 : 512, answerTokens: quick ? 16 : 64, runs: quick ? 2 : 6 }),
+  scaling: () => runScaling({ model, replicas: 2, contextSize: 4096, workload }),
+};
+
+await mkdir(join(import.meta.dirname, 'results'), { recursive: true });
+for (const name of selected) {
+  const started = performance.now();
+  const result = await benches[name]();
+  const seconds = (performance.now() - started) / 1000;
+  const record = { name, date: new Date().toISOString(), quick, machine, model: { size, spec: TEST_MODEL_SIZES[size] }, seconds, result };
+  await writeFile(join(import.meta.dirname, 'results', `${name}${quick ? '-quick' : ''}.json`), `${JSON.stringify(record, null, 2)}\n`);
+  console.log(`\n## ${name} (${size} model, ${seconds.toFixed(1)} s)\n\n${result.text}`);
+}

@@ -1,0 +1,180 @@
+/**
+ * Seeded synthetic chat workloads driven through the real HTTP front with the official `openai` client:
+ * - multi-turn: N users × K turns over a shared system prompt, each turn adding the answer and a new
+ *   user message to the history, a fixed answer length, at most `concurrency` requests in flight;
+ * - shared-prefix (in the style of SGLang's generated-shared-prefix): G groups × P prompts, each group
+ *   with its own long common prefix.
+ * Each request records TTFT, decode rate, prompt and cached tokens.
+ */
+import OpenAI from 'openai';
+import { mean, percentile, seeded } from './stats.js';
+
+export interface RequestResult {
+  ttftMs: number;
+  decodeTokensPerSecond: number;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  replica: number | null;
+  error: string | null;
+}
+
+const WORDS = 'the of and to in is was for on that with as by at from it an were are which this be or has had not first one their its new after but who they have her she two been other when there all during into school time may years more most only over city some world would where later up such used many can state about national out known university united then made system user assistant hello model token replica slot cache prefix engine route question answer please thank you what how why write code function return value number list file data test'.split(' ');
+
+function sentence(random: () => number, words: number): string {
+  return Array.from({ length: words }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
+}
+
+export interface ClientTarget {
+  baseURL: string;
+  model: string;
+}
+
+async function streamChat(client: OpenAI, model: string, messages: OpenAI.ChatCompletionMessageParam[], answerTokens: number, seed: number): Promise<RequestResult & { text: string }> {
+  const started = performance.now();
+  let firstAt = 0;
+  let text = '';
+  let usage: OpenAI.CompletionUsage | undefined;
+  let replica: number | null = null;
+  try {
+    const stream = await client.chat.completions.create({
+      model,
+      messages,
+      max_tokens: answerTokens,
+      temperature: 0.7,
+      seed,
+      stream: true,
+      stream_options: { include_usage: true },
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta.content;
+      // Every token chunk carries content (possibly empty); the role chunk does not.
+      if (typeof delta === 'string' && !firstAt) firstAt = performance.now();
+      if (delta) text += delta;
+      if (chunk.usage) usage = chunk.usage;
+      const served = (chunk as unknown as { manifold?: { replica: number } }).manifold;
+      if (served) replica = served.replica;
+    }
+    const ended = performance.now();
+    const completionTokens = usage?.completion_tokens ?? 0;
+    return {
+      text,
+      ttftMs: (firstAt || ended) - started,
+      decodeTokensPerSecond: firstAt && ended > firstAt ? ((completionTokens - 1) * 1000) / (ended - firstAt) : 0,
+      promptTokens: usage?.prompt_tokens ?? 0,
+      cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      completionTokens,
+      replica,
+      error: usage ? null : 'no usage in the stream',
+    };
+  } catch (error) {
+    return { text, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, error: (error as Error).message };
+  }
+}
+
+/** Runs `tasks` with at most `concurrency` in flight; a task may enqueue follow-ups (the next turn). */
+async function runPool(concurrency: number, initial: (() => Promise<void>)[]): Promise<void> {
+  const queue = [...initial];
+  const workers = Array.from({ length: concurrency }, async () => {
+    for (;;) {
+      const task = queue.shift();
+      if (!task) return;
+      await task();
+    }
+  });
+  await Promise.all(workers);
+}
+
+export interface MultiTurnOptions {
+  users: number;
+  turns: number;
+  systemWords: number;
+  userWords: number;
+  answerTokens: number;
+  concurrency: number;
+  seed: number;
+}
+
+export async function multiTurn(target: ClientTarget, options: MultiTurnOptions): Promise<{ results: RequestResult[]; wallMs: number }> {
+  const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+  const random = seeded(options.seed);
+  const system = sentence(random, options.systemWords);
+  const results: RequestResult[] = [];
+  const started = performance.now();
+  // Each user's next turn is queued when its previous turn ends, so a user's turns stay in order.
+  const queue: (() => Promise<void>)[] = [];
+  const userTurn = (user: number, turn: number, history: OpenAI.ChatCompletionMessageParam[]) => async () => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [...history, { role: 'user', content: sentence(random, options.userWords) }];
+    const result = await streamChat(client, target.model, messages, options.answerTokens, options.seed * 1000 + user * 10 + turn);
+    results.push(result);
+    if (turn + 1 < options.turns) queue.push(userTurn(user, turn + 1, [...messages, { role: 'assistant', content: result.text }]));
+  };
+  for (let u = 0; u < options.users; u++) queue.push(userTurn(u, 0, [{ role: 'system', content: system }]));
+  const workers = Array.from({ length: options.concurrency }, async () => {
+    for (;;) {
+      const task = queue.shift();
+      if (task) {
+        await task();
+        continue;
+      }
+      if (results.length >= options.users * options.turns) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  });
+  await Promise.all(workers);
+  return { results, wallMs: performance.now() - started };
+}
+
+export interface SharedPrefixOptions {
+  groups: number;
+  promptsPerGroup: number;
+  prefixWords: number;
+  questionWords: number;
+  answerTokens: number;
+  concurrency: number;
+  seed: number;
+}
+
+export async function sharedPrefix(target: ClientTarget, options: SharedPrefixOptions): Promise<{ results: RequestResult[]; wallMs: number }> {
+  const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+  const random = seeded(options.seed);
+  const prefixes = Array.from({ length: options.groups }, () => sentence(random, options.prefixWords));
+  const tasks: (() => Promise<void>)[] = [];
+  const results: RequestResult[] = [];
+  // Prompts are interleaved across groups, as independent clients would send them.
+  for (let p = 0; p < options.promptsPerGroup; p++) {
+    for (let g = 0; g < options.groups; g++) {
+      const messages: OpenAI.ChatCompletionMessageParam[] = [
+        { role: 'system', content: prefixes[g]! },
+        { role: 'user', content: sentence(random, options.questionWords) },
+      ];
+      tasks.push(async () => {
+        results.push(await streamChat(client, target.model, messages, options.answerTokens, options.seed + g * 100 + p));
+      });
+    }
+  }
+  const started = performance.now();
+  await runPool(options.concurrency, tasks);
+  return { results, wallMs: performance.now() - started };
+}
+
+/** The figures the issue asks for, from one run's requests. */
+export function summarise(results: readonly RequestResult[], wallMs: number) {
+  const ok = results.filter((r) => r.error === null);
+  const prompt = ok.reduce((s, r) => s + r.promptTokens, 0);
+  const cached = ok.reduce((s, r) => s + r.cachedTokens, 0);
+  const completion = ok.reduce((s, r) => s + r.completionTokens, 0);
+  return {
+    requests: results.length,
+    errors: results.length - ok.length,
+    cacheHitRate: prompt ? cached / prompt : 0,
+    ttftP50Ms: percentile(ok.map((r) => r.ttftMs), 50),
+    ttftP99Ms: percentile(ok.map((r) => r.ttftMs), 99),
+    decodeTokensPerSecond: mean(ok.map((r) => r.decodeTokensPerSecond)),
+    completionTokensPerSecond: (completion * 1000) / wallMs,
+    totalTokensPerSecond: ((prompt + completion) * 1000) / wallMs,
+    requestsPerSecond: (ok.length * 1000) / wallMs,
+    wallMs,
+  };
+}
