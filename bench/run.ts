@@ -43,9 +43,10 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
     runMultiTurn({
       model,
       replicas: 2,
-      slots: 2,
+      // As many slots as users, so each conversation can keep its prefix somewhere.
+      slots: quick ? 2 : 4,
       threads: 1,
-      contextSize: 4096,
+      contextSize: 2048,
       multiTurn: workload,
       sharedPrefix: quick
         ? { groups: 2, promptsPerGroup: 2, prefixWords: 60, questionWords: 8, answerTokens: 8, concurrency: 2, seed: 2 }

@@ -17,6 +17,9 @@ export interface RequestResult {
   completionTokens: number;
   replica: number | null;
   error: string | null;
+  /** Multi-turn only: whose turn it was. */
+  user?: number;
+  turn?: number;
 }
 
 const WORDS = 'the of and to in is was for on that with as by at from it an were are which this be or has had not first one their its new after but who they have her she two been other when there all during into school time may years more most only over city some world would where later up such used many can state about national out known university united then made system user assistant hello model token replica slot cache prefix engine route question answer please thank you what how why write code function return value number list file data test'.split(' ');
@@ -107,7 +110,7 @@ export async function multiTurn(target: ClientTarget, options: MultiTurnOptions)
   const userTurn = (user: number, turn: number, history: OpenAI.ChatCompletionMessageParam[]) => async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [...history, { role: 'user', content: sentence(random, options.userWords) }];
     const result = await streamChat(client, target.model, messages, options.answerTokens, options.seed * 1000 + user * 10 + turn);
-    results.push(result);
+    results.push({ ...result, user, turn });
     if (turn + 1 < options.turns) queue.push(userTurn(user, turn + 1, [...messages, { role: 'assistant', content: result.text }]));
   };
   for (let u = 0; u < options.users; u++) queue.push(userTurn(u, 0, [{ role: 'system', content: system }]));
@@ -142,9 +145,12 @@ export async function sharedPrefix(target: ClientTarget, options: SharedPrefixOp
   const prefixes = Array.from({ length: options.groups }, () => sentence(random, options.prefixWords));
   const tasks: (() => Promise<void>)[] = [];
   const results: RequestResult[] = [];
-  // Prompts are interleaved across groups, as independent clients would send them.
-  for (let p = 0; p < options.promptsPerGroup; p++) {
-    for (let g = 0; g < options.groups; g++) {
+  // Prompts arrive in a seeded random order across groups, as independent clients would send them
+  // (a fixed interleaving would let round-robin land each group on the same replica by accident).
+  const order = Array.from({ length: options.groups * options.promptsPerGroup }, (_, i) => ({ g: i % options.groups, p: Math.floor(i / options.groups), key: random() }));
+  order.sort((a, b) => a.key - b.key);
+  for (const { g, p } of order) {
+    {
       const messages: OpenAI.ChatCompletionMessageParam[] = [
         { role: 'system', content: prefixes[g]! },
         { role: 'user', content: sentence(random, options.questionWords) },
@@ -165,8 +171,22 @@ export function summarise(results: readonly RequestResult[], wallMs: number) {
   const prompt = ok.reduce((s, r) => s + r.promptTokens, 0);
   const cached = ok.reduce((s, r) => s + r.cachedTokens, 0);
   const completion = ok.reduce((s, r) => s + r.completionTokens, 0);
+  // Share of later turns served by the replica that served the conversation's previous turn.
+  const previous = new Map<string, number | null>();
+  let later = 0;
+  let stayed = 0;
+  for (const r of [...results].sort((a, b) => (a.turn ?? 0) - (b.turn ?? 0))) {
+    if (r.user === undefined) continue;
+    const key = String(r.user);
+    if (previous.has(key)) {
+      later++;
+      if (previous.get(key) === r.replica) stayed++;
+    }
+    previous.set(key, r.replica);
+  }
   return {
     requests: results.length,
+    stickiness: later ? stayed / later : NaN,
     errors: results.length - ok.length,
     cacheHitRate: prompt ? cached / prompt : 0,
     ttftP50Ms: percentile(ok.map((r) => r.ttftMs), 50),

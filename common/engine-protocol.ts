@@ -12,6 +12,8 @@ export const KV_TYPES = ['f32', 'f16', 'q8_0', 'q4_0'] as const;
 export const kvTypeSchema = z.enum(KV_TYPES);
 export type KvType = z.infer<typeof kvTypeSchema>;
 
+export const flashAttentionSchema = z.union([z.literal('auto'), z.boolean()]);
+
 export const loadOptionsSchema = z.object({
   modelPath: z.string().min(1),
   /** Layers offloaded to the GPU: `auto` lets node-llama-cpp fit them, a number is exact. */
@@ -21,7 +23,8 @@ export const loadOptionsSchema = z.object({
   slots: z.number().int().min(1).max(256).default(1),
   /** Threads for evaluation; 0 lets node-llama-cpp choose. */
   threads: z.number().int().nonnegative().max(1024).default(0),
-  flashAttention: z.boolean().default(false),
+  /** `auto` lets llama.cpp decide (node-llama-cpp's default). */
+  flashAttention: flashAttentionSchema.default('auto'),
   kvType: kvTypeSchema.default('f16'),
   batchSize: z.number().int().min(1).max(1 << 16).optional(),
 });
@@ -104,7 +107,7 @@ export const readyInfoSchema = z.object({
     slots: z.number().int(),
     gpuLayers: z.number().int(),
     batchSize: z.number().int(),
-    flashAttention: z.boolean(),
+    flashAttention: flashAttentionSchema,
     kvType: kvTypeSchema,
     contextStateBytes: z.number(),
   }),

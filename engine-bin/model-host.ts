@@ -69,7 +69,7 @@ export class ModelHost {
 
   async load(options: LoadOptions, onProgress: LoadProgress): Promise<ReadyInfo> {
     if (this.loaded || this.loading) throw new EngineError('already_loaded', 'a model is already loaded (or loading) in this engine');
-    if (options.kvType.startsWith('q') && !options.flashAttention) {
+    if (options.kvType.startsWith('q') && options.flashAttention === false) {
       throw new EngineError('load_failed', `KV type ${options.kvType} needs flashAttention: true (llama.cpp quantizes the V cache only with flash attention)`);
     }
     this.loading = true;
@@ -147,7 +147,7 @@ export class ModelHost {
         slots: slots.length,
         gpuLayers: model.gpuLayers,
         batchSize: context.batchSize,
-        flashAttention: context.flashAttention === true,
+        flashAttention: context.flashAttention,
         kvType: options.kvType,
         contextStateBytes: context.stateSize,
       },

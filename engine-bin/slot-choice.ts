@@ -1,6 +1,9 @@
 /**
- * Slot choice (DESIGN §2): the idle slot whose held tokens share the longest prefix with the prompt;
- * when none shares any, the least recently used idle slot. Pure, so it is tested without an engine.
+ * Slot choice (DESIGN §2, refined): among idle slots, the one that gains the most prefix for what it
+ * loses — score = shared prefix − tokens the slot would drop (held − shared) — so a slot holding another
+ * conversation's history is not overwritten for a short shared part (a common system prompt) while an
+ * empty or less valuable slot is there. When no idle slot shares any prefix: the least recently used.
+ * Pure, so it is tested without an engine.
  */
 
 export interface SlotCandidate {
@@ -20,15 +23,15 @@ export function commonPrefixLength(a: readonly number[], b: readonly number[]): 
 
 /** The slot to serve `prompt`, with the prefix it shares; null when no slot is idle. */
 export function chooseSlot(slots: readonly SlotCandidate[], prompt: readonly number[]): { index: number; commonPrefix: number } | null {
-  let best: { index: number; commonPrefix: number; lastUsed: number } | null = null;
-  for (const slot of slots) {
-    if (!slot.idle) continue;
-    const commonPrefix = commonPrefixLength(slot.tokens, prompt);
-    const better =
-      best === null ||
-      commonPrefix > best.commonPrefix ||
-      (commonPrefix === best.commonPrefix && slot.lastUsed < best.lastUsed);
-    if (better) best = { index: slot.index, commonPrefix, lastUsed: slot.lastUsed };
-  }
-  return best && { index: best.index, commonPrefix: best.commonPrefix };
+  const idle = slots.filter((s) => s.idle).map((s) => {
+    const commonPrefix = commonPrefixLength(s.tokens, prompt);
+    return { slot: s, commonPrefix, score: commonPrefix - (s.tokens.length - commonPrefix) };
+  });
+  if (idle.length === 0) return null;
+  const anyShared = idle.some((c) => c.commonPrefix > 0);
+  const best = idle.reduce((a, b) => {
+    if (anyShared && a.score !== b.score) return b.score > a.score ? b : a;
+    return b.slot.lastUsed < a.slot.lastUsed ? b : a;
+  });
+  return { index: best.slot.index, commonPrefix: best.commonPrefix };
 }

@@ -12,8 +12,22 @@ describe('slot choice', () => {
   });
 
   it('takes the idle slot with the longest common prefix', () => {
-    const choice = chooseSlot([slot(0, [1, 2], 5), slot(1, [1, 2, 3, 4], 9), slot(2, [7], 1)], [1, 2, 3, 9]);
-    expect(choice).toEqual({ index: 1, commonPrefix: 3 });
+    const choice = chooseSlot([slot(0, [1, 2], 5), slot(1, [1, 2, 3, 4], 9), slot(2, [7], 1)], [1, 2, 3, 4, 9]);
+    expect(choice).toEqual({ index: 1, commonPrefix: 4 });
+    // A conversation's own slot (its whole history is the prompt's start) wins over an empty one.
+    expect(chooseSlot([slot(0, [], 0), slot(1, [1, 2, 3], 9)], [1, 2, 3, 4])).toEqual({ index: 1, commonPrefix: 3 });
+  });
+
+  it('does not overwrite another conversation for a short shared part while an empty slot is idle', () => {
+    // Slot 1 holds a conversation that shares only the system prompt [1, 2] with the new prompt.
+    const other = slot(1, [1, 2, 50, 51, 52, 53], 9);
+    expect(chooseSlot([slot(0, [], 0), other], [1, 2, 60])).toEqual({ index: 0, commonPrefix: 0 });
+    // Without an empty slot, the slot that loses least for what it shares.
+    expect(chooseSlot([slot(0, [1, 2, 70, 71], 3), other], [1, 2, 60])).toEqual({ index: 0, commonPrefix: 2 });
+    // A long shared part is worth more than the little it drops.
+    expect(chooseSlot([slot(0, [], 0), slot(1, [1, 2, 3, 4, 5, 99], 9)], [1, 2, 3, 4, 5, 6])).toEqual({ index: 1, commonPrefix: 5 });
+    // Sharing 2 for dropping 3 loses to an empty slot.
+    expect(chooseSlot([slot(0, [], 0), slot(1, [1, 2, 7, 8, 9], 9)], [1, 2, 3, 4])).toEqual({ index: 0, commonPrefix: 0 });
   });
 
   it('skips busy slots even when they hold the longest prefix', () => {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ROUTING_POLICY_NAMES } from '../../../common/contract.js';
-import { kvTypeSchema } from '../../../common/engine-protocol.js';
+import { flashAttentionSchema, kvTypeSchema } from '../../../common/engine-protocol.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -21,7 +21,7 @@ const engineOptionsSchema = z
     contextSize: z.number().int().min(64),
     slots: z.number().int().min(1).max(256),
     threads: z.number().int().nonnegative(),
-    flashAttention: z.boolean(),
+    flashAttention: flashAttentionSchema,
     kvType: kvTypeSchema,
     batchSize: z.number().int().min(1),
   })

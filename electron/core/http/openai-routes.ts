@@ -51,8 +51,21 @@ function usage(result: ReplicaGenerateResult) {
 
 const finishReason = (result: ReplicaGenerateResult): 'stop' | 'length' => (result.finishReason === 'length' ? 'length' : 'stop');
 
-/** Where the answer was served, as an extension field (LM Studio and llama-server add their own too). */
-const servedBy = (result: ReplicaGenerateResult) => ({ replica: result.replica, slot: result.globalSlot, failed_over: result.failedOver });
+/** Where and how fast the answer was served, as an extension field (llama-server's `timings` names). */
+const servedBy = (result: ReplicaGenerateResult) => ({
+  replica: result.replica,
+  slot: result.globalSlot,
+  failed_over: result.failedOver,
+  timings: {
+    queued_ms: result.timings.queuedMs,
+    cache_n: result.reusedTokens,
+    prompt_n: result.timings.prefillTokens,
+    prompt_ms: result.timings.prefillMs,
+    predicted_n: result.usage.completionTokens,
+    predicted_ms: result.timings.decodeMs,
+    predicted_per_second: result.timings.decodeTokensPerSecond,
+  },
+});
 
 function mapGenerationError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
