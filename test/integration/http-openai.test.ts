@@ -102,9 +102,11 @@ describe('OpenAI-compatible front', () => {
       { signal: controller.signal },
     );
     let chunks = 0;
-    // The client ends the iteration quietly on abort.
     for await (const _chunk of stream) {
-      if (++chunks === 5) controller.abort();
+      if (++chunks === 5) {
+        controller.abort();
+        break;
+      }
     }
     expect(chunks).toBe(5);
     await waitFor(async () => {
