@@ -28,7 +28,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
     engine: { slots: options.slots, threads: options.threads, contextSize: options.contextSize },
   });
   for (const policy of POLICIES) {
-    const run = await withServed(config(policy), (target) => multiTurn(target, options.multiTurn));
+    const run = await withServed(config(policy), (target, served) => multiTurn(target, options.multiTurn, served.workstation.tokenizer));
     rows.push({ workload: 'multi-turn', policy, ...summarise(run.results, run.wallMs) });
   }
   for (const policy of POLICIES) {

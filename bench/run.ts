@@ -30,7 +30,7 @@ const machine = { cpus: os.cpus()[0]?.model ?? 'unknown', cores: os.availablePar
 
 const workload = quick
   ? { users: 3, turns: 2, systemWords: 40, userWords: 10, answerTokens: 8, concurrency: 2, seed: 1 }
-  : { users: 8, turns: 4, systemWords: 120, userWords: 25, answerTokens: 24, concurrency: 4, seed: 1 };
+  : { users: 8, turns: 4, systemWords: 40, userWords: 80, answerTokens: 32, concurrency: 4, seed: 1 };
 
 const benches: Record<BenchName, () => Promise<{ text: string }>> = {
   route: async () =>

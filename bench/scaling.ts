@@ -21,7 +21,7 @@ export async function runScaling(options: ScalingOptions) {
   ];
   const rows = [];
   for (const layout of layouts) {
-    const run = await withServed({ model: options.model, ...layout.config }, (target) => multiTurn(target, options.workload));
+    const run = await withServed({ model: options.model, ...layout.config }, (target, served) => multiTurn(target, options.workload, served.workstation.tokenizer));
     rows.push({ layout: layout.name, ...summarise(run.results, run.wallMs) });
   }
   const text = table(

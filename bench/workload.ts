@@ -1,12 +1,13 @@
 /**
  * Seeded synthetic chat workloads driven through the real HTTP front with the official `openai` client:
  * - multi-turn: N users × K turns over a shared system prompt, each turn adding the answer and a new
- *   user message to the history, a fixed answer length, at most `concurrency` requests in flight;
+ *   user message to the history (kept as tokens, see multiTurn), a fixed answer length, at most `concurrency` requests in flight;
  * - shared-prefix (in the style of SGLang's generated-shared-prefix): G groups × P prompts, each group
  *   with its own long common prefix.
  * Each request records TTFT, decode rate, prompt and cached tokens.
  */
 import OpenAI from 'openai';
+import type { Tokenizer } from '../electron/core/tokenizer.js';
 import { mean, percentile, seeded } from './stats.js';
 
 export interface RequestResult {
@@ -33,36 +34,39 @@ export interface ClientTarget {
   model: string;
 }
 
-async function streamChat(client: OpenAI, model: string, messages: OpenAI.ChatCompletionMessageParam[], answerTokens: number, seed: number): Promise<RequestResult & { text: string }> {
+type StreamBody = { kind: 'chat'; messages: OpenAI.ChatCompletionMessageParam[] } | { kind: 'completion'; prompt: number[] };
+
+/** One streamed request; TTFT is the first token chunk (every token has one; the chat role chunk does not count). */
+async function streamRequest(client: OpenAI, model: string, body: StreamBody, answerTokens: number, seed: number): Promise<RequestResult & { text: string; tokens: number[] }> {
   const started = performance.now();
   let firstAt = 0;
   let text = '';
   let usage: OpenAI.CompletionUsage | undefined;
   let replica: number | null = null;
+  let tokens: number[] = [];
+  const common = { model, max_tokens: answerTokens, temperature: 0.7, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
   try {
-    const stream = await client.chat.completions.create({
-      model,
-      messages,
-      max_tokens: answerTokens,
-      temperature: 0.7,
-      seed,
-      stream: true,
-      stream_options: { include_usage: true },
-      ignore_eos: true,
-    } as OpenAI.ChatCompletionCreateParamsStreaming);
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta.content;
-      // Every token chunk carries content (possibly empty); the role chunk does not.
-      if (typeof delta === 'string' && !firstAt) firstAt = performance.now();
-      if (delta) text += delta;
+    const stream =
+      body.kind === 'chat'
+        ? await client.chat.completions.create({ ...common, messages: body.messages } as OpenAI.ChatCompletionCreateParamsStreaming)
+        : await client.completions.create({ ...common, prompt: body.prompt } as OpenAI.CompletionCreateParamsStreaming);
+    for await (const chunk of stream as AsyncIterable<OpenAI.ChatCompletionChunk | OpenAI.Completion>) {
+      const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null } | undefined;
+      const piece = choice ? (choice.delta ? choice.delta.content : choice.text) : undefined;
+      if (typeof piece === 'string' && choice!.finish_reason === null && !firstAt) firstAt = performance.now();
+      if (piece) text += piece;
       if (chunk.usage) usage = chunk.usage;
-      const served = (chunk as unknown as { manifold?: { replica: number } }).manifold;
-      if (served) replica = served.replica;
+      const served = (chunk as unknown as { manifold?: { replica: number; tokens?: number[] } }).manifold;
+      if (served) {
+        replica = served.replica;
+        tokens = served.tokens ?? [];
+      }
     }
     const ended = performance.now();
     const completionTokens = usage?.completion_tokens ?? 0;
     return {
       text,
+      tokens,
       ttftMs: (firstAt || ended) - started,
       decodeTokensPerSecond: firstAt && ended > firstAt ? ((completionTokens - 1) * 1000) / (ended - firstAt) : 0,
       promptTokens: usage?.prompt_tokens ?? 0,
@@ -72,7 +76,7 @@ async function streamChat(client: OpenAI, model: string, messages: OpenAI.ChatCo
       error: usage ? null : 'no usage in the stream',
     };
   } catch (error) {
-    return { text, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, error: (error as Error).message };
+    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, error: (error as Error).message };
   }
 }
 
@@ -99,7 +103,13 @@ export interface MultiTurnOptions {
   seed: number;
 }
 
-export async function multiTurn(target: ClientTarget, options: MultiTurnOptions): Promise<{ results: RequestResult[]; wallMs: number }> {
+/**
+ * The conversation is kept as tokens (system + turns, the model's own answer tokens included) and sent to
+ * /v1/completions as token ids, as a chat client whose history re-tokenizes to what the model produced
+ * would. With the random-weight test model, sending the answers back as text would not: its noise
+ * (broken UTF-8, unusual splits) re-tokenizes differently, and every turn would miss from the answer on.
+ */
+export async function multiTurn(target: ClientTarget, options: MultiTurnOptions, tokenizer: Tokenizer): Promise<{ results: RequestResult[]; wallMs: number }> {
   const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
   const random = seeded(options.seed);
   const system = sentence(random, options.systemWords);
@@ -107,16 +117,21 @@ export async function multiTurn(target: ClientTarget, options: MultiTurnOptions)
   const started = performance.now();
   // Each user's next turn is queued when its previous turn ends, so a user's turns stay in order.
   const queue: (() => Promise<void>)[] = [];
-  const userTurn = (user: number, turn: number, history: OpenAI.ChatCompletionMessageParam[]) => async () => {
-    const messages: OpenAI.ChatCompletionMessageParam[] = [...history, { role: 'user', content: sentence(random, options.userWords) }];
-    const result = await streamChat(client, target.model, messages, options.answerTokens, options.seed * 1000 + user * 10 + turn);
+  const userTurn = (user: number, turn: number, history: number[]) => async () => {
+    const message = sentence(random, options.userWords);
+    const prompt =
+      turn === 0
+        ? tokenizer.applyChatTemplate([{ role: 'system', content: system }, { role: 'user', content: message }]).tokens
+        : [...history, ...tokenizer.tokenize(`<|im_end|>\n<|im_start|>user\n${message}<|im_end|>\n<|im_start|>assistant\n`, { special: true })];
+    const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, options.seed * 1000 + user * 10 + turn);
     results.push({ ...result, user, turn });
-    if (turn + 1 < options.turns) queue.push(userTurn(user, turn + 1, [...messages, { role: 'assistant', content: result.text }]));
+    if (turn + 1 < options.turns) queue.push(userTurn(user, turn + 1, [...prompt, ...result.tokens]));
   };
-  for (let u = 0; u < options.users; u++) queue.push(userTurn(u, 0, [{ role: 'system', content: system }]));
+  for (let u = 0; u < options.users; u++) queue.push(userTurn(u, 0, []));
+  // Users answer at seeded random moments: a free worker takes any waiting turn, not the oldest.
   const workers = Array.from({ length: options.concurrency }, async () => {
     for (;;) {
-      const task = queue.shift();
+      const task = queue.length ? queue.splice(Math.floor(random() * queue.length), 1)[0] : undefined;
       if (task) {
         await task();
         continue;
@@ -156,7 +171,7 @@ export async function sharedPrefix(target: ClientTarget, options: SharedPrefixOp
         { role: 'user', content: sentence(random, options.questionWords) },
       ];
       tasks.push(async () => {
-        results.push(await streamChat(client, target.model, messages, options.answerTokens, options.seed + g * 100 + p));
+        results.push(await streamRequest(client, target.model, { kind: 'chat', messages }, options.answerTokens, options.seed + g * 100 + p));
       });
     }
   }

@@ -1,8 +1,10 @@
 /**
- * Slot choice (DESIGN §2, refined): among idle slots, the one that gains the most prefix for what it
- * loses — score = shared prefix − tokens the slot would drop (held − shared) — so a slot holding another
- * conversation's history is not overwritten for a short shared part (a common system prompt) while an
- * empty or less valuable slot is there. When no idle slot shares any prefix: the least recently used.
+ * Slot choice (DESIGN §2, refined so that one conversation does not evict another):
+ * - while an empty slot is idle, a slot that holds tokens is taken only for a continuation of what it
+ *   holds (the prompt keeps at least 3/4 of the slot's tokens), never for a different conversation that
+ *   merely shares its start (a common system prompt);
+ * - among the slots left, the one that gains the most for what it loses: score = shared prefix − tokens
+ *   the slot would drop; when none shares any prefix, the least recently used.
  * Pure, so it is tested without an engine.
  */
 
@@ -14,6 +16,9 @@ export interface SlotCandidate {
   readonly lastUsed: number;
 }
 
+/** Share of a slot's tokens a prompt may drop and still count as continuing that slot's conversation. */
+export const CONTINUATION_SLACK = 0.25;
+
 export function commonPrefixLength(a: readonly number[], b: readonly number[]): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
@@ -23,13 +28,18 @@ export function commonPrefixLength(a: readonly number[], b: readonly number[]): 
 
 /** The slot to serve `prompt`, with the prefix it shares; null when no slot is idle. */
 export function chooseSlot(slots: readonly SlotCandidate[], prompt: readonly number[]): { index: number; commonPrefix: number } | null {
-  const idle = slots.filter((s) => s.idle).map((s) => {
-    const commonPrefix = commonPrefixLength(s.tokens, prompt);
-    return { slot: s, commonPrefix, score: commonPrefix - (s.tokens.length - commonPrefix) };
-  });
-  if (idle.length === 0) return null;
-  const anyShared = idle.some((c) => c.commonPrefix > 0);
-  const best = idle.reduce((a, b) => {
+  const idle = slots
+    .filter((s) => s.idle)
+    .map((s) => {
+      const commonPrefix = commonPrefixLength(s.tokens, prompt);
+      const dropped = s.tokens.length - commonPrefix;
+      return { slot: s, commonPrefix, dropped, score: commonPrefix - dropped };
+    });
+  const anyEmpty = idle.some((c) => c.slot.tokens.length === 0);
+  const candidates = anyEmpty ? idle.filter((c) => c.dropped <= CONTINUATION_SLACK * c.slot.tokens.length) : idle;
+  if (candidates.length === 0) return null;
+  const anyShared = candidates.some((c) => c.commonPrefix > 0);
+  const best = candidates.reduce((a, b) => {
     if (anyShared && a.score !== b.score) return b.score > a.score ? b : a;
     return b.slot.lastUsed < a.slot.lastUsed ? b : a;
   });

@@ -52,7 +52,8 @@ function usage(result: ReplicaGenerateResult) {
 const finishReason = (result: ReplicaGenerateResult): 'stop' | 'length' => (result.finishReason === 'length' ? 'length' : 'stop');
 
 /** Where and how fast the answer was served, as an extension field (llama-server's `timings` names). */
-const servedBy = (result: ReplicaGenerateResult) => ({
+const servedBy = (result: ReplicaGenerateResult, withTokens: boolean) => ({
+  ...(withTokens ? { tokens: result.completionTokens } : {}),
   replica: result.replica,
   slot: result.globalSlot,
   failed_over: result.failedOver,
@@ -97,7 +98,7 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
       kind === 'chat'
         ? { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result) }
         : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: null };
-    sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result) });
+    sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true) });
     return;
   }
 
@@ -127,7 +128,7 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
         if (text || tokens.length) send(chunk(text, null));
       },
     });
-    send(chunk(null, finishReason(result), { manifold: servedBy(result) }));
+    send(chunk(null, finishReason(result), { manifold: servedBy(result, body.return_tokens === true) }));
     if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
     res.end('data: [DONE]\n\n');
   } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * The OpenAI-compatible request bodies, as zod schemas. Fields OpenAI clients send that Manifold does not
- * use are accepted and ignored (as llama-server does); `top_k`, `min_p`, `repeat_penalty` and
- * `ignore_eos` are llama-server's extensions.
+ * use are accepted and ignored (as llama-server does); `top_k`, `min_p`, `repeat_penalty`,
+ * `ignore_eos` and `return_tokens` are llama-server's extensions.
  */
 import { z } from 'zod';
 
@@ -21,6 +21,8 @@ const samplingFields = {
   stop: stopSchema,
   n: z.literal(1).nullish(),
   ignore_eos: z.boolean().nullish(),
+  /** llama-server's `return_tokens`: the completion's token ids in the response (`manifold.tokens`). */
+  return_tokens: z.boolean().nullish(),
 };
 
 const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() });
