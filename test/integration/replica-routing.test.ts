@@ -34,7 +34,8 @@ describe('replica routing', () => {
       const [first, ...later] = prefix.results[c]!;
       for (const [t, result] of later.entries()) {
         expect(result.replica).toBe(first!.replica);
-        expect(result.reusedTokens).toBeGreaterThanOrEqual(prefix.prompts[c]![t]!.length);
+        const trace = prefix.results.map((turns, i) => `c${i}: ${turns.map((r) => `r${r.replica}s${r.slot} reused ${r.reusedTokens}/${r.usage.promptTokens}`).join(', ')}`).join('; ');
+        expect(result.reusedTokens, trace).toBeGreaterThanOrEqual(prefix.prompts[c]![t]!.length);
       }
     }
     // New conversations were spread, two per replica.

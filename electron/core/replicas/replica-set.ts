@@ -75,7 +75,7 @@ export class ReplicaDiedError extends Error {
 /** Weight of the newest sample in the measured rates. */
 const EWMA = 0.3;
 /** Prefills shorter than this say little about a replica's rate. */
-const MIN_RATE_SAMPLE_TOKENS = 64;
+const MIN_RATE_SAMPLE_TOKENS = 256;
 
 class Replica {
   state: ReplicaState = 'starting';
