@@ -1,7 +1,6 @@
 /** Replicas under faults, with real engines: a killed engine, a hung engine, an engine that never starts. */
 import { describe, expect, it } from 'vitest';
 import { ReplicaDiedError, type ReplicaGenerateResult, type ReplicaSet } from '../../electron/core/replicas/replica-set.js';
-import { blockHashes } from '../../electron/core/router/block-hash.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
 import { startReplicaSet, waitForState } from '../helpers/replica-sets.js';
 
@@ -80,11 +79,10 @@ describe('replica faults', () => {
     const { set } = await startReplicaSet({ replicas: 2 });
     const conversation = promptTokens(256, 9);
     const first = await set.generate({ tokens: conversation, maxTokens: 2, ignoreEos: true });
-    const index = (set as unknown as { index: { matchedBlocks(r: number, b: number[]): number } }).index;
-    expect(index.matchedBlocks(first.replica, blockHashes(conversation))).toBe(4);
+    expect(set.heldPrefixTokens(first.replica, conversation)).toBe(256);
     set.supervisorOf(first.replica).signal('SIGKILL');
     await waitFor(() => (set.replicaView()[first.replica]!.state !== 'ready' ? true : undefined), 'the replica to leave ready');
-    expect(index.matchedBlocks(first.replica, blockHashes(conversation))).toBe(0);
+    expect(set.heldPrefixTokens(first.replica, conversation)).toBe(0);
     // Meanwhile the other replica serves the conversation.
     const next = await set.generate({ tokens: conversation, maxTokens: 2, ignoreEos: true });
     expect(next.replica).not.toBe(first.replica);

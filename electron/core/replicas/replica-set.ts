@@ -293,6 +293,11 @@ export class ReplicaSet {
     return this.replicas.slice(0, index).reduce((sum, r) => sum + r.slots, 0);
   }
 
+  /** Prompt tokens of `tokens` the index says `replica` holds, in whole blocks (what the router sees). */
+  heldPrefixTokens(replica: number, tokens: readonly number[]): number {
+    return this.index.matchedBlocks(replica, blockHashes(tokens)) * BLOCK_TOKENS;
+  }
+
   setRoutingPolicy(policy: RoutingPolicy): void {
     this.router.setPolicy(policy);
   }
