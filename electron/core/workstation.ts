@@ -32,13 +32,11 @@ export class Workstation {
   readonly throughput = new ThroughputMeter();
   private tokenizerValue: Tokenizer | undefined;
   private started = false;
-  private policy: RoutingPolicy;
   private readonly logLines: string[] = [];
   private readonly logListeners = new Set<(line: string) => void>();
 
   constructor(private readonly options: WorkstationOptions) {
     this.modelId = basename(options.config.model).replace(/\.gguf$/i, '');
-    this.policy = options.config.routing ?? 'prefix';
     this.replicas = ReplicaSet.fromConfig(options.config, options.machine, {
       spawn: options.spawn,
       log: (line) => this.log(line),
@@ -60,11 +58,10 @@ export class Workstation {
   }
 
   get routingPolicy(): RoutingPolicy {
-    return this.policy;
+    return this.replicas.routingPolicy;
   }
 
   setRoutingPolicy(policy: RoutingPolicy): void {
-    this.policy = policy;
     this.replicas.setRoutingPolicy(policy);
   }
 

@@ -82,6 +82,12 @@ describe('front security', () => {
     const wrongRole = await chat({ messages: [{ role: 'wizard', content: 'hi' }] });
     expect(message(wrongRole)).toMatch(/^messages\.0\.role: /);
     expect((await chat({ messages: [{ role: 'user', content: 'hi' }], model: 'other' })).status).toBe(404);
+    const outsideVocabulary = await raw({ method: 'POST', path: '/v1/completions', headers: auth, body: JSON.stringify({ prompt: [1, 99_999_999] }) });
+    expect(outsideVocabulary.status).toBe(400);
+    expect(message(outsideVocabulary)).toContain('outside the model');
+    const tooLong = await raw({ method: 'POST', path: '/v1/completions', headers: auth, body: JSON.stringify({ prompt: Array.from({ length: 1030 }, () => 3) }) });
+    expect(tooLong.status).toBe(400);
+    expect(message(tooLong)).toContain('does not fit');
     expect((await raw({ method: 'GET', path: '/v1/chat/completions', headers: auth })).status).toBe(405);
     expect((await raw({ path: '/nowhere' })).status).toBe(404);
   });

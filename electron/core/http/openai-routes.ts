@@ -71,6 +71,7 @@ const servedBy = (result: ReplicaGenerateResult, withTokens: boolean) => ({
 function mapGenerationError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
+  if (error instanceof EngineRequestError && error.code === 'bad_message') return new HttpError(400, error.message, 'invalid_request_error', 'prompt');
   if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica');
   if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');
   return new HttpError(500, `generation failed: ${(error as Error).message}`, 'server_error');

@@ -302,6 +302,10 @@ export class ReplicaSet {
     this.router.setPolicy(policy);
   }
 
+  get routingPolicy(): RoutingPolicy {
+    return this.router.currentPolicy;
+  }
+
   /** The supervisor of replica `index` (for tests and the dashboard's per-replica actions). */
   supervisorOf(index: number): EngineSupervisor {
     return this.replica(index).supervisor;

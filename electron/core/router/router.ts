@@ -48,6 +48,10 @@ export class Router {
     this.policy = policy;
   }
 
+  get currentPolicy(): RoutingPolicy {
+    return this.policy;
+  }
+
   routedCount(replica: number): number {
     return this.routed.get(replica) ?? 0;
   }
