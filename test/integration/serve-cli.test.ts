@@ -1,6 +1,7 @@
 /** `npm run serve` as a user runs it: no arguments, the README's curl examples, then Ctrl-C stops everything. */
 import { execFile, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -38,5 +39,36 @@ describe('npm run serve', () => {
     expect(await exited).toBe(0);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
     expect(err).toContain('exited: stopped');
+  });
+});
+
+describe('npm run serve with bad input', () => {
+  const cli = (args: string[]) =>
+    run(process.execPath, [...engineEntry().execArgv, join(root, 'electron', 'serve-cli.ts'), '--port', '0', ...args], { cwd: root }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+
+  it('exits 1 with a clear message for bad JSON, a config that breaks a rule, and a file that is not a model', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifold-cli-'));
+    try {
+      await writeFile(join(dir, 'bad.json'), '{"model": ');
+      await writeFile(join(dir, 'uneven.json'), JSON.stringify({ model: join(dir, 'm.gguf'), gpu: [0, 1, 2, 3], replicas: 3 }));
+      await writeFile(join(dir, 'm.gguf'), 'not a model');
+
+      const badJson = await cli(['--config', join(dir, 'bad.json')]);
+      expect(badJson.code).toBe(1);
+      expect(badJson.stderr).toMatch(/config error: cannot read the config .*bad\.json: /);
+
+      const uneven = await cli(['--config', join(dir, 'uneven.json')]);
+      expect(uneven.code).toBe(1);
+      expect(uneven.stderr).toContain('config error: replicas: 3 replicas cannot split the 4 cards [0, 1, 2, 3] into equal groups');
+
+      const notModel = await cli(['--model', join(dir, 'm.gguf')]);
+      expect(notModel.code).toBe(1);
+      expect(notModel.stderr).toContain('not a GGUF file');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
