@@ -80,14 +80,29 @@ async function streamRequest(client: OpenAI, model: string, body: StreamBody, an
   }
 }
 
-/** Runs `tasks` with at most `concurrency` in flight; a task may enqueue follow-ups (the next turn). */
-async function runPool(concurrency: number, initial: (() => Promise<void>)[]): Promise<void> {
-  const queue = [...initial];
+type Task = () => Promise<void>;
+
+/**
+ * Runs the tasks of `queue` with at most `concurrency` in flight. A running task may add to the queue
+ * (a user's next turn), so a worker that finds it empty waits until no task is running. `take` picks
+ * which waiting task goes next (the oldest unless told otherwise).
+ */
+async function runPool(concurrency: number, queue: Task[], take: (waiting: Task[]) => Task = (waiting) => waiting.shift()!): Promise<void> {
+  let running = 0;
   const workers = Array.from({ length: concurrency }, async () => {
     for (;;) {
-      const task = queue.shift();
-      if (!task) return;
-      await task();
+      if (queue.length) {
+        const task = take(queue);
+        running++;
+        try {
+          await task();
+        } finally {
+          running--;
+        }
+        continue;
+      }
+      if (running === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
     }
   });
   await Promise.all(workers);
@@ -116,7 +131,7 @@ export async function multiTurn(target: ClientTarget, options: MultiTurnOptions,
   const results: RequestResult[] = [];
   const started = performance.now();
   // Each user's next turn is queued when its previous turn ends, so a user's turns stay in order.
-  const queue: (() => Promise<void>)[] = [];
+  const queue: Task[] = [];
   const userTurn = (user: number, turn: number, history: number[]) => async () => {
     const message = sentence(random, options.userWords);
     const prompt =
@@ -129,18 +144,7 @@ export async function multiTurn(target: ClientTarget, options: MultiTurnOptions,
   };
   for (let u = 0; u < options.users; u++) queue.push(userTurn(u, 0, []));
   // Users answer at seeded random moments: a free worker takes any waiting turn, not the oldest.
-  const workers = Array.from({ length: options.concurrency }, async () => {
-    for (;;) {
-      const task = queue.length ? queue.splice(Math.floor(random() * queue.length), 1)[0] : undefined;
-      if (task) {
-        await task();
-        continue;
-      }
-      if (results.length >= options.users * options.turns) return;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  });
-  await Promise.all(workers);
+  await runPool(options.concurrency, queue, (waiting) => waiting.splice(Math.floor(random() * waiting.length), 1)[0]!);
   return { results, wallMs: performance.now() - started };
 }
 
@@ -158,7 +162,7 @@ export async function sharedPrefix(target: ClientTarget, options: SharedPrefixOp
   const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
   const random = seeded(options.seed);
   const prefixes = Array.from({ length: options.groups }, () => sentence(random, options.prefixWords));
-  const tasks: (() => Promise<void>)[] = [];
+  const tasks: Task[] = [];
   const results: RequestResult[] = [];
   // Prompts arrive in a seeded random order across groups, as independent clients would send them
   // (a fixed interleaving would let round-robin land each group on the same replica by accident).

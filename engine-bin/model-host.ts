@@ -28,6 +28,8 @@ interface Loaded {
   readonly slots: Slot[];
   readonly header: GgufHeader;
   readonly options: LoadOptions;
+  /** Tokens in the model's vocabulary, from the header (ids at or above it are refused). */
+  readonly vocabularySize: number;
 }
 
 interface SlotWaiter {
@@ -116,7 +118,7 @@ export class ModelHost {
         lastUsed: null,
       }));
       await warmUp(model, slots[0]!.sequence);
-      this.loaded = { model, context, slots, header, options };
+      this.loaded = { model, context, slots, header, options, vocabularySize: vocabularySize(header) };
       return await this.readyInfo(performance.now() - started);
     } catch (error) {
       if (error instanceof EngineError) throw error;
@@ -127,7 +129,7 @@ export class ModelHost {
   }
 
   private async readyInfo(loadMs: number): Promise<ReadyInfo> {
-    const { model, context, header, options, slots } = this.loaded!;
+    const { model, context, header, options, slots, vocabularySize: vocabSize } = this.loaded!;
     const vram = await this.llama!.getVramState();
     const text = (key: string): string | null => {
       const value = header.metadata.get(key);
@@ -138,7 +140,7 @@ export class ModelHost {
         name: text('general.name'),
         architecture: text('general.architecture'),
         trainContextSize: model.trainContextSize,
-        vocabSize: vocabularySize(header),
+        vocabSize,
         parameters: model.fileInsights.totalParameters,
         fileBytes: header.fileSize,
       },
@@ -172,9 +174,8 @@ export class ModelHost {
         `prompt of ${request.tokens.length} tokens does not fit a slot's context of ${contextSize} tokens (at least one token must be left to generate)`,
       );
     }
-    const vocabulary = vocabularySize(loaded.header);
-    const outside = request.tokens.find((t) => t >= vocabulary);
-    if (outside !== undefined) throw new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${vocabulary} tokens`);
+    const outside = request.tokens.find((t) => t >= loaded.vocabularySize);
+    if (outside !== undefined) throw new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${loaded.vocabularySize} tokens`);
     const arrived = performance.now();
     this.prefilling++;
     const slot = await this.acquireSlot(id, request.tokens);
@@ -187,7 +188,6 @@ export class ModelHost {
     this.running.set(id, slot);
     let phase: 'prefill' | 'decode' = 'prefill';
     try {
-      slot.state = 'prefill';
       slot.conversationId = request.conversationId ?? null;
       const sequence = slot.sequence;
       const keep = Math.min(sequence.compareContextTokens(asTokens(request.tokens)).firstDifferentIndex, request.tokens.length - 1);
@@ -340,7 +340,7 @@ export class ModelHost {
       // addon reads (node-llama-cpp 3.21.1, pinned; the ignoreEos tests fail if this stops working).
       const bias = new TokenBias(loaded.model.tokenizer);
       const entries = (bias as unknown as { _biases: Map<number, number> })._biases;
-      for (let token = 0; token < vocabularySize(loaded.header); token++) if (loaded.model.isEogToken(token as Token)) entries.set(token, -Infinity);
+      for (let token = 0; token < loaded.vocabularySize; token++) if (loaded.model.isEogToken(token as Token)) entries.set(token, -Infinity);
       this.noEogBias = bias;
     }
     return this.noEogBias;

@@ -91,25 +91,24 @@ export class EngineClient {
   }
 
   generate(request: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle {
-    const id = this.nextId;
+    const id = this.nextId++;
     let markStarted: (info: StartedInfo) => void = () => {};
     let failStart: (error: Error) => void = () => {};
     const started = new Promise<StartedInfo>((resolve, reject) => {
       markStarted = resolve;
       failStart = reject;
     });
-    const done = this.call({ type: 'generate', request: generateRequestSchema.parse(request) }, 'done', (m) => {
-      if (m.type === 'started') markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs });
-      else if (m.type === 'tokens') onTokens?.({ tokens: m.tokens, text: m.text });
-    }).then(
-      (m) => m.result,
-      (error: Error) => {
-        failStart(error);
-        throw error;
+    const done = this.call(
+      { type: 'generate', request: generateRequestSchema.parse(request) },
+      'done',
+      (m) => {
+        if (m.type === 'started') markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs });
+        else if (m.type === 'tokens') onTokens?.({ tokens: m.tokens, text: m.text });
       },
-    );
-    // A request cancelled while queued is done without having started.
-    void done.then(() => failStart(new Error('generation ended before it started')), () => {});
+      id,
+    ).then((m) => m.result);
+    // `started` settles even for a request that ends without one (an error, or cancelled while queued).
+    done.then(() => failStart(new Error('generation ended before it started')), failStart);
     started.catch(() => {});
     return {
       id,
@@ -137,9 +136,13 @@ export class EngineClient {
     return this.exited;
   }
 
-  private call<T extends EngineMessage['type']>(body: RequestBody, replyType: T, onEvent?: (message: EngineMessage) => void): Promise<EngineMessageOf<T>> {
+  private call<T extends EngineMessage['type']>(
+    body: RequestBody,
+    replyType: T,
+    onEvent?: (message: EngineMessage) => void,
+    id = this.nextId++,
+  ): Promise<EngineMessageOf<T>> {
     if (this.exit) return Promise.reject(new EngineExitedError(this.exit));
-    const id = this.nextId++;
     return new Promise<EngineMessageOf<T>>((resolve, reject) => {
       this.pending.set(id, { replyType, resolve: resolve as (m: EngineMessage) => void, reject, ...(onEvent ? { onEvent } : {}) });
       if (!this.process.send({ ...body, id })) {
