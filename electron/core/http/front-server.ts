@@ -15,7 +15,7 @@ import { ControlSocket } from './control-socket.js';
 import { HttpError, sendError, sendJson } from './http-error.js';
 import { renderMetrics } from './metrics.js';
 import { handleChatCompletions, handleCompletions, handleModels } from './openai-routes.js';
-import { bearer, checkHost, checkOrigin, readJsonBody, sameSecret } from './request-guard.js';
+import { bearer, checkSource, readJsonBody, sameSecret } from './request-guard.js';
 
 export interface FrontOptions {
   /** 127.0.0.1 unless set; binding elsewhere exposes the API beyond this machine. */
@@ -50,8 +50,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   const control = new ControlSocket(workstation, contractHandlers(workstation), options.eventIntervalMs);
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    checkHost(req, allowedHosts);
-    checkOrigin(req);
+    checkSource(req, allowedHosts);
     const url = new URL(req.url ?? '/', 'http://front.invalid');
     const path = url.pathname;
     const method = req.method ?? 'GET';
@@ -110,8 +109,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
       socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
     try {
-      checkHost(req, allowedHosts);
-      checkOrigin(req);
+      checkSource(req, allowedHosts);
     } catch {
       return refuse(403, 'Forbidden');
     }

@@ -40,6 +40,12 @@ export function checkOrigin(req: IncomingMessage): void {
   }
 }
 
+/** Both source checks, for plain requests and WebSocket upgrades alike. */
+export function checkSource(req: IncomingMessage, allowedHosts: readonly string[]): void {
+  checkHost(req, allowedHosts);
+  checkOrigin(req);
+}
+
 /** The bearer credential of a request: `Authorization: Bearer …`, else the `token` query parameter when allowed. */
 export function bearer(req: IncomingMessage, url: URL, allowQuery: boolean): string | null {
   const header = req.headers.authorization;
