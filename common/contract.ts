@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { slotViewSchema } from './engine-protocol.js';
+import { precheckRequestSchema, rebuildProgressSchema, rebuildRequestSchema, replicaRebuildOutcomeSchema, replicaVerdictSchema } from './rebuild.js';
 
 export const ROUTING_POLICY_NAMES = ['prefix', 'round-robin', 'least-loaded'] as const;
 
@@ -14,7 +15,9 @@ export const replicaViewSchema = z.object({
   running: z.number().int(),
   routed: z.number().int(),
   slots: z.number().int(),
-  state: z.enum(['starting', 'ready', 'maintenance', 'healing', 'failed', 'stopped']),
+  state: z.enum(['starting', 'ready', 'maintenance', 'latched', 'healing', 'failed', 'stopped']),
+  /** Why a latched replica takes no requests; null otherwise. */
+  latchReason: z.string().nullable(),
   gpus: z.array(z.number().int()),
   cacheHitTokens: z.number().int(),
   promptTokens: z.number().int(),
@@ -52,12 +55,17 @@ export const contract = {
     getSlots: { args: noArgs, result: z.array(globalSlotViewSchema) },
     setRoutingPolicy: { args: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }).strict(), result: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }) },
     restartReplica: { args: z.object({ replica: z.number().int().nonnegative() }).strict(), result: z.object({ replica: z.number().int(), state: z.string() }) },
+    /** The pre-check of a live resize, per replica; touches nothing. */
+    precheckRebuild: { args: precheckRequestSchema, result: z.array(replicaVerdictSchema) },
+    /** A live resize of one replica or a rolling one of all; one outcome per replica. */
+    rebuild: { args: rebuildRequestSchema, result: z.array(replicaRebuildOutcomeSchema) },
   },
   events: {
     replicas: z.array(replicaViewSchema),
     slots: z.array(globalSlotViewSchema),
     throughput: throughputSchema,
     log: z.object({ line: z.string() }),
+    rebuild: rebuildProgressSchema,
   },
 } as const;
 

@@ -4,20 +4,28 @@
  * so replies are matched by id and never by order. Both sides parse what they receive with these schemas.
  */
 import { z } from 'zod';
+import {
+  gpuLayersSchema,
+  kvTypeSchema,
+  MAX_CONTEXT_CELLS,
+  poolSizesSchema,
+  POOLS,
+  precheckVerdictSchema,
+  prefixReportSchema,
+  rebuildChangeSchema,
+  rebuildTimingsSchema,
+} from './rebuild.js';
 
 const tokenId = z.number().int().nonnegative();
 const requestId = z.number().int().nonnegative();
 
-export const KV_TYPES = ['f32', 'f16', 'q8_0', 'q4_0'] as const;
-export const kvTypeSchema = z.enum(KV_TYPES);
-export type KvType = z.infer<typeof kvTypeSchema>;
 
 export const flashAttentionSchema = z.union([z.literal('auto'), z.boolean()]);
 
-export const loadOptionsSchema = z.object({
+export const loadOptionsSchema = z
+  .object({
   modelPath: z.string().min(1),
-  /** Layers offloaded to the GPU: `auto` lets node-llama-cpp fit them, a number is exact. */
-  gpuLayers: z.union([z.literal('auto'), z.number().int().nonnegative()]).default('auto'),
+  gpuLayers: gpuLayersSchema.default('auto'),
   /** Tokens each slot can hold. */
   contextSize: z.number().int().min(64).max(1 << 22).default(4096),
   slots: z.number().int().min(1).max(256).default(1),
@@ -27,7 +35,17 @@ export const loadOptionsSchema = z.object({
   flashAttention: flashAttentionSchema.default('auto'),
   kvType: kvTypeSchema.default('f16'),
   batchSize: z.number().int().min(1).max(1 << 16).optional(),
-});
+  /** Test-only fault injection for live resize; never set outside tests (no config or API reaches it). */
+  testOnlyFaults: z
+    .object({
+      /** Fail the rebuild's allocation before or after the teardown mark. */
+      failAllocation: z.enum(['before_teardown', 'after_teardown']).optional(),
+      /** Fail the rollback's restore of the old sizes. */
+      failRestore: z.boolean().optional(),
+    })
+    .optional(),
+})
+  .refine((o) => o.contextSize * o.slots <= MAX_CONTEXT_CELLS, { message: `contextSize × slots may be at most ${MAX_CONTEXT_CELLS} tokens` });
 export type LoadOptions = z.infer<typeof loadOptionsSchema>;
 export type LoadOptionsInput = z.input<typeof loadOptionsSchema>;
 
@@ -64,6 +82,12 @@ export const engineRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('activity'), id: requestId }),
   z.object({ type: z.literal('ping'), id: requestId }),
   z.object({ type: z.literal('shutdown'), id: requestId }),
+  /** Live resize (DESIGN §5): the pre-check, never touching anything. */
+  z.object({ type: z.literal('precheck'), id: requestId, change: rebuildChangeSchema }),
+  /** Frees the touched pools and allocates them at the new sizes; says `teardown` before freeing anything. */
+  z.object({ type: z.literal('rebuild'), id: requestId, change: rebuildChangeSchema, skipPrecheck: z.boolean().default(false) }),
+  /** After a rebuild failed past its teardown: allocates these pools at these (old) sizes again. */
+  z.object({ type: z.literal('restore'), id: requestId, pools: z.array(z.enum(POOLS)).min(1), sizes: poolSizesSchema.partial() }),
 ]);
 export type EngineRequest = z.infer<typeof engineRequestSchema>;
 export type EngineRequestType = EngineRequest['type'];
@@ -115,8 +139,14 @@ export const readyInfoSchema = z.object({
   vram: memoryStateSchema,
   ram: memoryStateSchema,
   loadMs: z.number(),
+  /** Models this engine process has loaded (a kv rebuild leaves it unchanged; a weights rebuild adds one). */
+  modelLoads: z.number().int(),
 });
 export type ReadyInfo = z.infer<typeof readyInfoSchema>;
+
+/** A rebuild's or restore's result: the engine's state afterwards and how the slots' prefixes came back. */
+export const rebuiltSchema = z.object({ info: readyInfoSchema, prefixes: prefixReportSchema, timings: rebuildTimingsSchema });
+export type Rebuilt = z.infer<typeof rebuiltSchema>;
 
 export const finishReasonSchema = z.enum(['stop', 'length', 'cancelled']);
 export type FinishReason = z.infer<typeof finishReasonSchema>;
@@ -155,6 +185,12 @@ export const ENGINE_ERROR_CODES = [
   'prompt_too_long',
   'generate_failed',
   'unknown_request',
+  /** A rebuild was asked of an engine that is running requests (the barrier should have prevented it). */
+  'busy',
+  /** The pre-check refused a rebuild; nothing was touched. */
+  'does_not_fit',
+  /** A rebuild or restore failed; whether before or after the teardown mark, the `teardown` message says. */
+  'rebuild_failed',
 ] as const;
 export const engineErrorCodeSchema = z.enum(ENGINE_ERROR_CODES);
 export type EngineErrorCode = z.infer<typeof engineErrorCodeSchema>;
@@ -170,6 +206,10 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('activity'), id: requestId, activity: activitySchema }),
   z.object({ type: z.literal('pong'), id: requestId, uptimeMs: z.number() }),
   z.object({ type: z.literal('stopping'), id: requestId }),
+  z.object({ type: z.literal('verdict'), id: requestId, verdict: precheckVerdictSchema }),
+  /** The rebuild's mark: sent before the engine frees anything; an error after it means pools were freed. */
+  z.object({ type: z.literal('teardown'), id: requestId }),
+  z.object({ type: z.literal('rebuilt'), id: requestId, result: rebuiltSchema }),
   z.object({ type: z.literal('error'), id: requestId.nullable(), code: engineErrorCodeSchema, message: z.string() }),
 ]);
 export type EngineMessage = z.infer<typeof engineMessageSchema>;

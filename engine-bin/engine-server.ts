@@ -82,6 +82,17 @@ export class EngineServer {
       case 'shutdown':
         this.send({ type: 'stopping', id });
         await this.stop(0);
+        return;
+      case 'precheck':
+        this.send({ type: 'verdict', id, verdict: await this.host.precheck(request.change) });
+        return;
+      case 'rebuild': {
+        const result = await this.host.rebuild(request.change, request.skipPrecheck, () => this.send({ type: 'teardown', id }));
+        this.send({ type: 'rebuilt', id, result });
+        return;
+      }
+      case 'restore':
+        this.send({ type: 'rebuilt', id, result: await this.host.restore(request.pools, request.sizes) });
     }
   }
 

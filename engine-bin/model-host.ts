@@ -2,25 +2,23 @@
  * The model host: one node-llama-cpp model and one context whose sequences are the engine's slots.
  * It owns slot choice, the FIFO of requests waiting for a slot, prefix reuse (a slot keeps the prompt
  * prefix it shares with the new request and evaluates only the rest), sampling, stop strings, cancel,
- * and the counters behind the slots view and activity.
+ * the counters behind the slots view and activity, and the engine's two memory operations of a live
+ * resize (DESIGN §5): rebuild (teardown mark, free, allocate at new sizes) and restore (old sizes back).
  */
 import os from 'node:os';
+import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, TokenBias, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
-import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, SlotState, SlotView } from '../common/engine-protocol.js';
+import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, Rebuilt, SlotView } from '../common/engine-protocol.js';
+import { changedSizes, MAX_CONTEXT_CELLS, touchedPools, type Pool, type PoolSizes, type PrecheckVerdict, type RebuildChange } from '../common/rebuild.js';
 import { GgufFormatError, metadataArrayLength, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader } from '../common/node/gguf-file.js';
 import { EngineError } from './engine-error.js';
+import { precheck } from './precheck.js';
+import { makeSlots, type Slot } from './slot.js';
 import { chooseSlot } from './slot-choice.js';
+import { discardSaved, restorePrefixes, savePrefixes, type SavedPrefixes } from './slot-prefixes.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { TokenTextStream } from './token-text.js';
-
-interface Slot {
-  readonly index: number;
-  readonly sequence: LlamaContextSequence;
-  state: SlotState;
-  conversationId: string | null;
-  lastUsed: number | null;
-}
 
 interface Loaded {
   readonly model: LlamaModel;
@@ -30,6 +28,16 @@ interface Loaded {
   readonly options: LoadOptions;
   /** Tokens in the model's vocabulary, from the header (ids at or above it are refused). */
   readonly vocabularySize: number;
+}
+
+/** What is left of the engine between a rebuild's teardown and its allocation (or restore). */
+interface TornDown {
+  readonly header: GgufHeader;
+  readonly vocabularySize: number;
+  readonly options: LoadOptions;
+  /** The model, when the weights pool was not touched. */
+  readonly model: LlamaModel | null;
+  readonly saved: SavedPrefixes;
 }
 
 interface SlotWaiter {
@@ -62,6 +70,9 @@ export class ModelHost {
   private decoding = 0;
   private finished = 0;
   private noEogBias: TokenBias | undefined;
+  private modelLoads = 0;
+  private torn: TornDown | undefined;
+  private rebuilds = 0;
 
   constructor(private readonly log: (line: string) => void) {}
 
@@ -70,10 +81,8 @@ export class ModelHost {
   }
 
   async load(options: LoadOptions, onProgress: LoadProgress): Promise<ReadyInfo> {
-    if (this.loaded || this.loading) throw new EngineError('already_loaded', 'a model is already loaded (or loading) in this engine');
-    if (options.kvType.startsWith('q') && options.flashAttention === false) {
-      throw new EngineError('load_failed', `KV type ${options.kvType} needs flashAttention: true (llama.cpp quantizes the V cache only with flash attention)`);
-    }
+    if (this.loaded || this.loading || this.torn) throw new EngineError('already_loaded', 'a model is already loaded (or loading) in this engine');
+    checkKvType(options);
     this.loading = true;
     const started = performance.now();
     try {
@@ -85,38 +94,17 @@ export class ModelHost {
         logLevel: LlamaLogLevel.warn,
         logger: (level, message) => this.log(`llama.cpp ${level}: ${message.trimEnd()}`),
       });
-      const model = await this.llama.loadModel({
-        modelPath: options.modelPath,
-        gpuLayers: options.gpuLayers,
-        defaultContextFlashAttention: options.flashAttention,
-        onLoadProgress: (p) => onProgress('model', p),
-      });
+      const model = await this.loadModel(options, (p) => onProgress('model', p));
       let context: LlamaContext;
       try {
         onProgress('context', 0);
-        const kvType = options.kvType.toUpperCase() as 'F32' | 'F16' | 'Q8_0' | 'Q4_0';
-        context = await model.createContext({
-          contextSize: options.contextSize,
-          sequences: options.slots,
-          ...(options.threads ? { threads: options.threads } : {}),
-          ...(options.batchSize ? { batchSize: options.batchSize } : {}),
-          flashAttention: options.flashAttention,
-          experimentalKvCacheKeyType: kvType,
-          experimentalKvCacheValueType: kvType,
-          failedCreationRemedy: false,
-        });
+        context = await createContext(model, options);
         onProgress('context', 1);
       } catch (error) {
         await model.dispose();
         throw error;
       }
-      const slots = Array.from({ length: options.slots }, (_, index): Slot => ({
-        index,
-        sequence: context.getSequence(),
-        state: 'idle',
-        conversationId: null,
-        lastUsed: null,
-      }));
+      const slots = makeSlots(context, options.slots);
       await warmUp(model, slots[0]!.sequence);
       this.loaded = { model, context, slots, header, options, vocabularySize: vocabularySize(header) };
       return await this.readyInfo(performance.now() - started);
@@ -126,6 +114,134 @@ export class ModelHost {
     } finally {
       this.loading = false;
     }
+  }
+
+  private async loadModel(options: LoadOptions, onProgress?: (progress: number) => void): Promise<LlamaModel> {
+    const model = await this.llama!.loadModel({
+      modelPath: options.modelPath,
+      gpuLayers: options.gpuLayers,
+      defaultContextFlashAttention: options.flashAttention,
+      ...(onProgress ? { onLoadProgress: onProgress } : {}),
+    });
+    this.modelLoads++;
+    return model;
+  }
+
+  /** The pre-check of a rebuild: does `change` fit? Touches nothing. */
+  async precheck(change: RebuildChange): Promise<PrecheckVerdict> {
+    const loaded = this.requireLoaded();
+    const target = this.targetOf(loaded, change);
+    return precheck({
+      llama: this.llama!,
+      model: loaded.model,
+      current: { ...this.sizesOf(loaded), gpuLayers: loaded.model.gpuLayers, flashAttention: loaded.options.flashAttention, batchSize: loaded.options.batchSize },
+      target: this.sizesOf({ ...loaded, options: target }),
+      pools: touchedPools(change),
+    });
+  }
+
+  private sizesOf(loaded: Loaded): PoolSizes {
+    const { contextSize, slots, kvType, gpuLayers } = loaded.options;
+    return { contextSize, slots, kvType, gpuLayers };
+  }
+
+  /** The load options after `change`; refuses sizes no context may have. */
+  private targetOf(loaded: Loaded, change: RebuildChange): LoadOptions {
+    const target: LoadOptions = { ...loaded.options, ...changedSizes(this.sizesOf(loaded), change) };
+    if (target.contextSize * target.slots > MAX_CONTEXT_CELLS) {
+      throw new EngineError('bad_message', `${target.slots} slots × ${target.contextSize} tokens is more than the ${MAX_CONTEXT_CELLS} tokens a context may have`);
+    }
+    checkKvType(target);
+    return target;
+  }
+
+  /**
+   * Frees the pools `change` touches and allocates them at the new sizes. `markTeardown` is called after
+   * the slots' states are saved and before anything is freed: a failure before it leaves the engine as it
+   * was; after it, the engine has no context until this succeeds or `restore` does.
+   */
+  async rebuild(change: RebuildChange, skipPrecheck: boolean, markTeardown: () => void): Promise<Rebuilt> {
+    const loaded = this.requireLoaded();
+    const busy = this.busyWith();
+    if (busy.length) throw new EngineError('busy', `the engine is busy with ${busy.join(', ')}; a rebuild needs it idle`);
+    const target = this.targetOf(loaded, change);
+    const pools = touchedPools(change);
+    if (!skipPrecheck) {
+      const verdict = await this.precheck(change);
+      if (!verdict.fits) throw new EngineError('does_not_fit', verdict.reason);
+    }
+    const faults = loaded.options.testOnlyFaults;
+    if (faults?.failAllocation === 'before_teardown') throw new EngineError('rebuild_failed', 'test-only fault: the allocation failed before the teardown mark');
+    let mark = performance.now();
+    const saved = await savePrefixes(loaded.slots, loaded.options.kvType, join(os.tmpdir(), `manifold-engine-${process.pid}`, `rebuild-${++this.rebuilds}`), this.log);
+    const saveMs = performance.now() - mark;
+
+    markTeardown();
+    mark = performance.now();
+    const keepModel = !pools.includes('weights');
+    this.loaded = undefined;
+    this.torn = { header: loaded.header, vocabularySize: loaded.vocabularySize, options: loaded.options, model: keepModel ? loaded.model : null, saved };
+    await loaded.context.dispose();
+    if (!keepModel) await loaded.model.dispose();
+    const teardownMs = performance.now() - mark;
+    if (faults?.failAllocation === 'after_teardown') throw new EngineError('rebuild_failed', 'test-only fault: the allocation failed after the teardown mark');
+    return this.allocate(target, { saveMs, teardownMs });
+  }
+
+  /** After a rebuild failed past its teardown: allocates `pools` at `sizes` (the old ones) again. */
+  async restore(pools: readonly Pool[], sizes: Partial<PoolSizes>): Promise<Rebuilt> {
+    const torn = this.torn;
+    if (!torn) throw new EngineError('rebuild_failed', 'nothing to restore: no rebuild has torn down this engine');
+    if (torn.model === null && !pools.includes('weights')) throw new EngineError('rebuild_failed', 'the weights were freed; a restore must include the weights pool');
+    if (torn.options.testOnlyFaults?.failRestore) throw new EngineError('rebuild_failed', 'test-only fault: the restore failed');
+    return this.allocate({ ...torn.options, ...sizes }, { saveMs: 0, teardownMs: 0 });
+  }
+
+  /** Allocates what the teardown freed at `options`' sizes, then brings the saved prefixes back. */
+  private async allocate(options: LoadOptions, timings: { saveMs: number; teardownMs: number }): Promise<Rebuilt> {
+    const torn = this.torn!;
+    const started = performance.now();
+    try {
+      const model = torn.model ?? (await this.loadModel(options));
+      let context: LlamaContext;
+      try {
+        context = await createContext(model, options);
+      } catch (error) {
+        if (!torn.model) await model.dispose();
+        throw error;
+      }
+      const slots = makeSlots(context, options.slots);
+      this.loaded = { model, context, slots, header: torn.header, options, vocabularySize: torn.vocabularySize };
+      this.torn = undefined;
+      const allocateMs = performance.now() - started;
+      const restoring = performance.now();
+      const restored = await restorePrefixes(torn.saved, slots, options.kvType, {
+        hold: (slot) => {
+          slot.state = 'prefill';
+          this.prefilling++;
+        },
+        release: (slot) => {
+          slot.state = 'idle';
+          this.prefilling--;
+          this.releaseSlot(slot);
+        },
+        log: this.log,
+      });
+      void restored.reEvaluated;
+      const restoreMs = performance.now() - restoring;
+      return { info: await this.readyInfo(allocateMs), prefixes: restored.report, timings: { ...timings, allocateMs, restoreMs } };
+    } catch (error) {
+      if (error instanceof EngineError) throw error;
+      throw new EngineError('rebuild_failed', `allocating ${options.slots} slots × ${options.contextSize} tokens failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** What keeps the engine from being idle, in the barrier's words. */
+  private busyWith(): string[] {
+    return [
+      ...(this.prefilling || this.waiting.length ? ['prefill'] : []),
+      ...(this.decoding ? ['decode'] : []),
+    ];
   }
 
   private async readyInfo(loadMs: number): Promise<ReadyInfo> {
@@ -157,12 +273,14 @@ export class ModelHost {
       vram: { total: vram.total, used: vram.used, free: vram.free },
       ram: { total: os.totalmem(), used: os.totalmem() - os.freemem(), free: os.freemem() },
       loadMs,
+      modelLoads: this.modelLoads,
     };
   }
 
   private requireLoaded(): Loaded {
-    if (!this.loaded) throw new EngineError('not_loaded', 'no model is loaded in this engine; send load first');
-    return this.loaded;
+    if (this.loaded) return this.loaded;
+    if (this.torn) throw new EngineError('not_loaded', 'this engine freed its pools for a rebuild and has not allocated them again; restore it or restart the engine');
+    throw new EngineError('not_loaded', 'no model is loaded in this engine; send load first');
   }
 
   async generate(id: number, request: GenerateRequest, sink: GenerationSink): Promise<GenerateDone> {
@@ -367,10 +485,16 @@ export class ModelHost {
 
   async dispose(): Promise<void> {
     const loaded = this.loaded;
+    const torn = this.torn;
     this.loaded = undefined;
+    this.torn = undefined;
     if (loaded) {
       await loaded.context.dispose();
       await loaded.model.dispose();
+    }
+    if (torn) {
+      await torn.model?.dispose();
+      await discardSaved(torn.saved);
     }
     await this.llama?.dispose();
     this.llama = undefined;
@@ -401,6 +525,27 @@ async function warmUp(model: LlamaModel, sequence: LlamaContextSequence): Promis
   const token = (model.tokens.bos ?? 0) as Token;
   await sequence.evaluateWithoutGeneratingNewTokens(Array.from({ length: WARM_UP_TOKENS }, () => token));
   await sequence.clearHistory();
+}
+
+/** llama.cpp quantizes the V cache only with flash attention; say so instead of failing inside it. */
+function checkKvType(options: LoadOptions): void {
+  if (options.kvType.startsWith('q') && options.flashAttention === false) {
+    throw new EngineError('load_failed', `KV type ${options.kvType} needs flashAttention: true (llama.cpp quantizes the V cache only with flash attention)`);
+  }
+}
+
+function createContext(model: LlamaModel, options: LoadOptions): Promise<LlamaContext> {
+  const kvType = options.kvType.toUpperCase() as 'F32' | 'F16' | 'Q8_0' | 'Q4_0';
+  return model.createContext({
+    contextSize: options.contextSize,
+    sequences: options.slots,
+    ...(options.threads ? { threads: options.threads } : {}),
+    ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+    flashAttention: options.flashAttention,
+    experimentalKvCacheKeyType: kvType,
+    experimentalKvCacheValueType: kvType,
+    failedCreationRemedy: false,
+  });
 }
 
 /** Our bounded header check, before node-llama-cpp (native code) sees the file. */

@@ -35,11 +35,25 @@ export function contractHandlers(workstation: Workstation): ContractHandlers {
       return { policy };
     },
     restartReplica: async ({ replica }) => {
-      if (replica >= workstation.replicas.size) throw new ContractCallError(`replica: there is no replica ${replica} (there are ${workstation.replicas.size})`);
+      checkReplica(workstation, replica);
       await workstation.replicas.restartReplica(replica);
       return { replica, state: workstation.replicas.replicaView()[replica]!.state };
     },
+    precheckRebuild: async (request) => {
+      checkReplica(workstation, request.replica);
+      return workstation.replicas.precheck(request);
+    },
+    rebuild: async (request) => {
+      checkReplica(workstation, request.replica);
+      return workstation.rebuild(request);
+    },
   };
+}
+
+function checkReplica(workstation: Workstation, replica: number | 'all'): void {
+  if (replica !== 'all' && replica >= workstation.replicas.size) {
+    throw new ContractCallError(`replica: there is no replica ${replica} (there are ${workstation.replicas.size})`);
+  }
 }
 
 /** Runs the call `name` with untrusted `args`; throws ContractCallError for an unknown call or bad arguments. */

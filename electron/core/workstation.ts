@@ -6,6 +6,7 @@
 import { basename } from 'node:path';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
 import type { EventPayload } from '../../common/contract.js';
+import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
 import type { SpawnEngine } from './engine/engine-process.js';
 import { ReplicaSet, type ReplicaGenerateOptions, type ReplicaGenerateResult, type ReplicaSetOptions } from './replicas/replica-set.js';
@@ -34,6 +35,7 @@ export class Workstation {
   private started = false;
   private readonly logLines: string[] = [];
   private readonly logListeners = new Set<(line: string) => void>();
+  private readonly rebuildListeners = new Set<(progress: RebuildProgress) => void>();
 
   constructor(private readonly options: WorkstationOptions) {
     this.modelId = basename(options.config.model).replace(/\.gguf$/i, '');
@@ -68,8 +70,9 @@ export class Workstation {
   status(): { status: WorkstationStatus; reasons: string[] } {
     if (!this.started) return { status: 'loading', reasons: ['replicas are starting'] };
     const views = this.replicas.replicaView();
-    const reasons = views.filter((r) => r.state !== 'ready').map((r) => `replica ${r.replica} is ${r.state}`);
-    if (!views.some((r) => r.alive)) return { status: 'error', reasons: reasons.length ? reasons : ['no replica is alive'] };
+    const reasons = views.filter((r) => r.state !== 'ready').map((r) => `replica ${r.replica} is ${r.state === 'maintenance' ? 'in maintenance (a rebuild)' : r.state}`);
+    // A replica in maintenance comes back by itself, and requests wait for it meanwhile: not an error.
+    if (!views.some((r) => r.alive || r.state === 'maintenance')) return { status: 'error', reasons: reasons.length ? reasons : ['no replica is alive'] };
     return { status: reasons.length ? 'degraded' : 'ok', reasons };
   }
 
@@ -82,6 +85,20 @@ export class Workstation {
         options.onTokens?.(chunk);
       },
     });
+  }
+
+  /** A live resize (DESIGN §5); each step is also sent to rebuild listeners (the dashboard's progress). */
+  async rebuild(request: RebuildRequest): Promise<ReplicaRebuildOutcome[]> {
+    const outcomes = await this.replicas.rebuild(request, (progress) => {
+      for (const listener of this.rebuildListeners) listener(progress);
+    });
+    for (const o of outcomes) this.log(`rebuild of replica ${o.replica}: ${o.outcome}${'reason' in o ? ` (${o.reason})` : ''}`);
+    return outcomes;
+  }
+
+  onRebuildProgress(listener: (progress: RebuildProgress) => void): () => void {
+    this.rebuildListeners.add(listener);
+    return () => this.rebuildListeners.delete(listener);
   }
 
   throughputSample(): EventPayload<'throughput'> {

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { ROUTING_POLICY_NAMES } from '../../../common/contract.js';
-import { flashAttentionSchema, kvTypeSchema } from '../../../common/engine-protocol.js';
+import { flashAttentionSchema } from '../../../common/engine-protocol.js';
+import { kvTypeSchema } from '../../../common/rebuild.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {

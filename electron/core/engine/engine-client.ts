@@ -16,8 +16,10 @@ import {
   type GenerateRequestInput,
   type LoadOptionsInput,
   type ReadyInfo,
+  type Rebuilt,
   type SlotView,
 } from '../../../common/engine-protocol.js';
+import type { Pool, PoolSizes, PrecheckVerdict, RebuildChange } from '../../../common/rebuild.js';
 import type { EngineExit, EngineProcess } from './engine-process.js';
 
 export class EngineRequestError extends Error {
@@ -124,6 +126,21 @@ export class EngineClient {
 
   activity(): Promise<Activity> {
     return this.call({ type: 'activity' }, 'activity').then((m) => m.activity);
+  }
+
+  precheck(change: RebuildChange): Promise<PrecheckVerdict> {
+    return this.call({ type: 'precheck', change }, 'verdict').then((m) => m.verdict);
+  }
+
+  /** Rebuilds the pools `change` touches; `onTeardown` runs when the engine says it starts freeing them. */
+  rebuild(change: RebuildChange, options: { skipPrecheck: boolean; onTeardown: () => void }): Promise<Rebuilt> {
+    return this.call({ type: 'rebuild', change, skipPrecheck: options.skipPrecheck }, 'rebuilt', (m) => {
+      if (m.type === 'teardown') options.onTeardown();
+    }).then((m) => m.result);
+  }
+
+  restore(pools: readonly Pool[], sizes: Partial<PoolSizes>): Promise<Rebuilt> {
+    return this.call({ type: 'restore', pools: [...pools], sizes }, 'rebuilt').then((m) => m.result);
   }
 
   ping(): Promise<number> {

@@ -1,7 +1,7 @@
 /**
  * The control API for the browser UI: the contract served over a WebSocket at `/control`. Calls are
  * `{type: "call", id, name, args}` answered by `{type: "result", id, ok, value | error}`; events
- * (replicas, slots, throughput every `eventIntervalMs`, log lines as they come) are pushed to every
+ * (replicas, slots, throughput every `eventIntervalMs`, log lines and rebuild progress as they come) are pushed to every
  * client. Only upgrades that passed the front's Host, Origin and token checks reach it.
  */
 import type { IncomingMessage } from 'node:http';
@@ -16,7 +16,7 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 export class ControlSocket {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   private readonly timer: NodeJS.Timeout;
-  private readonly stopLogs: () => void;
+  private readonly unsubscribe: (() => void)[];
 
   constructor(
     private readonly workstation: Workstation,
@@ -26,7 +26,10 @@ export class ControlSocket {
     this.server.on('connection', (socket) => this.onConnection(socket));
     this.timer = setInterval(() => void this.pushState(), eventIntervalMs);
     this.timer.unref();
-    this.stopLogs = workstation.onLog((line) => this.broadcast('log', { line }));
+    this.unsubscribe = [
+      workstation.onLog((line) => this.broadcast('log', { line })),
+      workstation.onRebuildProgress((progress) => this.broadcast('rebuild', progress)),
+    ];
   }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -87,7 +90,7 @@ export class ControlSocket {
 
   close(): void {
     clearInterval(this.timer);
-    this.stopLogs();
+    for (const stop of this.unsubscribe) stop();
     for (const client of this.server.clients) client.terminate();
     this.server.close();
   }

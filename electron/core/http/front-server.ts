@@ -1,7 +1,7 @@
 /**
  * The front (DESIGN §7): one HTTP server on loopback by default, serving the OpenAI-compatible API
  * (`/v1/*`, optional API key), `/health`, `/metrics`, `/slots`, the control WebSocket (`/control`, the
- * per-start token), and the UI's page. Every request passes the Host and Origin checks first; bodies
+ * per-start token), the admin calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
  * are size-limited JSON; every failure is a 4xx/5xx with a message, never a crash of the process.
  */
 import { randomBytes } from 'node:crypto';
@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { contractHandlers } from '../contract-handlers.js';
 import type { Workstation } from '../workstation.js';
+import { ADMIN_CALLS, handleAdminCall } from './admin-routes.js';
 import { ControlSocket } from './control-socket.js';
 import { HttpError, sendError, sendJson } from './http-error.js';
 import { renderMetrics } from './metrics.js';
@@ -47,7 +48,8 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   const token = randomBytes(24).toString('hex');
   const allowedHosts = options.allowedHosts ?? [];
   const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
-  const control = new ControlSocket(workstation, contractHandlers(workstation), options.eventIntervalMs);
+  const handlers = contractHandlers(workstation);
+  const control = new ControlSocket(workstation, handlers, options.eventIntervalMs);
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     checkSource(req, allowedHosts);
@@ -60,6 +62,12 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     const only = (allowed: string): void => {
       if (method !== allowed) throw new HttpError(405, `${path} takes ${allowed}, not ${method}`);
     };
+    const adminCall = ADMIN_CALLS.get(path);
+    if (adminCall) {
+      if (!sameSecret(bearer(req, url, false), token)) throw new HttpError(401, "the control token is required: Authorization: Bearer <token> (printed at start)", 'authentication_error');
+      only('POST');
+      return handleAdminCall(handlers, adminCall, await readJsonBody(req, bodyLimit), res);
+    }
     switch (path) {
       case '/v1/chat/completions':
         only('POST');

@@ -3,19 +3,23 @@
  * dead one in the background (a cooldown with exponential back-off, then `failed` after a crash loop),
  * routes each request through the router and the exact prefix index, fails a request over to another
  * replica when its engine dies before the first token, and computes the aggregates the rest of the app
- * shows (total slots, waiting, max context, alive, info, the global slot view, the replica view).
+ * shows (total slots, waiting, max context, alive, info, the global slot view, the replica view). It is
+ * also the target of live resizes: a replica in maintenance gets nothing new (a request that finds every
+ * replica in maintenance waits for one), and a rebuild's outcome sets its sizes, index and state.
  */
 import type { ReplicaViewData } from '../../../common/contract.js';
-import type { GenerateDone, GenerateRequestInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
+import type { GenerateDone, GenerateRequestInput, LoadOptionsInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
+import type { PrecheckRequest, PrefixReport, RebuildChange, RebuildOutcome, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
 import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { EngineExitedError } from '../engine/engine-client.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
 import { ExactPrefixIndex } from '../router/prefix-index.js';
 import { Router, type RouteCandidate } from '../router/router.js';
+import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
 
-export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'healing' | 'failed' | 'stopped';
+export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'latched' | 'healing' | 'failed' | 'stopped';
 
 export interface HealPolicy {
   /** At most one restart per cooldown; each further consecutive failure doubles the wait. */
@@ -35,6 +39,8 @@ export interface ReplicaSetOptions {
   heal?: Partial<HealPolicy>;
   watchdog?: { heartbeatMs?: number; hangTimeoutMs?: number };
   stopGraceMs?: number;
+  /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
+  testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
 }
 
 export type ReplicaView = ReplicaViewData;
@@ -72,6 +78,14 @@ export class ReplicaDiedError extends Error {
   }
 }
 
+/** A rebuild was asked for while another one is running. */
+export class RebuildInProgressError extends Error {
+  constructor() {
+    super('another rebuild is in progress; wait for its outcome');
+    this.name = 'RebuildInProgressError';
+  }
+}
+
 /** Weight of the newest sample in the measured rates. */
 const EWMA = 0.3;
 /** Prefills shorter than this say little about a replica's rate. */
@@ -79,6 +93,8 @@ const MIN_RATE_SAMPLE_TOKENS = 256;
 
 class Replica {
   state: ReplicaState = 'starting';
+  /** Why a latched replica takes no requests (its failed rebuild's reasons). */
+  latchReason: string | null = null;
   info: ReadyInfo | null = null;
   running = 0;
   cacheHitTokens = 0;
@@ -123,6 +139,9 @@ export class ReplicaSet {
   private readonly router: Router;
   private readonly heal: HealPolicy;
   private closing = false;
+  private rebuilding = false;
+  /** Requests waiting because every replica that could serve them is in maintenance. */
+  private readonly maintenanceWaiters = new Set<() => void>();
 
   constructor(private readonly options: ReplicaSetOptions) {
     this.heal = { ...DEFAULT_HEAL_POLICY, ...options.heal };
@@ -132,7 +151,7 @@ export class ReplicaSet {
         replica: plan.index,
         spawn: options.spawn,
         env: plan.env,
-        load: { modelPath: options.modelPath, ...plan.engine },
+        load: { modelPath: options.modelPath, ...plan.engine, ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}) },
         log: options.log,
         logFile: plan.logFile,
         ...options.watchdog,
@@ -142,7 +161,8 @@ export class ReplicaSet {
       supervisor.on('ready', (info) => {
         replica.info = info;
         replica.lastReadyAt = Date.now();
-        replica.state = 'ready';
+        replica.latchReason = null;
+        this.setState(replica, 'ready');
       });
       supervisor.on('exit', (reason) => this.onReplicaExit(replica, reason));
       return replica;
@@ -175,29 +195,36 @@ export class ReplicaSet {
   }
 
   private async startReplica(replica: Replica): Promise<ReadyInfo> {
-    replica.state = 'starting';
+    this.setState(replica, 'starting');
     replica.lastStartAt = Date.now();
     return replica.supervisor.start();
+  }
+
+  /** Sets a replica's state; requests waiting out a maintenance look again whenever one changes. */
+  private setState(replica: Replica, state: ReplicaState): void {
+    replica.state = state;
+    for (const wake of this.maintenanceWaiters) wake();
+    this.maintenanceWaiters.clear();
   }
 
   private onReplicaExit(replica: Replica, reason: ExitReason): void {
     this.index.forgetReplica(replica.index);
     replica.info = null;
     if (this.closing || reason.kind === 'stopped') {
-      replica.state = 'stopped';
+      this.setState(replica, 'stopped');
       return;
     }
     const stayedUp = replica.lastReadyAt >= replica.lastStartAt && Date.now() - replica.lastReadyAt >= this.heal.cooldownMs;
     replica.consecutiveFailures = stayedUp ? 1 : replica.consecutiveFailures + 1;
     if (replica.consecutiveFailures >= this.heal.maxConsecutiveFailures) {
-      replica.state = 'failed';
+      this.setState(replica, 'failed');
       this.options.log(`[replica ${replica.index}] failed ${replica.consecutiveFailures} times in a row; not restarting until asked`);
       return;
     }
     // The first failure after a stable run heals at once; a crash loop waits a cooldown, doubling each time.
     const wait = replica.lastStartAt + this.heal.cooldownMs * 2 ** (replica.consecutiveFailures - 1) - Date.now();
     const delay = stayedUp ? 0 : Math.max(0, wait);
-    replica.state = 'healing';
+    this.setState(replica, 'healing');
     this.options.log(`[replica ${replica.index}] healing in ${delay} ms (failure ${replica.consecutiveFailures} of ${this.heal.maxConsecutiveFailures})`);
     replica.healTimer = setTimeout(() => {
       replica.healTimer = undefined;
@@ -208,7 +235,7 @@ export class ReplicaSet {
     }, delay);
   }
 
-  /** Starts a `failed` (or stopped) replica again at the user's request, clearing its failure count. */
+  /** Starts a `failed`, `latched` (or stopped) replica again at the user's request, clearing its failure count. */
   async restartReplica(index: number): Promise<ReadyInfo> {
     const replica = this.replica(index);
     clearTimeout(replica.healTimer);
@@ -226,6 +253,10 @@ export class ReplicaSet {
         .filter((r) => r.routable && !failedOver.includes(r.index))
         .map((r) => ({ replica: r.index, running: r.running, slots: r.slots, prefillTokensPerMs: r.prefillTokensPerMs, serviceMs: r.serviceMs }));
       const decision = this.router.route(blocks, request.tokens.length, candidates);
+      if (!decision && this.replicas.some((r) => r.state === 'maintenance')) {
+        await this.maintenanceEnded(options.signal);
+        continue;
+      }
       if (!decision) {
         throw new NoReplicaError(
           failedOver.length ? `replicas ${failedOver.join(', ')} died before answering and no other replica is alive` : 'no replica is alive to serve the request',
@@ -281,6 +312,95 @@ export class ReplicaSet {
       replica.running--;
       options.signal?.removeEventListener('abort', abort);
     }
+  }
+
+  /** Resolves when some replica's state changes (a maintenance ended); rejects when `signal` aborts first. */
+  private maintenanceEnded(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new NoReplicaError('the request was cancelled while it waited for a replica in maintenance'));
+      const wake = (): void => {
+        signal?.removeEventListener('abort', abort);
+        resolve();
+      };
+      const abort = (): void => {
+        this.maintenanceWaiters.delete(wake);
+        reject(new NoReplicaError('the request was cancelled while it waited for a replica in maintenance'));
+      };
+      signal?.addEventListener('abort', abort, { once: true });
+      this.maintenanceWaiters.add(wake);
+    });
+  }
+
+  /** The pre-check of a rebuild for one replica or all; touches nothing. */
+  async precheck(request: PrecheckRequest): Promise<ReplicaVerdict[]> {
+    return Promise.all(
+      this.rebuildScope(request.replica).map(async (replica): Promise<ReplicaVerdict> => {
+        const client = replica.routable ? replica.supervisor.client : undefined;
+        if (!client) return { replica: replica.index, fits: false, reason: `replica ${replica.index} is ${replica.state}` };
+        return client.precheck(request.change).then(
+          (verdict) => ({ replica: replica.index, ...verdict }),
+          (error: unknown) => ({ replica: replica.index, fits: false, reason: (error as Error).message }),
+        );
+      }),
+    );
+  }
+
+  /** A live resize of one replica, or a rolling one of all (DESIGN §5); one rebuild at a time. */
+  async rebuild(request: RebuildRequest, onProgress: OnRebuildProgress = () => {}): Promise<ReplicaRebuildOutcome[]> {
+    if (this.rebuilding) throw new RebuildInProgressError();
+    this.rebuilding = true;
+    try {
+      const targets = this.rebuildScope(request.replica).map((replica) => this.rebuildTarget(replica, request.change));
+      return await rollingRebuild(targets, request, onProgress);
+    } finally {
+      this.rebuilding = false;
+    }
+  }
+
+  private rebuildScope(which: number | 'all'): Replica[] {
+    return which === 'all' ? this.replicas : [this.replica(which)];
+  }
+
+  private rebuildTarget(replica: Replica, change: RebuildChange): RebuildTarget {
+    return {
+      index: replica.index,
+      get engine() {
+        const client = replica.routable ? replica.supervisor.client : undefined;
+        if (!client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
+        const { contextSize, slots, kvType } = replica.info.sizes;
+        return { client, sizes: { contextSize, slots, kvType, gpuLayers: replica.supervisor.loadOptions.gpuLayers ?? 'auto' } };
+      },
+      enterMaintenance: () => this.setState(replica, 'maintenance'),
+      settle: (outcome, info) => this.settleRebuild(replica, change, outcome, info),
+    };
+  }
+
+  private settleRebuild(replica: Replica, change: RebuildChange, outcome: RebuildOutcome, info: ReadyInfo | null): void {
+    if (!replica.supervisor.client) return; // the engine exited: its exit already set the state and heals it
+    if (info) replica.info = info;
+    switch (outcome.outcome) {
+      case 'Applied':
+        replica.supervisor.updateLoad(change);
+        this.remapIndex(replica, outcome.prefixes);
+        break;
+      case 'RolledBack':
+        this.remapIndex(replica, outcome.prefixes);
+        break;
+      case 'Latched':
+        this.index.forgetReplica(replica.index);
+        replica.latchReason = `rebuild failed (${outcome.reason}) and so did its rollback (${outcome.rollback_error}); restart the replica`;
+        this.options.log(`[replica ${replica.index}] latched: ${replica.latchReason}`);
+        this.setState(replica, 'latched');
+        return;
+      case 'RejectedIntact':
+        break;
+    }
+    this.setState(replica, 'ready');
+  }
+
+  private remapIndex(replica: Replica, prefixes: PrefixReport): void {
+    const moves = prefixes.slots.flatMap((p) => (p.to === null ? [] : [{ from: p.from, to: p.to, keepBlocks: Math.floor(p.tokens / BLOCK_TOKENS) }]));
+    this.index.remapSlots(replica.index, moves);
   }
 
   private replica(index: number): Replica {
@@ -352,6 +472,7 @@ export class ReplicaSet {
       routed: this.router.routedCount(r.index),
       slots: r.slots,
       state: r.state,
+      latchReason: r.latchReason,
       gpus: [...r.plan.gpus],
       cacheHitTokens: r.cacheHitTokens,
       promptTokens: r.promptTokens,
@@ -364,7 +485,7 @@ export class ReplicaSet {
   async slotsView(): Promise<GlobalSlotView[]> {
     const perReplica = await Promise.all(
       this.replicas.map(async (r) => {
-        const client = r.routable ? r.supervisor.client : undefined;
+        const client = r.routable || r.state === 'maintenance' ? r.supervisor.client : undefined;
         const slots = client ? await client.slots().catch(() => []) : [];
         const offset = this.slotOffset(r.index);
         return slots.map((s) => ({ ...s, replica: r.index, replicaSlot: s.slot, slot: offset + s.slot }));
@@ -379,7 +500,7 @@ export class ReplicaSet {
     for (const r of this.replicas) clearTimeout(r.healTimer);
     await Promise.all(this.replicas.map((r) => r.supervisor.stop()));
     for (const r of this.replicas) {
-      r.state = 'stopped';
+      this.setState(r, 'stopped');
       r.supervisor.close();
     }
   }

@@ -34,6 +34,19 @@ export class ExactPrefixIndex implements PrefixIndex {
     if (held && held.length > keep) this.setSlot(replica, slot, held.slice(0, keep));
   }
 
+  /**
+   * After a rebuild: the replica's slots are now exactly `moves` (slot `from` is slot `to`, keeping its
+   * first `keepBlocks` blocks); every other slot of the replica is forgotten.
+   */
+  remapSlots(replica: number, moves: readonly { from: number; to: number; keepBlocks: number }[]): void {
+    const before = this.slots.get(replica) ?? new Map<number, readonly number[]>();
+    this.forgetReplica(replica);
+    for (const { from, to, keepBlocks } of moves) {
+      const held = before.get(from);
+      if (held) this.setSlot(replica, to, held.slice(0, keepBlocks));
+    }
+  }
+
   matchedBlocks(replica: number, blocks: readonly number[]): number {
     let best = 0;
     for (const held of this.slots.get(replica)?.values() ?? []) {

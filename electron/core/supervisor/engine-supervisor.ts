@@ -58,9 +58,11 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   private readonly hangTimeoutMs: number;
   private readonly loadTimeoutMs: number;
   private readonly stopGraceMs: number;
+  private load: LoadOptionsInput;
 
   constructor(private readonly options: EngineSupervisorOptions) {
     super();
+    this.load = options.load;
     this.heartbeatMs = options.heartbeatMs ?? 1000;
     this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 300_000;
@@ -99,7 +101,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
       timer = setTimeout(() => reject(new Error(`loading took longer than ${this.loadTimeoutMs} ms`)), this.loadTimeoutMs);
     });
     try {
-      const info = await Promise.race([client.load(this.options.load), timeout]);
+      const info = await Promise.race([client.load(this.load), timeout]);
       if (this.current !== client || !client.alive) throw new Error('the engine exited while loading');
       this.stateValue = 'ready';
       this.startWatchdog(client);
@@ -115,6 +117,16 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** What the engine loads at its next start. */
+  get loadOptions(): LoadOptionsInput {
+    return this.load;
+  }
+
+  /** What later starts load: a rebuild changed the engine's sizes, and a restart keeps them. */
+  updateLoad(sizes: Partial<LoadOptionsInput>): void {
+    this.load = { ...this.load, ...sizes };
   }
 
   /** Asks the engine to shut down, then kills it after the grace period. Resolves once it has exited. */

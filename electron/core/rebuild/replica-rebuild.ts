@@ -1,0 +1,103 @@
+/**
+ * A live resize of replicas (DESIGN §5): for each replica, the pre-check, the barrier (maintenance:
+ * the router sends it nothing new while running work finishes), then the transaction; `all` rolls
+ * through the replicas one at a time so the others keep serving, and stops at the first outcome that
+ * is not Applied (the rest are reported Skipped). The replica set supplies the targets and acts on
+ * each outcome (ready again with new sizes, or latched).
+ */
+import type { ReadyInfo, Rebuilt } from '../../../common/engine-protocol.js';
+import type {
+  PoolSizes,
+  RebuildOutcome,
+  RebuildProgress,
+  RebuildRequest,
+  ReplicaRebuildOutcome,
+} from '../../../common/rebuild.js';
+import { EngineExitedError, type EngineClient } from '../engine/engine-client.js';
+import { BarrierTimeoutError, waitForIdle } from './barrier.js';
+import { runRebuildTransaction, type PoolsLive } from './rebuild-transaction.js';
+
+/** What a rebuild needs of one replica. */
+export interface RebuildTarget {
+  readonly index: number;
+  /** The engine, when the replica is ready to be rebuilt; otherwise why not. */
+  readonly engine: { client: EngineClient; sizes: PoolSizes } | { unavailable: string };
+  enterMaintenance(): void;
+  /** Called once with the outcome; `info` is the engine's state after Applied or RolledBack. */
+  settle(outcome: RebuildOutcome, info: ReadyInfo | null): void;
+}
+
+export type OnRebuildProgress = (progress: RebuildProgress) => void;
+
+const live = (rebuilt: Rebuilt): PoolsLive => ({
+  sizes: { contextSize: rebuilt.info.sizes.contextSize, slots: rebuilt.info.sizes.slots, kvType: rebuilt.info.sizes.kvType, gpuLayers: rebuilt.info.sizes.gpuLayers },
+  prefixes: rebuilt.prefixes,
+  timings: rebuilt.timings,
+});
+
+export async function rebuildReplica(target: RebuildTarget, request: RebuildRequest, onProgress: OnRebuildProgress): Promise<ReplicaRebuildOutcome> {
+  const finish = (outcome: RebuildOutcome, info: ReadyInfo | null): ReplicaRebuildOutcome => {
+    target.settle(outcome, info);
+    const result = { replica: target.index, ...outcome };
+    onProgress({ replica: target.index, stage: 'done', outcome: result });
+    return result;
+  };
+  const refuse = (stage: 'precheck' | 'barrier' | 'engine', reason: string): ReplicaRebuildOutcome =>
+    finish({ outcome: 'RejectedIntact', engine_preserved: true, stage, reason }, null);
+
+  const engine = target.engine;
+  if ('unavailable' in engine) return refuse('precheck', engine.unavailable);
+  const { client, sizes } = engine;
+  onProgress({ replica: target.index, stage: 'precheck', outcome: null });
+  if (!request.skipPrecheck) {
+    try {
+      const verdict = await client.precheck(request.change);
+      if (!verdict.fits) return refuse('precheck', verdict.reason);
+    } catch (error) {
+      return refuse('precheck', (error as Error).message);
+    }
+  }
+  target.enterMaintenance();
+  onProgress({ replica: target.index, stage: 'barrier', outcome: null });
+  try {
+    await waitForIdle(() => client.activity(), { timeoutMs: request.barrierTimeoutMs });
+  } catch (error) {
+    if (error instanceof BarrierTimeoutError) return refuse('barrier', `replica ${target.index}: ${error.message}`);
+    return finish(lostEngine(error), null);
+  }
+  onProgress({ replica: target.index, stage: 'rebuilding', outcome: null });
+  let info: ReadyInfo | null = null;
+  const keep = (rebuilt: Rebuilt): PoolsLive => {
+    info = rebuilt.info;
+    return live(rebuilt);
+  };
+  const outcome = await runRebuildTransaction(sizes, request.change, {
+    apply: (markTeardown) => client.rebuild(request.change, { skipPrecheck: request.skipPrecheck, onTeardown: markTeardown }).then(keep),
+    restore: (pools, old) => client.restore(pools, old).then(keep),
+    isEngineLost: (error) => error instanceof EngineExitedError,
+  });
+  return finish(outcome, info);
+}
+
+const lostEngine = (error: unknown): RebuildOutcome => ({
+  outcome: 'Latched',
+  engine_preserved: false,
+  reason: (error as Error).message,
+  rollback_error: 'the engine process is gone; nothing could be restored',
+});
+
+/** One replica, or every replica in turn (stopping at the first outcome that is not Applied). */
+export async function rollingRebuild(targets: readonly RebuildTarget[], request: RebuildRequest, onProgress: OnRebuildProgress): Promise<ReplicaRebuildOutcome[]> {
+  const outcomes: ReplicaRebuildOutcome[] = [];
+  let stopper: ReplicaRebuildOutcome | undefined;
+  for (const target of targets) {
+    if (stopper) {
+      outcomes.push({ replica: target.index, outcome: 'Skipped', reason: `replica ${stopper.replica} ended ${stopper.outcome}; the rolling rebuild stopped there` });
+      continue;
+    }
+    const outcome = await rebuildReplica(target, request, onProgress);
+    outcomes.push(outcome);
+    if (outcome.outcome !== 'Applied') stopper = outcome;
+  }
+  return outcomes;
+}
