@@ -104,6 +104,37 @@ describe('front security', () => {
   });
 });
 
+describe('admin calls', () => {
+  const admin = (path: string, body: unknown, headers: Record<string, string>) =>
+    raw({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const withToken = () => ({ authorization: `Bearer ${served.front.token}` });
+
+  it('need the control token: not the API key, not nothing', async () => {
+    const body = { replica: 0, change: { contextSize: 2048 } };
+    expect((await admin('/admin/rebuild', body, {})).status).toBe(401);
+    expect((await admin('/admin/rebuild', body, { authorization: 'Bearer sekret' })).status).toBe(401);
+    expect((await admin('/admin/precheck', body, { authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await raw({ path: '/admin/rebuild', headers: withToken() })).status).toBe(405);
+  });
+
+  it('refuse bad arguments with the field named, and answer the pre-check and the outcome', async () => {
+    const empty = await admin('/admin/rebuild', { replica: 0, change: {} }, withToken());
+    expect(empty.status).toBe(400);
+    expect(message(empty)).toMatch(/^rebuild: change: name at least one/);
+    const missing = await admin('/admin/rebuild', { replica: 5, change: { slots: 3 } }, withToken());
+    expect(missing.status).toBe(400);
+    expect(message(missing)).toContain('no replica 5');
+    const precheck = await admin('/admin/precheck', { replica: 'all', change: { contextSize: 2048 } }, withToken());
+    expect(precheck.status).toBe(200);
+    expect(JSON.parse(precheck.body)).toMatchObject([{ replica: 0, fits: true, pools: ['kv'] }]);
+    const rebuilt = await admin('/admin/rebuild', { replica: 0, change: { contextSize: 2048 } }, withToken());
+    expect(rebuilt.status).toBe(200);
+    expect(JSON.parse(rebuilt.body)).toMatchObject([{ replica: 0, outcome: 'Applied', engine_preserved: true, sizes: { contextSize: 2048 } }]);
+    const after = await chat({ messages: [{ role: 'user', content: 'after the rebuild' }], max_tokens: 2 });
+    expect(after.status).toBe(200);
+  });
+});
+
 describe('control WebSocket', () => {
   it('serves the contract: calls with parsed arguments, and events pushed at a steady rate', async () => {
     const { socket } = await upgrade(`/control?token=${served.front.token}`);
@@ -128,6 +159,10 @@ describe('control WebSocket', () => {
     expect((await call(4, 'teleport', {})).error).toMatch(/^unknown call "teleport"/);
     expect((await call(5, 'restartReplica', { replica: 9 })).error).toContain('no replica 9');
     await call(6, 'setRoutingPolicy', { policy: 'prefix' });
+    const rebuilt = await call(7, 'rebuild', { replica: 0, change: { contextSize: 1280 } });
+    expect(rebuilt).toMatchObject({ ok: true, value: [{ replica: 0, outcome: 'Applied' }] });
+    const stages = messages.filter((m) => m.type === 'event' && m.name === 'rebuild').map((m) => (m as unknown as { payload: { stage: string } }).payload.stage);
+    expect(stages).toEqual(['precheck', 'barrier', 'rebuilding', 'done']);
     await new Promise((resolve) => setTimeout(resolve, 350));
     const events = messages.filter((m) => m.type === 'event');
     expect(events.filter((e) => e.name === 'throughput').length).toBeGreaterThanOrEqual(3);

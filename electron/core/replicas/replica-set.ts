@@ -426,6 +426,11 @@ export class ReplicaSet {
     return this.router.currentPolicy;
   }
 
+  /** What replica `index`'s engine reported when it last loaded or rebuilt (null while it has none). */
+  readyInfo(index: number): ReadyInfo | null {
+    return this.replica(index).info;
+  }
+
   /** The supervisor of replica `index` (for tests and the dashboard's per-replica actions). */
   supervisorOf(index: number): EngineSupervisor {
     return this.replica(index).supervisor;
