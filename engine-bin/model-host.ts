@@ -6,6 +6,7 @@
  * resize (DESIGN §5): rebuild (teardown mark, free, allocate at new sizes) and restore (old sizes back).
  */
 import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, TokenBias, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, Rebuilt, SlotView } from '../common/engine-protocol.js';
@@ -16,7 +17,7 @@ import { EngineError } from './engine-error.js';
 import { precheck } from './precheck.js';
 import { makeSlots, type Slot } from './slot.js';
 import { chooseSlot } from './slot-choice.js';
-import { discardSaved, restorePrefixes, savePrefixes, type SavedPrefixes } from './slot-prefixes.js';
+import { restorePrefixes, savePrefixes, type SavedPrefixes } from './slot-prefixes.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { TokenTextStream } from './token-text.js';
 
@@ -52,6 +53,9 @@ export interface GenerationSink {
 }
 
 export type LoadProgress = (stage: 'model' | 'context', progress: number) => void;
+
+/** Where this engine saves slot states during a rebuild (removed when the engine stops). */
+const STATE_ROOT = join(os.tmpdir(), `manifold-engine-${process.pid}`);
 
 /** Token ids as node-llama-cpp's branded Token type (ids cross the protocol as plain numbers). */
 const asTokens = (ids: readonly number[]): Token[] => ids as Token[];
@@ -173,7 +177,7 @@ export class ModelHost {
     const faults = loaded.options.testOnlyFaults;
     if (faults?.failAllocation === 'before_teardown') throw new EngineError('rebuild_failed', 'test-only fault: the allocation failed before the teardown mark');
     let mark = performance.now();
-    const saved = await savePrefixes(loaded.slots, loaded.options.kvType, join(os.tmpdir(), `manifold-engine-${process.pid}`, `rebuild-${++this.rebuilds}`), this.log);
+    const saved = await savePrefixes(loaded.slots, loaded.options.kvType, join(STATE_ROOT, `rebuild-${++this.rebuilds}`), this.log);
     const saveMs = performance.now() - mark;
 
     markTeardown();
@@ -203,6 +207,8 @@ export class ModelHost {
     const started = performance.now();
     try {
       const model = torn.model ?? (await this.loadModel(options));
+      // The end-of-generation bias is built on a model's tokenizer; a new model needs its own.
+      if (!torn.model) this.noEogBias = undefined;
       let context: LlamaContext;
       try {
         context = await createContext(model, options);
@@ -492,10 +498,8 @@ export class ModelHost {
       await loaded.context.dispose();
       await loaded.model.dispose();
     }
-    if (torn) {
-      await torn.model?.dispose();
-      await discardSaved(torn.saved);
-    }
+    if (torn) await torn.model?.dispose();
+    await rm(STATE_ROOT, { recursive: true, force: true });
     await this.llama?.dispose();
     this.llama = undefined;
   }

@@ -115,6 +115,6 @@ async function loadState(slot: Slot, file: string, log: (line: string) => void):
   }
 }
 
-export async function discardSaved(saved: SavedPrefixes): Promise<void> {
+async function discardSaved(saved: SavedPrefixes): Promise<void> {
   await rm(saved.dir, { recursive: true, force: true });
 }

@@ -68,6 +68,17 @@ describe('live resize of a replica', () => {
     expect(set.replicaView()[0]!.slots).toBe(3);
   });
 
+  it('a weights rebuild reloads the model (and the context) and still keeps the prefixes', async () => {
+    const { set } = await startReplicaSet({ replicas: 1 });
+    const loadsBefore = set.readyInfo(0)!.modelLoads;
+    const histories = await firstTurns(set, 1);
+    const [outcome] = await rebuild(set, { replica: 0, change: { gpuLayers: 0 } });
+    expect(outcome).toMatchObject({ outcome: 'Applied', pools: ['kv', 'weights'], sizes: { gpuLayers: 0 } });
+    expect(set.readyInfo(0)!.modelLoads).toBe(loadsBefore + 1);
+    const [reused] = await nextTurnReuse(set, histories);
+    expect(reused).toBeGreaterThanOrEqual(histories[0]!.length - 1);
+  });
+
   it('the pre-check refuses a size that does not fit, naming the shortfall, with the engine untouched', async (context) => {
     const { set } = await startReplicaSet({ replicas: 1 });
     const absurd = { contextSize: 1 << 22, slots: 4, kvType: 'f32' } as const;

@@ -20,18 +20,23 @@ describe('npm run serve', () => {
     cli.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
     const base = await waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)?.[1], 'the API URL', 60_000);
-    expect(out).toMatch(/Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{48}/);
+    const token = /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1];
+    expect(token).toBeDefined();
     const port = new URL(base).port;
 
     const readme = await readFile(join(root, 'README.md'), 'utf8');
     const block = /```sh\n(curl [\s\S]*?)```/.exec(readme)![1]!;
     const commands = block.replace(/\\\n\s*/g, '').trim().split('\n').map((line) => line.replaceAll(':8080', `:${port}`));
-    expect(commands.length).toBeGreaterThanOrEqual(3);
+    expect(commands.length).toBeGreaterThanOrEqual(4);
     const outputs = [];
-    for (const command of commands) outputs.push((await run('bash', ['-c', `set -o pipefail; ${command}`])).stdout);
+    for (const command of commands) outputs.push((await run('bash', ['-c', `set -o pipefail; ${command}`], { env: { ...process.env, TOKEN: token } })).stdout);
     expect(JSON.parse(outputs[0]!)).toMatchObject({ object: 'chat.completion', usage: { completion_tokens: expect.any(Number) } });
     expect(JSON.parse(outputs[1]!)).toMatchObject({ status: 'ok', replicas: 2, replicas_alive: 2 });
     expect(outputs[2]).toMatch(/^manifold_requests_routed_total\{replica="0"\} \d+/m);
+    expect(JSON.parse(outputs[3]!)).toMatchObject([
+      { replica: 0, outcome: 'Applied', sizes: { contextSize: 2048 } },
+      { replica: 1, outcome: 'Applied', sizes: { contextSize: 2048 } },
+    ]);
 
     const pids = [...err.matchAll(/\[replica \d+ (\d+)\] ready/g)].map((m) => Number(m[1]));
     expect(pids).toHaveLength(2);
