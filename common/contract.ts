@@ -19,6 +19,8 @@ export const replicaViewSchema = z.object({
   /** Why a latched replica takes no requests; null otherwise. */
   latchReason: z.string().nullable(),
   gpus: z.array(z.number().int()),
+  /** Logical CPUs the replica's engine is pinned to; empty when not pinned. */
+  cpus: z.array(z.number().int()),
   cacheHitTokens: z.number().int(),
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),

@@ -11,6 +11,8 @@ import type { ReplicaViewData } from '../../../common/contract.js';
 import type { GenerateDone, GenerateRequestInput, LoadOptionsInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
 import type { PrecheckRequest, PrefixReport, RebuildChange, RebuildOutcome, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
 import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
+import { pinProcess } from '../cpu/cpu-pinning.js';
+import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
 import { EngineExitedError } from '../engine/engine-client.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
@@ -39,6 +41,10 @@ export interface ReplicaSetOptions {
   heal?: Partial<HealPolicy>;
   watchdog?: { heartbeatMs?: number; hangTimeoutMs?: number };
   stopGraceMs?: number;
+  /** Pin each replica to its own whole physical cores (Linux; config `pinCores`, on unless false). */
+  pinCores?: boolean;
+  /** Where the CPU topology is read (tests point it at fixtures). */
+  cpuTopologyRoot?: string;
   /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
   testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
 }
@@ -96,6 +102,8 @@ class Replica {
   /** Why a latched replica takes no requests (its failed rebuild's reasons). */
   latchReason: string | null = null;
   info: ReadyInfo | null = null;
+  /** The logical CPUs its engine is pinned to; empty when not pinned. */
+  cpus: number[] = [];
   running = 0;
   cacheHitTokens = 0;
   promptTokens = 0;
@@ -156,8 +164,9 @@ export class ReplicaSet {
         logFile: plan.logFile,
         ...options.watchdog,
         ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+        pinCpus: (pid) => this.pinReplica(replica, pid),
       });
-      const replica = new Replica(plan, supervisor);
+      const replica: Replica = new Replica(plan, supervisor);
       supervisor.on('ready', (info) => {
         replica.info = info;
         replica.lastReadyAt = Date.now();
@@ -179,6 +188,7 @@ export class ReplicaSet {
       plans: planReplicas(config, machine),
       modelPath: config.model,
       ...(config.routing ? { routing: config.routing } : {}),
+      ...(config.pinCores !== undefined ? { pinCores: config.pinCores } : {}),
       ...options,
       heal: { ...config.heal, ...options.heal },
     });
@@ -187,10 +197,37 @@ export class ReplicaSet {
   /** Starts every replica in parallel; fails only when none comes up (each failure is logged and healed). */
   async start(): Promise<void> {
     this.closing = false;
+    await this.planCpuSets();
     const results = await Promise.allSettled(this.replicas.map((r) => this.startReplica(r)));
     if (!results.some((r) => r.status === 'fulfilled')) {
       const reasons = results.map((r, i) => `replica ${i}: ${r.status === 'rejected' ? (r.reason as Error).message : 'ok'}`);
       throw new NoReplicaError(`no replica started (${reasons.join('; ')})`);
+    }
+  }
+
+  /** Disjoint sets of whole cores, one per replica (DESIGN §3); no pinning, and a log line, when that cannot be. */
+  private async planCpuSets(): Promise<void> {
+    if (this.options.pinCores === false) return;
+    if (process.platform !== 'linux') {
+      this.options.log(`CPU pinning: not on ${process.platform} (Linux only); replicas share the cores`);
+      return;
+    }
+    const topology = await readCpuTopology(this.options.cpuTopologyRoot);
+    const partition = 'cores' in topology ? partitionCores(topology.cores, this.replicas.length) : { reason: topology.unreadable };
+    if ('reason' in partition) {
+      this.options.log(`CPU pinning: off (${partition.reason})`);
+      return;
+    }
+    for (const [i, replica] of this.replicas.entries()) replica.cpus = partition.sets[i]!;
+    this.options.log(`CPU pinning: ${this.replicas.map((r) => `replica ${r.index} → CPUs ${r.cpus.join(',')}`).join('; ')}`);
+  }
+
+  private async pinReplica(replica: Replica, pid: number): Promise<void> {
+    if (replica.cpus.length === 0) return;
+    try {
+      await pinProcess(pid, replica.cpus);
+    } catch (error) {
+      this.options.log(`[replica ${replica.index}] CPU pinning failed (${(error as Error).message}); it runs on every core`);
     }
   }
 
@@ -479,6 +516,7 @@ export class ReplicaSet {
       state: r.state,
       latchReason: r.latchReason,
       gpus: [...r.plan.gpus],
+      cpus: [...r.cpus],
       cacheHitTokens: r.cacheHitTokens,
       promptTokens: r.promptTokens,
       completionTokens: r.completionTokens,

@@ -39,6 +39,8 @@ export interface EngineSupervisorOptions {
   loadTimeoutMs?: number;
   /** How long a graceful stop may take before SIGKILL. */
   stopGraceMs?: number;
+  /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
+  pinCpus?: (pid: number) => Promise<void>;
 }
 
 interface SupervisorEvents {
@@ -95,6 +97,8 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     child.onLog((line) => this.log(line));
     void client.exited.then((exit) => this.onChildExit(client, exit));
     this.log('starting');
+    const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
+    const pinnedAtSpawn = pin();
 
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -103,6 +107,9 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     try {
       const info = await Promise.race([client.load(this.load), timeout]);
       if (this.current !== client || !client.alive) throw new Error('the engine exited while loading');
+      // Threads made during the load by threads pinned at spawn inherit the set; pinning again catches any other.
+      await pinnedAtSpawn;
+      await pin();
       this.stateValue = 'ready';
       this.startWatchdog(client);
       this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on ${info.backend} in ${Math.round(info.loadMs)} ms`);
