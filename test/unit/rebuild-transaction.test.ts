@@ -1,5 +1,5 @@
 /**
- * The rebuild transaction's ordering rules, as pure logic with fake engine operations (no engine here:
+ * The rebuild transaction's ordering rules, as pure logic with scripted pool operations (no engine here:
  * the same rules are exercised on real engines in test/integration/live-resize.test.ts).
  */
 import { describe, expect, it } from 'vitest';
@@ -13,8 +13,8 @@ const liveAt = (sizes: PoolSizes): PoolsLive => ({ sizes, prefixes: noPrefixes, 
 
 class LostEngine extends Error {}
 
-/** Fake operations that record what was called, failing where told to. */
-function fakeOperations(script: { apply: 'ok' | 'fail-before-mark' | 'fail-after-mark' | 'lost-after-mark'; restore?: 'ok' | 'fail'; liveSizes?: PoolSizes }) {
+/** Scripted operations that record what was called, failing where told to. */
+function scriptedOperations(script: { apply: 'ok' | 'fail-before-mark' | 'fail-after-mark' | 'lost-after-mark'; restore?: 'ok' | 'fail'; liveSizes?: PoolSizes }) {
   const calls: string[] = [];
   const restores: { pools: readonly Pool[]; sizes: Partial<PoolSizes> }[] = [];
   const operations: PoolOperations = {
@@ -38,16 +38,16 @@ function fakeOperations(script: { apply: 'ok' | 'fail-before-mark' | 'fail-after
   return { operations, calls, restores };
 }
 
-describe('rebuild transaction (pure logic, fake engine operations)', () => {
+describe('rebuild transaction (pure logic, scripted pool operations)', () => {
   it('a failure before the teardown mark is RejectedIntact and restore is never called', async () => {
-    const { operations, calls } = fakeOperations({ apply: 'fail-before-mark' });
+    const { operations, calls } = scriptedOperations({ apply: 'fail-before-mark' });
     const outcome = await runRebuildTransaction(current, { contextSize: 4096 }, operations);
     expect(outcome).toEqual({ outcome: 'RejectedIntact', engine_preserved: true, stage: 'engine', reason: 'no memory for the new context' });
     expect(calls).toEqual(['apply']);
   });
 
   it('a failure after the mark restores the old sizes of the touched kv pool only', async () => {
-    const { operations, calls, restores } = fakeOperations({ apply: 'fail-after-mark' });
+    const { operations, calls, restores } = scriptedOperations({ apply: 'fail-after-mark' });
     const outcome = await runRebuildTransaction(current, { contextSize: 4096, slots: 4 }, operations);
     expect(calls).toEqual(['apply', 'marked', 'restore']);
     expect(restores).toEqual([{ pools: ['kv'], sizes: { contextSize: 1024, slots: 2, kvType: 'f16' } }]);
@@ -60,14 +60,14 @@ describe('rebuild transaction (pure logic, fake engine operations)', () => {
   });
 
   it('a weights change touches (and restores) both pools', async () => {
-    const { operations, restores } = fakeOperations({ apply: 'fail-after-mark' });
+    const { operations, restores } = scriptedOperations({ apply: 'fail-after-mark' });
     const outcome = await runRebuildTransaction(current, { gpuLayers: 20 }, operations);
     expect(outcome.outcome).toBe('RolledBack');
     expect(restores).toEqual([{ pools: ['kv', 'weights'], sizes: { contextSize: 1024, slots: 2, kvType: 'f16', gpuLayers: 10 } }]);
   });
 
   it('only a failed rollback latches, and only Latched has engine_preserved false', async () => {
-    const { operations, calls } = fakeOperations({ apply: 'fail-after-mark', restore: 'fail' });
+    const { operations, calls } = scriptedOperations({ apply: 'fail-after-mark', restore: 'fail' });
     const outcome = await runRebuildTransaction(current, { slots: 8 }, operations);
     expect(calls).toEqual(['apply', 'marked', 'restore']);
     expect(outcome).toEqual({
@@ -77,7 +77,7 @@ describe('rebuild transaction (pure logic, fake engine operations)', () => {
       rollback_error: 'old sizes do not fit any more',
     });
     for (const script of [{ apply: 'ok' }, { apply: 'fail-before-mark' }, { apply: 'fail-after-mark', restore: 'ok' }] as const) {
-      const other = await runRebuildTransaction(current, { slots: 8 }, fakeOperations(script).operations);
+      const other = await runRebuildTransaction(current, { slots: 8 }, scriptedOperations(script).operations);
       expect(other.outcome).not.toBe('Latched');
       expect(other.engine_preserved).toBe(true);
     }
@@ -85,14 +85,14 @@ describe('rebuild transaction (pure logic, fake engine operations)', () => {
 
   it('success reports the sizes the engine says are live, not the ones asked for', async () => {
     const live: PoolSizes = { contextSize: 4352, slots: 3, kvType: 'f16', gpuLayers: 10 };
-    const { operations, calls } = fakeOperations({ apply: 'ok', liveSizes: live });
+    const { operations, calls } = scriptedOperations({ apply: 'ok', liveSizes: live });
     const outcome = await runRebuildTransaction(current, { contextSize: 4321, slots: 3 }, operations);
     expect(calls).toEqual(['apply', 'marked']);
     expect(outcome).toMatchObject({ outcome: 'Applied', engine_preserved: true, pools: ['kv'], sizes: live });
   });
 
   it('an engine lost during the transaction is Latched and no restore is attempted', async () => {
-    const { operations, calls } = fakeOperations({ apply: 'lost-after-mark' });
+    const { operations, calls } = scriptedOperations({ apply: 'lost-after-mark' });
     const outcome = await runRebuildTransaction(current, { contextSize: 2048 }, operations);
     expect(outcome.outcome).toBe('Latched');
     expect(outcome.engine_preserved).toBe(false);

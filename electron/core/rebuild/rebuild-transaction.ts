@@ -37,6 +37,14 @@ export interface PoolOperations {
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+/** The outcome when the engine process is gone: nothing of it is preserved. */
+export const engineLostOutcome = (error: unknown): RebuildOutcome => ({
+  outcome: 'Latched',
+  engine_preserved: false,
+  reason: messageOf(error),
+  rollback_error: 'the engine process is gone; nothing could be restored',
+});
+
 export async function runRebuildTransaction(current: PoolSizes, change: RebuildChange, operations: PoolOperations): Promise<RebuildOutcome> {
   const pools = touchedPools(change);
   let teardownStarted = false;
@@ -46,10 +54,8 @@ export async function runRebuildTransaction(current: PoolSizes, change: RebuildC
     });
     return { outcome: 'Applied', engine_preserved: true, pools, sizes: live.sizes, prefixes: live.prefixes, timings: live.timings };
   } catch (error) {
+    if (operations.isEngineLost(error)) return engineLostOutcome(error);
     const reason = messageOf(error);
-    if (operations.isEngineLost(error)) {
-      return { outcome: 'Latched', engine_preserved: false, reason, rollback_error: 'the engine process is gone; nothing could be restored' };
-    }
     if (!teardownStarted) return { outcome: 'RejectedIntact', engine_preserved: true, stage: 'engine', reason };
     try {
       const live = await operations.restore(pools, sizesOfPools(current, pools));

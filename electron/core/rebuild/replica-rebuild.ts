@@ -15,7 +15,7 @@ import type {
 } from '../../../common/rebuild.js';
 import { EngineExitedError, type EngineClient } from '../engine/engine-client.js';
 import { BarrierTimeoutError, waitForIdle } from './barrier.js';
-import { runRebuildTransaction, type PoolsLive } from './rebuild-transaction.js';
+import { engineLostOutcome, runRebuildTransaction, type PoolsLive } from './rebuild-transaction.js';
 
 /** What a rebuild needs of one replica. */
 export interface RebuildTarget {
@@ -63,7 +63,7 @@ export async function rebuildReplica(target: RebuildTarget, request: RebuildRequ
     await waitForIdle(() => client.activity(), { timeoutMs: request.barrierTimeoutMs });
   } catch (error) {
     if (error instanceof BarrierTimeoutError) return refuse('barrier', `replica ${target.index}: ${error.message}`);
-    return finish(lostEngine(error), null);
+    return finish(engineLostOutcome(error), null);
   }
   onProgress({ replica: target.index, stage: 'rebuilding', outcome: null });
   let info: ReadyInfo | null = null;
@@ -78,13 +78,6 @@ export async function rebuildReplica(target: RebuildTarget, request: RebuildRequ
   });
   return finish(outcome, info);
 }
-
-const lostEngine = (error: unknown): RebuildOutcome => ({
-  outcome: 'Latched',
-  engine_preserved: false,
-  reason: (error as Error).message,
-  rollback_error: 'the engine process is gone; nothing could be restored',
-});
 
 /** One replica, or every replica in turn (stopping at the first outcome that is not Applied). */
 export async function rollingRebuild(targets: readonly RebuildTarget[], request: RebuildRequest, onProgress: OnRebuildProgress): Promise<ReplicaRebuildOutcome[]> {

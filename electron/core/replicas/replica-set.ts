@@ -372,9 +372,9 @@ export class ReplicaSet {
   async precheck(request: PrecheckRequest): Promise<ReplicaVerdict[]> {
     return Promise.all(
       this.rebuildScope(request.replica).map(async (replica): Promise<ReplicaVerdict> => {
-        const client = replica.routable ? replica.supervisor.client : undefined;
-        if (!client) return { replica: replica.index, fits: false, reason: `replica ${replica.index} is ${replica.state}` };
-        return client.precheck(request.change).then(
+        const engine = this.rebuildTarget(replica, request.change).engine;
+        if ('unavailable' in engine) return { replica: replica.index, fits: false, reason: engine.unavailable };
+        return engine.client.precheck(request.change).then(
           (verdict) => ({ replica: replica.index, ...verdict }),
           (error: unknown) => ({ replica: replica.index, fits: false, reason: (error as Error).message }),
         );
