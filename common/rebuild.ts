@@ -43,6 +43,9 @@ export const poolSizesSchema = z.object({
 });
 export type PoolSizes = z.infer<typeof poolSizesSchema>;
 
+/** Just the pool sizes out of anything that has them (load options, an engine's live sizes). */
+export const poolSizesOf = ({ contextSize, slots, kvType, gpuLayers }: PoolSizes): PoolSizes => ({ contextSize, slots, kvType, gpuLayers });
+
 /** The sizes each pool owns. */
 export const POOL_FIELDS: Readonly<Record<Pool, readonly (keyof PoolSizes)[]>> = {
   kv: ['contextSize', 'slots', 'kvType'],

@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, TokenBias, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, Rebuilt, SlotView } from '../common/engine-protocol.js';
-import { changedSizes, MAX_CONTEXT_CELLS, touchedPools, type Pool, type PoolSizes, type PrecheckVerdict, type RebuildChange } from '../common/rebuild.js';
+import { changedSizes, MAX_CONTEXT_CELLS, poolSizesOf, touchedPools, type Pool, type PoolSizes, type PrecheckVerdict, type RebuildChange } from '../common/rebuild.js';
 import { GgufFormatError, metadataArrayLength, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader } from '../common/node/gguf-file.js';
 import { EngineError } from './engine-error.js';
@@ -134,24 +134,23 @@ export class ModelHost {
   /** The pre-check of a rebuild: does `change` fit? Touches nothing. */
   async precheck(change: RebuildChange): Promise<PrecheckVerdict> {
     const loaded = this.requireLoaded();
-    const target = this.targetOf(loaded, change);
-    return precheck({
-      llama: this.llama!,
-      model: loaded.model,
-      current: { ...this.sizesOf(loaded), gpuLayers: loaded.model.gpuLayers, flashAttention: loaded.options.flashAttention, batchSize: loaded.options.batchSize },
-      target: this.sizesOf({ ...loaded, options: target }),
-      pools: touchedPools(change),
-    });
+    return this.precheckTarget(loaded, this.targetOf(loaded, change), touchedPools(change));
   }
 
-  private sizesOf(loaded: Loaded): PoolSizes {
-    const { contextSize, slots, kvType, gpuLayers } = loaded.options;
-    return { contextSize, slots, kvType, gpuLayers };
+  private precheckTarget(loaded: Loaded, target: LoadOptions, pools: readonly Pool[]): Promise<PrecheckVerdict> {
+    const { options, model } = loaded;
+    return precheck({
+      llama: this.llama!,
+      model,
+      current: { ...poolSizesOf(options), gpuLayers: model.gpuLayers, flashAttention: options.flashAttention, batchSize: options.batchSize },
+      target: poolSizesOf(target),
+      pools,
+    });
   }
 
   /** The load options after `change`; refuses sizes no context may have. */
   private targetOf(loaded: Loaded, change: RebuildChange): LoadOptions {
-    const target: LoadOptions = { ...loaded.options, ...changedSizes(this.sizesOf(loaded), change) };
+    const target: LoadOptions = { ...loaded.options, ...changedSizes(poolSizesOf(loaded.options), change) };
     if (target.contextSize * target.slots > MAX_CONTEXT_CELLS) {
       throw new EngineError('bad_message', `${target.slots} slots × ${target.contextSize} tokens is more than the ${MAX_CONTEXT_CELLS} tokens a context may have`);
     }
@@ -171,7 +170,7 @@ export class ModelHost {
     const target = this.targetOf(loaded, change);
     const pools = touchedPools(change);
     if (!skipPrecheck) {
-      const verdict = await this.precheck(change);
+      const verdict = await this.precheckTarget(loaded, target, pools);
       if (!verdict.fits) throw new EngineError('does_not_fit', verdict.reason);
     }
     const faults = loaded.options.testOnlyFaults;

@@ -6,12 +6,13 @@
  * each outcome (ready again with new sizes, or latched).
  */
 import type { ReadyInfo, Rebuilt } from '../../../common/engine-protocol.js';
-import type {
-  PoolSizes,
-  RebuildOutcome,
-  RebuildProgress,
-  RebuildRequest,
-  ReplicaRebuildOutcome,
+import {
+  poolSizesOf,
+  type PoolSizes,
+  type RebuildOutcome,
+  type RebuildProgress,
+  type RebuildRequest,
+  type ReplicaRebuildOutcome,
 } from '../../../common/rebuild.js';
 import { EngineExitedError, type EngineClient } from '../engine/engine-client.js';
 import { BarrierTimeoutError, waitForIdle } from './barrier.js';
@@ -30,7 +31,7 @@ export interface RebuildTarget {
 export type OnRebuildProgress = (progress: RebuildProgress) => void;
 
 const live = (rebuilt: Rebuilt): PoolsLive => ({
-  sizes: { contextSize: rebuilt.info.sizes.contextSize, slots: rebuilt.info.sizes.slots, kvType: rebuilt.info.sizes.kvType, gpuLayers: rebuilt.info.sizes.gpuLayers },
+  sizes: poolSizesOf(rebuilt.info.sizes),
   prefixes: rebuilt.prefixes,
   timings: rebuilt.timings,
 });

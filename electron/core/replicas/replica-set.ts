@@ -9,7 +9,7 @@
  */
 import type { ReplicaViewData } from '../../../common/contract.js';
 import type { GenerateDone, GenerateRequestInput, LoadOptionsInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
-import type { PrecheckRequest, PrefixReport, RebuildChange, RebuildOutcome, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
+import { poolSizesOf, type PrecheckRequest, type PrefixReport, type RebuildChange, type RebuildOutcome, type RebuildRequest, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../../common/rebuild.js';
 import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { pinProcess } from '../cpu/cpu-pinning.js';
 import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
@@ -404,8 +404,8 @@ export class ReplicaSet {
       get engine() {
         const client = replica.routable ? replica.supervisor.client : undefined;
         if (!client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
-        const { contextSize, slots, kvType } = replica.info.sizes;
-        return { client, sizes: { contextSize, slots, kvType, gpuLayers: replica.supervisor.loadOptions.gpuLayers ?? 'auto' } };
+        // gpuLayers as asked for (`auto` stays `auto`), so a rollback restores the request, not its resolution.
+        return { client, sizes: { ...poolSizesOf(replica.info.sizes), gpuLayers: replica.supervisor.loadOptions.gpuLayers ?? 'auto' } };
       },
       enterMaintenance: () => this.setState(replica, 'maintenance'),
       settle: (outcome, info) => this.settleRebuild(replica, change, outcome, info),
