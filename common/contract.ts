@@ -48,6 +48,46 @@ export const throughputSchema = z.object({
   waiting: z.number().int(),
 });
 
+export const gpuCardSchema = z.object({
+  /** The card's number as configs name it (NVML's order); null for an engine's own figure. */
+  card: z.number().int().nullable(),
+  name: z.string(),
+  memoryUsedBytes: z.number(),
+  memoryTotalBytes: z.number(),
+  utilizationPercent: z.number().nullable(),
+  temperatureC: z.number().nullable(),
+  powerW: z.number().nullable(),
+  /** The replica using the card; null when none does. */
+  replica: z.number().int().nullable(),
+});
+
+/** GPU figures for the dashboard: from NVML, else from the engines' own VRAM state, else none ("no GPU"). */
+export const gpuReportSchema = z.object({
+  source: z.enum(['nvml', 'engines', 'none']),
+  cards: z.array(gpuCardSchema),
+  /** One line for people: where the figures come from, or why there are none. */
+  note: z.string(),
+});
+export type GpuReport = z.infer<typeof gpuReportSchema>;
+export type GpuCard = z.infer<typeof gpuCardSchema>;
+
+/** The shared arena (DESIGN §6): off (and why), filling, or ready with its size and hash. */
+export const arenaStatusSchema = z.object({
+  state: z.enum(['off', 'filling', 'ready', 'closed']),
+  kind: z.enum(['memfd', 'shm-file', 'windows-section']).nullable(),
+  /** Why there is no arena, when there is none. */
+  reason: z.string().nullable(),
+  modelBytes: z.number(),
+  filledBytes: z.number(),
+  sha256: z.string().nullable(),
+  /** What the engines load the model from. */
+  enginePath: z.string().nullable(),
+  /** The RAM warning (arena + engines' private memory above free RAM); never a refusal. */
+  warning: z.string().nullable(),
+  fillMs: z.number().nullable(),
+});
+export type ArenaStatus = z.infer<typeof arenaStatusSchema>;
+
 const noArgs = z.object({}).strict();
 
 export const contract = {
@@ -55,6 +95,8 @@ export const contract = {
     getInfo: { args: noArgs, result: workstationInfoSchema },
     getReplicas: { args: noArgs, result: z.array(replicaViewSchema) },
     getSlots: { args: noArgs, result: z.array(globalSlotViewSchema) },
+    getGpus: { args: noArgs, result: gpuReportSchema },
+    getArena: { args: noArgs, result: arenaStatusSchema },
     setRoutingPolicy: { args: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }).strict(), result: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }) },
     restartReplica: { args: z.object({ replica: z.number().int().nonnegative() }).strict(), result: z.object({ replica: z.number().int(), state: z.string() }) },
     /** The pre-check of a live resize, per replica; touches nothing. */
@@ -66,6 +108,7 @@ export const contract = {
     replicas: z.array(replicaViewSchema),
     slots: z.array(globalSlotViewSchema),
     throughput: throughputSchema,
+    gpus: gpuReportSchema,
     log: z.object({ line: z.string() }),
     rebuild: rebuildProgressSchema,
   },

@@ -30,6 +30,8 @@ export function contractHandlers(workstation: Workstation): ContractHandlers {
     },
     getReplicas: async () => workstation.replicas.replicaView(),
     getSlots: async () => workstation.replicas.slotsView(),
+    getGpus: async () => workstation.gpuReport(),
+    getArena: async () => workstation.arenaStatus(),
     setRoutingPolicy: async ({ policy }) => {
       workstation.setRoutingPolicy(policy);
       return { policy };

@@ -4,8 +4,10 @@
  * workstation with IPC instead of a browser.
  */
 import os from 'node:os';
+import type { ArenaFacts } from './arena/arena-plan.js';
 import type { RunConfig } from './config/run-config.js';
 import { forkEngine, type SpawnEngine } from './engine/engine-process.js';
+import { GpuMonitor } from './gpu/gpu-report.js';
 import { startFront, type Front, type FrontOptions } from './http/front-server.js';
 import type { ReplicaSetOptions } from './replicas/replica-set.js';
 import { Workstation } from './workstation.js';
@@ -15,6 +17,7 @@ export interface ServeOptions {
   log?: (line: string) => void;
   spawn?: SpawnEngine;
   replicaOptions?: Partial<ReplicaSetOptions>;
+  arenaFacts?: Partial<ArenaFacts>;
 }
 
 export interface Served {
@@ -24,10 +27,13 @@ export interface Served {
 }
 
 export async function serve(config: RunConfig, options: ServeOptions = {}): Promise<Served> {
+  // A config without a card list uses the cards NVML sees; without NVML (or a GPU), CPU engines.
+  const gpuMonitor = new GpuMonitor();
   const workstation = new Workstation({
     config,
-    // Cards come from the config's gpu list until NVML detection lands; without one, CPU engines.
-    machine: { detectedGpus: [], cpuCores: os.availableParallelism() },
+    machine: { detectedGpus: config.gpu === undefined ? gpuMonitor.detectedCards() : [], cpuCores: os.availableParallelism() },
+    gpuMonitor,
+    ...(options.arenaFacts ? { arenaFacts: options.arenaFacts } : {}),
     spawn: options.spawn ?? forkEngine,
     ...(options.log ? { log: options.log } : {}),
     ...(options.replicaOptions ? { replicaOptions: options.replicaOptions } : {}),

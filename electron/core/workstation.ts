@@ -1,13 +1,18 @@
 /**
- * The workstation: core put together for one run config — the tokenizer, the replica set, the
- * throughput meter and the log buffer. The HTTP front, the control API and the Electron shell all drive
+ * The workstation: core put together for one run config — the shared arena, the tokenizer, the replica
+ * set, the GPU monitor, the throughput meter and the log buffer. The HTTP front, the control API and the Electron shell all drive
  * this one object; nothing in it knows which of them is in front.
  */
 import { basename } from 'node:path';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
-import type { EventPayload } from '../../common/contract.js';
+import type { ArenaStatus, EventPayload, GpuReport } from '../../common/contract.js';
+import { readGgufFileHeader } from '../../common/node/gguf-file.js';
 import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../../common/rebuild.js';
+import type { ArenaFacts } from './arena/arena-plan.js';
+import { enginePrivateBytes } from './arena/engine-memory.js';
+import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
+import { GpuMonitor } from './gpu/gpu-report.js';
 import type { SpawnEngine } from './engine/engine-process.js';
 import { ReplicaSet, type ReplicaGenerateOptions, type ReplicaGenerateResult, type ReplicaSetOptions } from './replicas/replica-set.js';
 import { ThroughputMeter } from './throughput-meter.js';
@@ -23,6 +28,10 @@ export interface WorkstationOptions {
   log?: (line: string) => void;
   /** Replica-set settings beyond the config (tests shorten the watchdog and heal times). */
   replicaOptions?: Partial<ReplicaSetOptions>;
+  /** NVML's reader (the serve CLI's, which also found the cards); one of its own otherwise. */
+  gpuMonitor?: GpuMonitor;
+  /** Arena facts given instead of read off the machine (tests force the /dev/shm fallback). */
+  arenaFacts?: Partial<ArenaFacts>;
 }
 
 const LOG_LINES_KEPT = 500;
@@ -31,7 +40,9 @@ export class Workstation {
   readonly replicas: ReplicaSet;
   readonly modelId: string;
   readonly throughput = new ThroughputMeter();
+  readonly gpus: GpuMonitor;
   private tokenizerValue: Tokenizer | undefined;
+  private arena: SharedArena | undefined;
   private started = false;
   private readonly logLines: string[] = [];
   private readonly logListeners = new Set<(line: string) => void>();
@@ -39,6 +50,7 @@ export class Workstation {
 
   constructor(private readonly options: WorkstationOptions) {
     this.modelId = basename(options.config.model).replace(/\.gguf$/i, '');
+    this.gpus = options.gpuMonitor ?? new GpuMonitor();
     this.replicas = ReplicaSet.fromConfig(options.config, options.machine, {
       spawn: options.spawn,
       log: (line) => this.log(line),
@@ -46,12 +58,39 @@ export class Workstation {
     });
   }
 
-  /** Opens the tokenizer and starts the replicas; rejects when the model or every replica fails. */
+  /** Fills the arena (when asked), opens the tokenizer and starts the replicas; rejects when the model or every replica fails. */
   async start(): Promise<void> {
-    this.tokenizerValue = await Tokenizer.open(this.options.config.model);
+    this.arena = await SharedArena.start({
+      modelPath: this.options.config.model,
+      requested: this.options.config.shared_arena === true,
+      engines: this.replicas.size,
+      enginePrivateBytes: this.options.config.shared_arena ? await this.enginePrivateBytes() : 0,
+      log: (line) => this.log(line),
+      ...(this.options.arenaFacts ? { facts: this.options.arenaFacts } : {}),
+    });
+    this.replicas.loadModelFrom(this.arena.modelPath);
+    this.tokenizerValue = await Tokenizer.open(this.arena.modelPath);
     await this.replicas.start();
     this.started = true;
     this.log(`workstation ready: ${this.replicas.info().replicas_alive}/${this.replicas.size} replicas of ${this.modelId}`);
+  }
+
+  /** The largest private memory one engine's plan is estimated to take (the arena's RAM warning). */
+  private async enginePrivateBytes(): Promise<number> {
+    const header = await readGgufFileHeader(this.options.config.model);
+    const estimates = this.replicas.plans.map(({ engine }) =>
+      enginePrivateBytes(header, { contextSize: engine.contextSize ?? 4096, slots: engine.slots ?? 1, kvType: engine.kvType ?? 'f16', gpuLayers: engine.gpuLayers ?? 'auto' }),
+    );
+    return Math.max(0, ...estimates);
+  }
+
+  arenaStatus(): ArenaStatus {
+    return this.arena?.status() ?? { state: 'off', kind: null, reason: 'the workstation has not started', modelBytes: 0, filledBytes: 0, sha256: null, enginePath: null, warning: null, fillMs: null };
+  }
+
+  /** GPU figures now: NVML's cards with the replicas using them, else the engines' VRAM state, else none. */
+  gpuReport(): GpuReport {
+    return this.gpus.report(this.replicas.engineGpuStates());
   }
 
   get tokenizer(): Tokenizer {
@@ -127,10 +166,13 @@ export class Workstation {
     return () => this.logListeners.delete(listener);
   }
 
+  /** Stops the replicas, then releases the tokenizer, the arena and NVML. */
   async close(): Promise<void> {
     await this.replicas.close();
     await this.tokenizerValue?.dispose();
     this.tokenizerValue = undefined;
+    this.arena?.close();
+    this.gpus.close();
     this.started = false;
   }
 }

@@ -53,6 +53,8 @@ export const runConfigSchema = z
     routing: z.enum(ROUTING_POLICIES).optional(),
     /** Pin each replica to its own whole physical cores (Linux). */
     pinCores: z.boolean().optional(),
+    /** Hold the weights in RAM once for every replica (DESIGN §6); off unless true. */
+    shared_arena: z.boolean().optional(),
     heal: z
       .object({
         cooldownMs: z.number().int().nonnegative(),

@@ -1,7 +1,7 @@
 /**
  * The control API for the browser UI: the contract served over a WebSocket at `/control`. Calls are
  * `{type: "call", id, name, args}` answered by `{type: "result", id, ok, value | error}`; events
- * (replicas, slots, throughput every `eventIntervalMs`, log lines and rebuild progress as they come) are pushed to every
+ * (replicas, slots, throughput and GPU figures every `eventIntervalMs`, log lines and rebuild progress as they come) are pushed to every
  * client. Only upgrades that passed the front's Host, Origin and token checks reach it.
  */
 import type { IncomingMessage } from 'node:http';
@@ -80,11 +80,13 @@ export class ControlSocket {
     const replicas = this.workstation.replicas.replicaView();
     const slots = await this.workstation.replicas.slotsView();
     const throughput = this.workstation.throughputSample();
+    const gpus = this.workstation.gpuReport();
     for (const client of only ? [only] : this.server.clients) {
       if (client.readyState !== client.OPEN) continue;
       client.send(this.event('replicas', replicas));
       client.send(this.event('slots', slots));
       client.send(this.event('throughput', throughput));
+      client.send(this.event('gpus', gpus));
     }
   }
 

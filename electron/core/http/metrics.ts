@@ -1,7 +1,8 @@
 /**
  * `/metrics` in Prometheus text format, named in llama-server's style with a `manifold_` prefix:
  * per-replica alive, running, routed, prompt / cache-hit / predicted tokens, slots busy and total, and
- * the workstation's tokens per second.
+ * the workstation's tokens per second, each GPU's memory and utilisation (NVML or the engines' own
+ * figures; none without a GPU), and the arena's size.
  */
 import type { GlobalSlotView } from '../replicas/replica-set.js';
 import type { Workstation } from '../workstation.js';
@@ -33,6 +34,17 @@ export function renderMetrics(workstation: Workstation, slots: readonly GlobalSl
     type,
     samples: views.map((v) => ({ labels: { replica: v.replica }, value: value(v) })),
   });
+  const gpus = workstation.gpuReport();
+  const perCard = (name: string, help: string, value: (c: (typeof gpus.cards)[number]) => number | null): Family => ({
+    name: `manifold_gpu_${name}`,
+    help,
+    type: 'gauge',
+    samples: gpus.cards.flatMap((c) => {
+      const v = value(c);
+      return v === null ? [] : [{ labels: { card: c.card ?? `replica${c.replica}`, name: c.name.replaceAll('"', "'") }, value: v }];
+    }),
+  });
+  const arena = workstation.arenaStatus();
   return render([
     perReplica('replica_alive', 'Whether the replica can take requests (1) or not (0).', 'gauge', (v) => (v.alive ? 1 : 0)),
     perReplica('requests_processing', 'Requests running or queued on the replica.', 'gauge', (v) => v.running),
@@ -47,6 +59,15 @@ export function renderMetrics(workstation: Workstation, slots: readonly GlobalSl
       help: 'Tokens generated per second over the last 10 seconds, all replicas.',
       type: 'gauge',
       samples: [{ value: workstation.throughput.tokensPerSecond() }],
+    },
+    perCard('memory_used_bytes', 'GPU memory in use.', (c) => c.memoryUsedBytes),
+    perCard('memory_total_bytes', 'GPU memory in all.', (c) => c.memoryTotalBytes),
+    perCard('utilization_percent', 'How busy the GPU was over the last sample period (NVML).', (c) => c.utilizationPercent),
+    {
+      name: 'manifold_arena_bytes',
+      help: 'Bytes of the model held in the shared arena (0 without one).',
+      type: 'gauge',
+      samples: [{ value: arena.state === 'ready' ? arena.filledBytes : 0 }],
     },
   ]);
 }

@@ -14,6 +14,7 @@ import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, 
 import { pinProcess } from '../cpu/cpu-pinning.js';
 import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
 import { EngineExitedError } from '../engine/engine-client.js';
+import type { EngineGpuState } from '../gpu/gpu-report.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
 import { ExactPrefixIndex } from '../router/prefix-index.js';
@@ -192,6 +193,21 @@ export class ReplicaSet {
       ...options,
       heal: { ...config.heal, ...options.heal },
     });
+  }
+
+  /** Every replica's plan (cards, env, engine options). */
+  get plans(): readonly ReplicaPlan[] {
+    return this.options.plans;
+  }
+
+  /** Where every later start, heal and weights rebuild loads the model from (the arena, once it is filled). */
+  loadModelFrom(modelPath: string): void {
+    for (const replica of this.replicas) replica.supervisor.updateLoad({ modelPath });
+  }
+
+  /** What each replica's engine last said of its GPU memory, for the GPU report. */
+  engineGpuStates(): EngineGpuState[] {
+    return this.replicas.map((r) => ({ replica: r.index, gpus: r.plan.gpus, backend: r.info?.backend ?? null, vram: r.info?.vram ?? null }));
   }
 
   /** Starts every replica in parallel; fails only when none comes up (each failure is logged and healed). */

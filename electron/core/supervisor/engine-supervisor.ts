@@ -131,9 +131,9 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     return this.load;
   }
 
-  /** What later starts load: a rebuild changed the engine's sizes, and a restart keeps them. */
-  updateLoad(sizes: Partial<LoadOptionsInput>): void {
-    this.load = { ...this.load, ...sizes };
+  /** What later starts load: a rebuild's new sizes, or the arena's path; a restart keeps them. */
+  updateLoad(change: Partial<LoadOptionsInput>): void {
+    this.load = { ...this.load, ...change };
   }
 
   /** Asks the engine to shut down, then kills it after the grace period. Resolves once it has exited. */
