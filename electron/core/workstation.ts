@@ -10,6 +10,7 @@ import { readGgufFileHeader } from '../../common/node/gguf-file.js';
 import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { enginePrivateBytes } from './arena/engine-memory.js';
+import { ArenaError } from './arena/model-arena.js';
 import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
@@ -77,7 +78,10 @@ export class Workstation {
 
   /** The largest private memory one engine's plan is estimated to take (the arena's RAM warning). */
   private async enginePrivateBytes(): Promise<number> {
-    const header = await readGgufFileHeader(this.options.config.model);
+    const model = this.options.config.model;
+    const header = await readGgufFileHeader(model).catch((error: Error) => {
+      throw new ArenaError(`cannot read ${model} into the arena: ${error.message}`);
+    });
     const estimates = this.replicas.plans.map(({ engine }) =>
       enginePrivateBytes(header, { contextSize: engine.contextSize ?? 4096, slots: engine.slots ?? 1, kvType: engine.kvType ?? 'f16', gpuLayers: engine.gpuLayers ?? 'auto' }),
     );
