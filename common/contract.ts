@@ -31,7 +31,7 @@ export type ReplicaViewData = z.infer<typeof replicaViewSchema>;
 export const globalSlotViewSchema = slotViewSchema.extend({ replica: z.number().int(), replicaSlot: z.number().int() });
 
 export const workstationInfoSchema = z.object({
-  status: z.enum(['loading', 'ok', 'degraded', 'error']),
+  status: z.enum(['idle', 'loading', 'ok', 'degraded', 'error']),
   model: z.string(),
   replicas: z.number().int(),
   replicas_alive: z.number().int(),
@@ -88,6 +88,98 @@ export const arenaStatusSchema = z.object({
 });
 export type ArenaStatus = z.infer<typeof arenaStatusSchema>;
 
+/** One step of loading a model, for the loader's progress. */
+export const loadStepSchema = z.object({
+  step: z.enum(['arena', 'tokenizer', 'replicas', 'ready', 'failed']),
+  detail: z.string(),
+  /** How far the step is, 0..1; null when it has no measure. */
+  fraction: z.number().nullable(),
+});
+export type LoadStep = z.infer<typeof loadStepSchema>;
+
+/** Sampling settings of a conversation, in the chat window's words. */
+export const chatSamplingSchema = z.object({
+  temperature: z.number().min(0).max(5).default(0.8),
+  topP: z.number().min(0).max(1).default(0.95),
+  topK: z.number().int().min(0).max(1000).default(40),
+  maxTokens: z.number().int().min(1).max(32768).default(256),
+  seed: z.number().int().nonnegative().nullable().default(null),
+});
+export type ChatSampling = z.infer<typeof chatSamplingSchema>;
+
+/** Which replica and slot served an answer, and how much of its prompt that slot already held. */
+export const servedBySchema = z.object({
+  replica: z.number().int(),
+  slot: z.number().int().nullable(),
+  reusedTokens: z.number().int(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+});
+
+export const chatMessageSchema = z.object({
+  id: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  /** For an answer: who served it; null while it streams or when it failed. */
+  servedBy: servedBySchema.nullable().default(null),
+  /** For an answer: stopped by the user before it finished. */
+  stopped: z.boolean().default(false),
+  /** For an answer that failed: why. */
+  error: z.string().nullable().default(null),
+});
+export type ChatMessageData = z.infer<typeof chatMessageSchema>;
+
+export const conversationSchema = z.object({
+  id: z.string().regex(/^[a-z0-9-]{1,64}$/),
+  title: z.string().max(200),
+  systemPrompt: z.string().max(20000),
+  sampling: chatSamplingSchema,
+  messages: z.array(chatMessageSchema),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type Conversation = z.infer<typeof conversationSchema>;
+
+/** A conversation in the list; a file that does not parse is listed as damaged, never as an empty chat. */
+export const conversationSummarySchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  messages: z.number().int(),
+  updatedAt: z.number(),
+  /** Why its file could not be read (e.g. a torn write); null when it is fine. */
+  damaged: z.string().nullable(),
+});
+
+const conversationIdArgs = z.object({ id: z.string().regex(/^[a-z0-9-]{1,64}$/, 'a conversation id') }).strict();
+
+/** What the loader shows of a GGUF file before it is loaded. */
+export const modelInspectionSchema = z.object({
+  path: z.string(),
+  fileBytes: z.number(),
+  name: z.string().nullable(),
+  architecture: z.string().nullable(),
+  parameters: z.number(),
+  /** The tensor type holding most of the weights (e.g. Q4_K, F16). */
+  quantisation: z.string(),
+  contextLength: z.number().int().nullable(),
+  layers: z.number().int().nullable(),
+  /** Per card group (or the CPU's RAM): does one replica of this model fit? */
+  fits: z.array(z.object({ group: z.string(), cards: z.array(z.number().int()), needBytes: z.number(), freeBytes: z.number(), fits: z.boolean() })),
+});
+export type ModelInspection = z.infer<typeof modelInspectionSchema>;
+
+export const loadModelRequestSchema = z
+  .object({
+    path: z.string().min(1).max(4096),
+    replicas: z.number().int().min(1).max(64).default(1),
+    /** Card numbers to split among the replicas; "cpu" for CPU engines; absent: the detected cards. */
+    gpus: z.union([z.literal('cpu'), z.array(z.number().int().nonnegative()).max(64)]).optional(),
+    contextSize: z.number().int().min(64).max(1 << 20).default(4096),
+    slots: z.number().int().min(1).max(256).default(2),
+    sharedArena: z.boolean().default(false),
+  })
+  .strict();
+
 const noArgs = z.object({}).strict();
 
 export const contract = {
@@ -103,6 +195,29 @@ export const contract = {
     precheckRebuild: { args: precheckRequestSchema, result: z.array(replicaVerdictSchema) },
     /** A live resize of one replica or a rolling one of all; one outcome per replica. */
     rebuild: { args: rebuildRequestSchema, result: z.array(replicaRebuildOutcomeSchema) },
+    /** Reads a GGUF's header (bounded) and says whether it fits each card group. */
+    inspectModel: {
+      args: z.object({ path: z.string().min(1).max(4096), replicas: z.number().int().min(1).max(64).default(1), contextSize: z.number().int().min(64).max(1 << 20).default(4096), slots: z.number().int().min(1).max(256).default(2) }).strict(),
+      result: modelInspectionSchema,
+    },
+    /** Recently loaded models and the GGUF files in the models folder. */
+    listModels: { args: noArgs, result: z.object({ modelsDir: z.string().nullable(), recent: z.array(z.string()), found: z.array(z.object({ path: z.string(), bytes: z.number() })) }) },
+    /** Unloads the current model and loads this one; `load` events say each step. */
+    loadModel: { args: loadModelRequestSchema, result: workstationInfoSchema },
+    listConversations: { args: noArgs, result: z.array(conversationSummarySchema) },
+    getConversation: { args: conversationIdArgs, result: conversationSchema },
+    createConversation: { args: z.object({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional() }).strict(), result: conversationSchema },
+    updateConversation: {
+      args: conversationIdArgs.extend({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional(), sampling: chatSamplingSchema.partial().optional() }).strict(),
+      result: conversationSchema,
+    },
+    deleteConversation: { args: conversationIdArgs, result: z.object({ id: z.string() }) },
+    /** Adds a user message and streams the answer (`chat` events); resolves with the answer. */
+    sendMessage: { args: conversationIdArgs.extend({ content: z.string().min(1).max(100000) }).strict(), result: chatMessageSchema },
+    /** Answers the last user message again, replacing the last answer. */
+    regenerate: { args: conversationIdArgs, result: chatMessageSchema },
+    /** Stops the answer streaming in this conversation (it is kept as far as it got). */
+    stopGeneration: { args: conversationIdArgs, result: z.object({ stopped: z.boolean() }) },
   },
   events: {
     replicas: z.array(replicaViewSchema),
@@ -111,6 +226,9 @@ export const contract = {
     gpus: gpuReportSchema,
     log: z.object({ line: z.string() }),
     rebuild: rebuildProgressSchema,
+    load: loadStepSchema,
+    /** A piece of an answer as it streams. */
+    chat: z.object({ conversationId: z.string(), messageId: z.string(), text: z.string() }),
   },
 } as const;
 

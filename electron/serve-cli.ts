@@ -1,8 +1,11 @@
 /**
  * `npm run serve`: the headless workstation for a machine without a display. With no arguments it
  * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
- * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise. Ctrl-C stops the engines.
+ * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise; `--idle` starts with no model
+ * (the dashboard's loader loads one); `--data-dir` keeps conversations, `--models-dir` is the folder
+ * the loader lists. The built UI (`npm run build:ui`) is served at `/`. Ctrl-C stops the engines.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +14,8 @@ import { ensureTestModel } from '../build/test-model.js';
 import { ConfigError, parseRunConfig } from './core/config/run-config.js';
 import { serve } from './core/serve.js';
 
-const USAGE = 'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--port 8080] [--host 127.0.0.1] [--api-key KEY]';
+const USAGE =
+  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR]';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -22,6 +26,9 @@ async function main(): Promise<void> {
       port: { type: 'string', default: '8080' },
       host: { type: 'string', default: '127.0.0.1' },
       'api-key': { type: 'string' },
+      idle: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+      'models-dir': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -39,7 +46,7 @@ async function main(): Promise<void> {
   }
   if (values.model) raw.model = values.model;
   if (values.replicas) raw.replicas = Number(values.replicas);
-  if (raw.model === undefined) {
+  if (raw.model === undefined && !values.idle) {
     raw.model = await ensureTestModel('tiny');
     raw.replicas ??= 2;
     raw.engine ??= { contextSize: 4096, slots: 2 };
@@ -48,11 +55,14 @@ async function main(): Promise<void> {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, got ${values.port}`);
 
-  const config = parseRunConfig(raw);
-  const uiPage = join(dirname(fileURLToPath(import.meta.url)), '..', 'renderer', 'index.html');
+  const config = raw.model === undefined ? null : parseRunConfig(raw);
+  const uiDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'renderer');
+  if (!existsSync(join(uiDir, 'index.html'))) console.error('the UI is not built: run `npm run build:ui` for the dashboard (the API works without it)');
   const served = await serve(config, {
     log: (line) => console.error(line),
-    front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiPage },
+    front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiDir },
+    ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
+    modelsDir: values['models-dir'] ?? null,
   });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
   console.log(`Dashboard:             ${served.front.dashboardUrl}`);

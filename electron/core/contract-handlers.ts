@@ -3,7 +3,12 @@
  * the arguments with the call's schema, runs the handler, and returns its result. The WebSocket bridge
  * uses it now; the Electron IPC wrapper will use the same function.
  */
-import { CALL_NAMES, contract, type CallName, type ContractHandlers } from '../../common/contract.js';
+import { CALL_NAMES, contract, type CallName, type CallResult, type ContractHandlers, type ModelInspection } from '../../common/contract.js';
+import { formatBytes } from '../../common/format-bytes.js';
+import { GgufFormatError } from '../../common/gguf/header-reader.js';
+import { ModelFileError } from '../../common/node/gguf-file.js';
+import { parseRunConfig } from './config/run-config.js';
+import { inspectModel, type InspectPlan } from './models/model-inspector.js';
 import type { Workstation } from './workstation.js';
 
 export class ContractCallError extends Error {
@@ -14,20 +19,22 @@ export class ContractCallError extends Error {
 }
 
 export function contractHandlers(workstation: Workstation): ContractHandlers {
+  const { chat } = workstation;
+  const info = async (): Promise<CallResult<'getInfo'>> => {
+    const { replicas, replicas_alive } = workstation.replicas.info();
+    return {
+      status: workstation.status().status,
+      model: workstation.modelId,
+      replicas,
+      replicas_alive,
+      totalSlots: workstation.replicas.totalSlots,
+      maxContext: workstation.replicas.maxContext,
+      routing: workstation.routingPolicy,
+      apiBase: '/v1',
+    };
+  };
   return {
-    getInfo: async () => {
-      const info = workstation.replicas.info();
-      return {
-        status: workstation.status().status,
-        model: workstation.modelId,
-        replicas: info.replicas,
-        replicas_alive: info.replicas_alive,
-        totalSlots: workstation.replicas.totalSlots,
-        maxContext: workstation.replicas.maxContext,
-        routing: workstation.routingPolicy,
-        apiBase: '/v1',
-      };
-    },
+    getInfo: info,
     getReplicas: async () => workstation.replicas.replicaView(),
     getSlots: async () => workstation.replicas.slotsView(),
     getGpus: async () => workstation.gpuReport(),
@@ -49,7 +56,61 @@ export function contractHandlers(workstation: Workstation): ContractHandlers {
       checkReplica(workstation, request.replica);
       return workstation.rebuild(request);
     },
+    inspectModel: async ({ path, ...plan }) => inspect(workstation, path, plan),
+    listModels: async () => ({ modelsDir: workstation.models.modelsDir, recent: await workstation.models.recent(), found: await workstation.models.found() }),
+    loadModel: async (request) => {
+      const inspection = await inspect(workstation, request.path, { replicas: request.replicas, contextSize: request.contextSize, slots: request.slots });
+      const short = inspection.fits.find((f) => !f.fits);
+      if (short) throw new ContractCallError(`${request.path} does not fit: ${short.group} needs ${formatBytes(short.needBytes)}, ${formatBytes(short.freeBytes)} is free`);
+      let config;
+      try {
+        config = parseRunConfig({
+          model: request.path,
+          ...(request.gpus === undefined ? {} : { gpu: request.gpus }),
+          replicas: request.replicas,
+          engine: { contextSize: request.contextSize, slots: request.slots },
+          shared_arena: request.sharedArena,
+        });
+        await workstation.load(config);
+      } catch (error) {
+        throw new ContractCallError(`loading ${request.path} failed: ${(error as Error).message}`);
+      }
+      return info();
+    },
+    listConversations: async () => chat.store.list(),
+    getConversation: async ({ id }) => chat.store.get(id),
+    createConversation: async (fields) => chat.store.create(fields),
+    updateConversation: async ({ id, title, systemPrompt, sampling }) => {
+      const conversation = await chat.store.get(id);
+      const updated = {
+        ...conversation,
+        ...(title === undefined ? {} : { title }),
+        ...(systemPrompt === undefined ? {} : { systemPrompt }),
+        sampling: { ...conversation.sampling, ...sampling },
+        updatedAt: Date.now(),
+      };
+      await chat.store.save(updated);
+      return updated;
+    },
+    deleteConversation: async ({ id }) => {
+      chat.stop(id);
+      await chat.store.delete(id);
+      return { id };
+    },
+    sendMessage: async ({ id, content }) => chat.send(id, content),
+    regenerate: async ({ id }) => chat.regenerate(id),
+    stopGeneration: async ({ id }) => ({ stopped: chat.stop(id) }),
   };
+}
+
+/** The loader's view of a model; a missing file or one that is not a GGUF is a clear refusal. */
+async function inspect(workstation: Workstation, path: string, plan: InspectPlan): Promise<ModelInspection> {
+  try {
+    return await inspectModel(path, plan, workstation.gpus.nvmlCards());
+  } catch (error) {
+    if (error instanceof ModelFileError || error instanceof GgufFormatError) throw new ContractCallError(`${path}: ${error.message}`);
+    throw error;
+  }
 }
 
 function checkReplica(workstation: Workstation, replica: number | 'all'): void {

@@ -4,6 +4,7 @@
  * workstation with IPC instead of a browser.
  */
 import os from 'node:os';
+import { join } from 'node:path';
 import type { ArenaFacts } from './arena/arena-plan.js';
 import type { RunConfig } from './config/run-config.js';
 import { forkEngine, type SpawnEngine } from './engine/engine-process.js';
@@ -18,6 +19,13 @@ export interface ServeOptions {
   spawn?: SpawnEngine;
   replicaOptions?: Partial<ReplicaSetOptions>;
   arenaFacts?: Partial<ArenaFacts>;
+  /** Conversations and recent models; default: `$XDG_DATA_HOME/manifold` (or ~/.local/share/manifold). */
+  dataDir?: string;
+  modelsDir?: string | null;
+}
+
+export function defaultDataDir(): string {
+  return join(process.env.XDG_DATA_HOME ?? join(os.homedir(), '.local', 'share'), 'manifold');
 }
 
 export interface Served {
@@ -26,13 +34,16 @@ export interface Served {
   close(): Promise<void>;
 }
 
-export async function serve(config: RunConfig, options: ServeOptions = {}): Promise<Served> {
+/** Starts a workstation (with `config`'s model, or empty for the loader) and its front. */
+export async function serve(config: RunConfig | null, options: ServeOptions = {}): Promise<Served> {
   // A config without a card list uses the cards NVML sees; without NVML (or a GPU), CPU engines.
   const gpuMonitor = new GpuMonitor();
   const workstation = new Workstation({
     config,
-    machine: { detectedGpus: config.gpu === undefined ? gpuMonitor.detectedCards() : [], cpuCores: os.availableParallelism() },
+    machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism() },
     gpuMonitor,
+    dataDir: options.dataDir ?? defaultDataDir(),
+    modelsDir: options.modelsDir ?? null,
     ...(options.arenaFacts ? { arenaFacts: options.arenaFacts } : {}),
     spawn: options.spawn ?? forkEngine,
     ...(options.log ? { log: options.log } : {}),

@@ -1,28 +1,34 @@
 /**
- * The workstation: core put together for one run config — the shared arena, the tokenizer, the replica
- * set, the GPU monitor, the throughput meter and the log buffer. The HTTP front, the control API and the Electron shell all drive
- * this one object; nothing in it knows which of them is in front.
+ * The workstation: core put together around one loaded model — the shared arena, the tokenizer, the
+ * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log buffer and
+ * the listeners. A model is loaded from a run config at start or later from the UI's loader (the old one
+ * is unloaded first); without one, the views are empty and requests get a clear 503. The HTTP front, the
+ * control API and the Electron shell all drive this one object; nothing in it knows which is in front.
  */
 import { basename } from 'node:path';
+import type { ArenaStatus, EventPayload, GpuReport, LoadStep } from '../../common/contract.js';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
-import type { ArenaStatus, EventPayload, GpuReport } from '../../common/contract.js';
 import { readGgufFileHeader } from '../../common/node/gguf-file.js';
 import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { enginePrivateBytes } from './arena/engine-memory.js';
 import { ArenaError } from './arena/model-arena.js';
+import { ChatService } from './chat/chat-service.js';
+import { ConversationStore } from './chat/conversation-store.js';
+import { ModelLibrary } from './models/model-library.js';
 import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
-import { GpuMonitor } from './gpu/gpu-report.js';
 import type { SpawnEngine } from './engine/engine-process.js';
-import { ReplicaSet, type ReplicaGenerateOptions, type ReplicaGenerateResult, type ReplicaSetOptions } from './replicas/replica-set.js';
+import { GpuMonitor } from './gpu/gpu-report.js';
+import { NoReplicaError, ReplicaSet, type ReplicaGenerateOptions, type ReplicaGenerateResult, type ReplicaSetOptions } from './replicas/replica-set.js';
 import { ThroughputMeter } from './throughput-meter.js';
 import { Tokenizer } from './tokenizer.js';
 
-export type WorkstationStatus = 'loading' | 'ok' | 'degraded' | 'error';
+export type WorkstationStatus = 'idle' | 'loading' | 'ok' | 'degraded' | 'error';
 
 export interface WorkstationOptions {
-  config: RunConfig;
+  /** The model to load at start; none: the workstation starts empty and the loader loads one. */
+  config?: RunConfig | null;
   machine: MachineFacts;
   spawn: SpawnEngine;
   /** Also print log lines here (the serve CLI prints to stderr). */
@@ -33,73 +39,177 @@ export interface WorkstationOptions {
   gpuMonitor?: GpuMonitor;
   /** Arena facts given instead of read off the machine (tests force the /dev/shm fallback). */
   arenaFacts?: Partial<ArenaFacts>;
+  /** Where conversations and the recent-models list are kept. */
+  dataDir: string;
+  /** The folder the loader lists GGUF files from; none: only recent models and typed paths. */
+  modelsDir?: string | null;
 }
 
 const LOG_LINES_KEPT = 500;
 
+/** Everything that belongs to one loaded model. */
+interface LoadedModel {
+  config: RunConfig;
+  modelId: string;
+  replicas: ReplicaSet;
+  arena: SharedArena | undefined;
+  tokenizer: Tokenizer | undefined;
+  started: boolean;
+}
+
 export class Workstation {
-  readonly replicas: ReplicaSet;
-  readonly modelId: string;
   readonly throughput = new ThroughputMeter();
   readonly gpus: GpuMonitor;
-  private tokenizerValue: Tokenizer | undefined;
-  private arena: SharedArena | undefined;
-  private started = false;
+  readonly chat: ChatService;
+  readonly models: ModelLibrary;
+  private loaded: LoadedModel;
+  private loading = false;
   private readonly logLines: string[] = [];
   private readonly logListeners = new Set<(line: string) => void>();
   private readonly rebuildListeners = new Set<(progress: RebuildProgress) => void>();
+  private readonly loadListeners = new Set<(step: LoadStep) => void>();
 
   constructor(private readonly options: WorkstationOptions) {
-    this.modelId = basename(options.config.model).replace(/\.gguf$/i, '');
     this.gpus = options.gpuMonitor ?? new GpuMonitor();
-    this.replicas = ReplicaSet.fromConfig(options.config, options.machine, {
-      spawn: options.spawn,
-      log: (line) => this.log(line),
-      ...options.replicaOptions,
-    });
+    this.chat = new ChatService(new ConversationStore(options.dataDir), this);
+    this.models = new ModelLibrary(options.dataDir, options.modelsDir ?? null);
+    this.loaded = this.prepare(options.config ?? null);
+  }
+
+  /** The parts of `config`'s model, not started; an empty set when there is no model. */
+  private prepare(config: RunConfig | null): LoadedModel {
+    const log = (line: string): void => this.log(line);
+    if (!config) {
+      return {
+        config: { model: '' },
+        modelId: '',
+        replicas: new ReplicaSet({ plans: [], modelPath: '', spawn: this.options.spawn, log }),
+        arena: undefined,
+        tokenizer: undefined,
+        started: false,
+      };
+    }
+    return {
+      config,
+      modelId: basename(config.model).replace(/\.gguf$/i, ''),
+      replicas: ReplicaSet.fromConfig(config, this.options.machine, { spawn: this.options.spawn, log, ...this.options.replicaOptions }),
+      arena: undefined,
+      tokenizer: undefined,
+      started: false,
+    };
+  }
+
+  /** Loads the model of the config given at construction (nothing when there was none). */
+  async start(): Promise<void> {
+    if (!this.options.config) return;
+    this.loading = true;
+    try {
+      await this.startLoaded(this.loaded);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  /** Unloads the current model (if any) and loads `config`'s; each step is sent to load listeners. */
+  async load(config: RunConfig): Promise<void> {
+    if (this.loading) throw new Error('a model is already loading; wait for it');
+    this.loading = true;
+    try {
+      await this.unload();
+      this.loaded = this.prepare(config);
+      await this.startLoaded(this.loaded);
+    } catch (error) {
+      await this.unload();
+      this.step({ step: 'failed', detail: (error as Error).message, fraction: null });
+      throw error;
+    } finally {
+      this.loading = false;
+    }
   }
 
   /** Fills the arena (when asked), opens the tokenizer and starts the replicas; rejects when the model or every replica fails. */
-  async start(): Promise<void> {
-    this.arena = await SharedArena.start({
-      modelPath: this.options.config.model,
-      requested: this.options.config.shared_arena === true,
-      engines: this.replicas.size,
-      enginePrivateBytes: this.options.config.shared_arena ? await this.enginePrivateBytes() : 0,
+  private async startLoaded(loaded: LoadedModel): Promise<void> {
+    const { config, replicas } = loaded;
+    this.step({ step: 'arena', detail: config.shared_arena ? 'reading the model into the arena' : 'shared_arena is off', fraction: 0 });
+    loaded.arena = await SharedArena.start({
+      modelPath: config.model,
+      requested: config.shared_arena === true,
+      engines: replicas.size,
+      enginePrivateBytes: config.shared_arena ? await this.enginePrivateBytes(loaded) : 0,
       log: (line) => this.log(line),
+      onProgress: (fraction) => this.step({ step: 'arena', detail: 'reading the model into the arena', fraction }),
       ...(this.options.arenaFacts ? { facts: this.options.arenaFacts } : {}),
     });
-    this.replicas.loadModelFrom(this.arena.modelPath);
-    this.tokenizerValue = await Tokenizer.open(this.arena.modelPath);
-    await this.replicas.start();
-    this.started = true;
-    this.log(`workstation ready: ${this.replicas.info().replicas_alive}/${this.replicas.size} replicas of ${this.modelId}`);
+    replicas.loadModelFrom(loaded.arena.modelPath);
+    this.step({ step: 'tokenizer', detail: 'opening the vocabulary and chat template', fraction: null });
+    loaded.tokenizer = await Tokenizer.open(loaded.arena.modelPath);
+    this.step({ step: 'replicas', detail: `starting ${replicas.size} replicas`, fraction: 0 });
+    const offReady = replicas.onReady((ready) => this.step({ step: 'replicas', detail: `${ready} of ${replicas.size} replicas ready`, fraction: ready / replicas.size }));
+    try {
+      await replicas.start();
+    } finally {
+      offReady();
+    }
+    loaded.started = true;
+    await this.models.noteLoaded(config.model).catch((error: Error) => this.log(`recent models: not saved (${error.message})`));
+    this.log(`workstation ready: ${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`);
+    this.step({ step: 'ready', detail: `${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`, fraction: 1 });
+  }
+
+  /** Stops the current model's replicas and releases its tokenizer and arena; the workstation is empty after. */
+  async unload(): Promise<void> {
+    const { replicas, tokenizer, arena } = this.loaded;
+    await replicas.close();
+    await tokenizer?.dispose();
+    arena?.close();
+    this.loaded = this.prepare(null);
   }
 
   /** The largest private memory one engine's plan is estimated to take (the arena's RAM warning). */
-  private async enginePrivateBytes(): Promise<number> {
-    const model = this.options.config.model;
+  private async enginePrivateBytes(loaded: LoadedModel): Promise<number> {
+    const model = loaded.config.model;
     const header = await readGgufFileHeader(model).catch((error: Error) => {
       throw new ArenaError(`cannot read ${model} into the arena: ${error.message}`);
     });
-    const estimates = this.replicas.plans.map(({ engine }) =>
+    const estimates = loaded.replicas.plans.map(({ engine }) =>
       enginePrivateBytes(header, { contextSize: engine.contextSize ?? 4096, slots: engine.slots ?? 1, kvType: engine.kvType ?? 'f16', gpuLayers: engine.gpuLayers ?? 'auto' }),
     );
     return Math.max(0, ...estimates);
   }
 
+  private step(step: LoadStep): void {
+    for (const listener of this.loadListeners) listener(step);
+  }
+
+  /** The loaded model's replica set (an empty one when no model is loaded). */
+  get replicas(): ReplicaSet {
+    return this.loaded.replicas;
+  }
+
+  /** The loaded model's id (its file name without `.gguf`); '' when none is loaded. */
+  get modelId(): string {
+    return this.loaded.modelId;
+  }
+
+  /** The loaded model's path as configured; null when none is loaded. */
+  get modelPath(): string | null {
+    return this.loaded.config.model || null;
+  }
+
+  get tokenizer(): Tokenizer {
+    if (!this.loaded.tokenizer) throw new NoReplicaError(this.loading ? 'the model is still loading' : 'no model is loaded; load one from the dashboard’s loader');
+    return this.loaded.tokenizer;
+  }
+
   arenaStatus(): ArenaStatus {
-    return this.arena?.status() ?? { state: 'off', kind: null, reason: 'the workstation has not started', modelBytes: 0, filledBytes: 0, sha256: null, enginePath: null, warning: null, fillMs: null };
+    return (
+      this.loaded.arena?.status() ?? { state: 'off', kind: null, reason: 'no model is loaded', modelBytes: 0, filledBytes: 0, sha256: null, enginePath: null, warning: null, fillMs: null }
+    );
   }
 
   /** GPU figures now: NVML's cards with the replicas using them, else the engines' VRAM state, else none. */
   gpuReport(): GpuReport {
     return this.gpus.report(this.replicas.engineGpuStates());
-  }
-
-  get tokenizer(): Tokenizer {
-    if (!this.tokenizerValue) throw new Error('the workstation has not started');
-    return this.tokenizerValue;
   }
 
   get routingPolicy(): RoutingPolicy {
@@ -111,7 +221,8 @@ export class Workstation {
   }
 
   status(): { status: WorkstationStatus; reasons: string[] } {
-    if (!this.started) return { status: 'loading', reasons: ['replicas are starting'] };
+    if (this.loading) return { status: 'loading', reasons: ['the model is loading'] };
+    if (!this.loaded.started) return { status: 'idle', reasons: ['no model is loaded'] };
     const views = this.replicas.replicaView();
     const reasons = views.filter((r) => r.state !== 'ready').map((r) => `replica ${r.replica} is ${r.state === 'maintenance' ? 'in maintenance (a rebuild)' : r.state}`);
     // A replica in maintenance comes back by itself, and requests wait for it meanwhile: not an error.
@@ -144,6 +255,11 @@ export class Workstation {
     return () => this.rebuildListeners.delete(listener);
   }
 
+  onLoadStep(listener: (step: LoadStep) => void): () => void {
+    this.loadListeners.add(listener);
+    return () => this.loadListeners.delete(listener);
+  }
+
   throughputSample(): EventPayload<'throughput'> {
     const views = this.replicas.replicaView();
     return {
@@ -170,13 +286,9 @@ export class Workstation {
     return () => this.logListeners.delete(listener);
   }
 
-  /** Stops the replicas, then releases the tokenizer, the arena and NVML. */
+  /** Unloads the model, then releases NVML. */
   async close(): Promise<void> {
-    await this.replicas.close();
-    await this.tokenizerValue?.dispose();
-    this.tokenizerValue = undefined;
-    this.arena?.close();
+    await this.unload();
     this.gpus.close();
-    this.started = false;
   }
 }

@@ -1,4 +1,7 @@
 /** Test helper: the headless workstation started as `npm run serve` starts it, on the generated model and a free port. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { parseRunConfig, type RunConfig } from '../../electron/core/config/run-config.js';
 import { serve, type Served, type ServeOptions } from '../../electron/core/serve.js';
@@ -13,7 +16,7 @@ export async function startServed(config: Partial<RunConfig> = {}, options: Serv
   const logs: string[] = [];
   const served = await serve(
     parseRunConfig({ model: testModelPath(), gpu: 'cpu', replicas: 2, engine: { contextSize: 1024, slots: 2, threads: 1 }, ...config }),
-    { log: (line) => logs.push(line), ...options, front: { port: 0, ...options.front } },
+    { log: (line) => logs.push(line), dataDir: mkdtempSync(join(tmpdir(), 'manifold-data-')), ...options, front: { port: 0, ...options.front } },
   );
   running.push(served);
   return { ...served, logs };

@@ -13,7 +13,12 @@ const run = promisify(execFile);
 
 describe('npm run serve', () => {
   it('serves the generated model with no arguments, answers the README’s curl commands, and exits cleanly on SIGINT', async () => {
-    const cli = spawn(process.execPath, [...engineEntry().execArgv, join(root, 'electron', 'serve-cli.ts'), '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const dataHome = await mkdtemp(join(tmpdir(), 'manifold-xdg-'));
+    const cli = spawn(process.execPath, [...engineEntry().execArgv, join(root, 'electron', 'serve-cli.ts'), '--port', '0'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, XDG_DATA_HOME: dataHome },
+    });
     let out = '';
     let err = '';
     cli.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -81,7 +81,7 @@ describe.skipIf(why !== null)('shared arena', () => {
     expect(workstation.replicas.readyInfo(1)!.modelLoads).toBe(2);
 
     await served.close();
-    expect(workstation.arenaStatus().state).toBe('closed');
+    expect(await arenaFds()).toEqual([]);
   });
 
   it('counts the weights once in the PSS of the workstation and its 3 replicas', async () => {

@@ -19,6 +19,8 @@ export interface SharedArenaOptions {
   engines: number;
   enginePrivateBytes: number;
   log: (line: string) => void;
+  /** The fill's progress, 0..1. */
+  onProgress?: (fraction: number) => void;
   /** Facts given instead of read off the machine (tests force the /dev/shm fallback or low RAM). */
   facts?: Partial<ArenaFacts>;
 }
@@ -67,6 +69,7 @@ export class SharedArena {
     try {
       this.arena = await ModelArena.open(plan, options.modelPath, ({ filledBytes, totalBytes }) => {
         this.statusValue = { ...this.statusValue, filledBytes };
+        if (totalBytes > 0) options.onProgress?.(filledBytes / totalBytes);
         while (totalBytes > 0 && filledBytes >= (totalBytes * nextStep) / PROGRESS_STEPS && nextStep <= PROGRESS_STEPS) {
           log(`arena: ${Math.round((100 * nextStep) / PROGRESS_STEPS)}% (${formatBytes(filledBytes)})`);
           nextStep++;

@@ -1,7 +1,7 @@
 /**
  * The control API for the browser UI: the contract served over a WebSocket at `/control`. Calls are
  * `{type: "call", id, name, args}` answered by `{type: "result", id, ok, value | error}`; events
- * (replicas, slots, throughput and GPU figures every `eventIntervalMs`, log lines and rebuild progress as they come) are pushed to every
+ * (replicas, slots, throughput and GPU figures every `eventIntervalMs`, log lines, rebuild progress, load steps and chat pieces as they come) are pushed to every
  * client. Only upgrades that passed the front's Host, Origin and token checks reach it.
  */
 import type { IncomingMessage } from 'node:http';
@@ -29,6 +29,8 @@ export class ControlSocket {
     this.unsubscribe = [
       workstation.onLog((line) => this.broadcast('log', { line })),
       workstation.onRebuildProgress((progress) => this.broadcast('rebuild', progress)),
+      workstation.onLoadStep((step) => this.broadcast('load', step)),
+      workstation.chat.onPiece((piece) => this.broadcast('chat', piece)),
     ];
   }
 

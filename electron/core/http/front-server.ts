@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { extname, join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { contractHandlers } from '../contract-handlers.js';
 import type { Workstation } from '../workstation.js';
@@ -29,8 +30,8 @@ export interface FrontOptions {
   allowedHosts?: readonly string[];
   /** Largest request body accepted. */
   bodyLimitBytes?: number;
-  /** The UI page served at `/`. */
-  uiPage?: string | null;
+  /** The built renderer (`dist/renderer`): `index.html` at `/`, its files under `/assets/`. */
+  uiDir?: string | null;
   eventIntervalMs?: number;
 }
 
@@ -43,6 +44,28 @@ export interface Front {
 }
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+const UI_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+};
+
+/** One file of the built UI: `index.html` or `assets/<name>` (plain names only, no way out of the folder). */
+async function sendUiFile(uiDir: string | null, name: string, res: ServerResponse): Promise<void> {
+  if (!uiDir) throw new HttpError(404, 'no UI is built into this server (npm run build:ui)');
+  if (!/^(index\.html|assets\/[A-Za-z0-9_.-]+)$/.test(name) || name.includes('..')) throw new HttpError(404, `no UI file ${name}`);
+  const type = UI_TYPES[extname(name)];
+  if (!type) throw new HttpError(404, `no UI file ${name}`);
+  const body = await readFile(join(uiDir, name)).catch(() => {
+    throw new HttpError(404, name === 'index.html' ? 'the UI is not built (npm run build:ui)' : `no UI file ${name}`);
+  });
+  res.writeHead(200, { 'content-type': type, 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache' });
+  res.end(body);
+}
 
 export async function startFront(workstation: Workstation, options: FrontOptions = {}): Promise<Front> {
   const token = randomBytes(24).toString('hex');
@@ -81,7 +104,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
       case '/health': {
         only('GET');
         const { status, reasons } = workstation.status();
-        return sendJson(res, status === 'error' ? 503 : 200, { status, reasons, ...workstation.replicas.info() });
+        return sendJson(res, status === 'error' || status === 'idle' ? 503 : 200, { status, reasons, ...workstation.replicas.info() });
       }
       case '/slots':
         only('GET');
@@ -95,11 +118,12 @@ export async function startFront(workstation: Workstation, options: FrontOptions
       }
       case '/':
         only('GET');
-        if (!options.uiPage) throw new HttpError(404, 'no UI is built into this server');
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CSP, 'x-content-type-options': 'nosniff' });
-        res.end(await readFile(options.uiPage));
-        return;
+        return sendUiFile(options.uiDir ?? null, 'index.html', res);
       default:
+        if (path.startsWith('/assets/')) {
+          only('GET');
+          return sendUiFile(options.uiDir ?? null, path.slice(1), res);
+        }
         throw new HttpError(404, `no route ${method} ${path}`);
     }
   };

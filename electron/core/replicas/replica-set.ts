@@ -151,6 +151,7 @@ export class ReplicaSet {
   private rebuilding = false;
   /** Requests waiting because every replica that could serve them is in maintenance. */
   private readonly maintenanceWaiters = new Set<() => void>();
+  private readonly readyListeners = new Set<(ready: number) => void>();
 
   constructor(private readonly options: ReplicaSetOptions) {
     this.heal = { ...DEFAULT_HEAL_POLICY, ...options.heal };
@@ -173,6 +174,8 @@ export class ReplicaSet {
         replica.lastReadyAt = Date.now();
         replica.latchReason = null;
         this.setState(replica, 'ready');
+        const ready = this.replicas.filter((r) => r.state === 'ready').length;
+        for (const listener of this.readyListeners) listener(ready);
       });
       supervisor.on('exit', (reason) => this.onReplicaExit(replica, reason));
       return replica;
@@ -193,6 +196,12 @@ export class ReplicaSet {
       ...options,
       heal: { ...config.heal, ...options.heal },
     });
+  }
+
+  /** Called with the count of ready replicas each time one becomes ready (the loader's progress). */
+  onReady(listener: (ready: number) => void): () => void {
+    this.readyListeners.add(listener);
+    return () => this.readyListeners.delete(listener);
   }
 
   /** Every replica's plan (cards, env, engine options). */

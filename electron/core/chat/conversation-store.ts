@@ -1,0 +1,109 @@
+/**
+ * Conversations on disk (DESIGN §7): one JSON file per conversation under `<data dir>/conversations`,
+ * each written atomically. A file that does not parse or fails the schema (a torn write, a hand edit) is
+ * listed as damaged with the reason and kept as it is: it is never shown as an empty chat, never
+ * overwritten by one.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chatSamplingSchema, conversationSchema, type Conversation } from '../../../common/contract.js';
+import { writeFileAtomic } from './atomic-file.js';
+
+export class ConversationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConversationError';
+  }
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  messages: number;
+  updatedAt: number;
+  damaged: string | null;
+}
+
+type Read = { conversation: Conversation } | { damaged: string };
+
+export class ConversationStore {
+  private readonly dir: string;
+
+  constructor(dataDir: string) {
+    this.dir = join(dataDir, 'conversations');
+  }
+
+  private pathOf(id: string): string {
+    if (!/^[a-z0-9-]{1,64}$/.test(id)) throw new ConversationError(`"${id}" is not a conversation id`);
+    return join(this.dir, `${id}.json`);
+  }
+
+  private async read(id: string): Promise<Read> {
+    let text: string;
+    try {
+      text = await readFile(this.pathOf(id), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ConversationError(`there is no conversation ${id}`);
+      throw error;
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      return { damaged: `its file is not valid JSON (${(error as Error).message}; ${text.length} bytes, a torn write?); it is kept as it is at ${this.pathOf(id)}` };
+    }
+    const parsed = conversationSchema.safeParse(raw);
+    if (!parsed.success) return { damaged: `its file does not hold a conversation (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); it is kept at ${this.pathOf(id)}` };
+    if (parsed.data.id !== id) return { damaged: `its file holds conversation ${parsed.data.id}; it is kept at ${this.pathOf(id)}` };
+    return { conversation: parsed.data };
+  }
+
+  /** Every conversation, newest first; damaged ones listed with why. */
+  async list(): Promise<ConversationSummary[]> {
+    await mkdir(this.dir, { recursive: true });
+    const ids = (await readdir(this.dir)).filter((n) => /^[a-z0-9-]{1,64}\.json$/.test(n)).map((n) => n.slice(0, -5));
+    const summaries = await Promise.all(
+      ids.map(async (id): Promise<ConversationSummary> => {
+        const read = await this.read(id);
+        if ('damaged' in read) return { id, title: `${id} (damaged)`, messages: 0, updatedAt: 0, damaged: read.damaged };
+        const { title, messages, updatedAt } = read.conversation;
+        return { id, title, messages: messages.length, updatedAt, damaged: null };
+      }),
+    );
+    return summaries.sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  /** The conversation; a damaged one is an error naming the damage, never an empty chat. */
+  async get(id: string): Promise<Conversation> {
+    const read = await this.read(id);
+    if ('damaged' in read) throw new ConversationError(`conversation ${id} is damaged: ${read.damaged}`);
+    return read.conversation;
+  }
+
+  async create(fields: { title?: string | undefined; systemPrompt?: string | undefined }): Promise<Conversation> {
+    const now = Date.now();
+    const conversation: Conversation = {
+      id: randomUUID(),
+      title: fields.title ?? 'New chat',
+      systemPrompt: fields.systemPrompt ?? 'You are a helpful assistant.',
+      sampling: chatSamplingSchema.parse({}),
+      messages: [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.save(conversation);
+    return conversation;
+  }
+
+  async save(conversation: Conversation): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    await writeFileAtomic(this.pathOf(conversation.id), `${JSON.stringify(conversationSchema.parse(conversation), null, 1)}\n`);
+  }
+
+  async delete(id: string): Promise<void> {
+    await unlink(this.pathOf(id)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
+}

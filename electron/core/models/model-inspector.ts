@@ -1,0 +1,71 @@
+/**
+ * What the loader shows of a model before loading it: the bounded header reader's view of the file
+ * (name, architecture, parameters, the dominant tensor type, context length, layers, size) and, per card
+ * group the chosen replica count would make (or the CPU's RAM), whether one replica fits. node-llama-cpp's
+ * GgufInsights is not used here: its reader runs unbounded in the main process (DESIGN §2); the engine's
+ * own pre-check with node-llama-cpp's estimates still guards the real load.
+ */
+import os from 'node:os';
+import type { ModelInspection } from '../../../common/contract.js';
+import { readGgufFileHeader } from '../../../common/node/gguf-file.js';
+import type { GgufHeader } from '../../../common/gguf/header-reader.js';
+import { ENGINE_RUNTIME_BYTES, kvCacheBytes } from '../arena/engine-memory.js';
+import type { NvmlCard } from '../../../native/nvml.js';
+
+/** Compute buffers and fragmentation on a card beyond the weights and the KV cache. */
+const GPU_OVERHEAD = 1.05;
+
+export interface InspectPlan {
+  replicas: number;
+  contextSize: number;
+  slots: number;
+}
+
+function numberAt(header: GgufHeader, key: string): number | null {
+  const value = header.metadata.get(key);
+  return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : null;
+}
+
+/** The tensor type that holds most of the bytes (a model's quantisation as people name it). */
+function dominantType(header: GgufHeader): string {
+  const bytes = new Map<string, number>();
+  for (const t of header.tensors) bytes.set(t.typeName, (bytes.get(t.typeName) ?? 0) + t.bytes);
+  return [...bytes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0]?.toUpperCase() ?? 'unknown';
+}
+
+export async function inspectModel(path: string, plan: InspectPlan, cards: readonly NvmlCard[] | null): Promise<ModelInspection> {
+  const header = await readGgufFileHeader(path);
+  const text = (key: string): string | null => {
+    const value = header.metadata.get(key);
+    return typeof value === 'string' ? value : null;
+  };
+  const architecture = text('general.architecture');
+  const weights = header.tensors.reduce((sum, t) => sum + t.bytes, 0);
+  const kv = kvCacheBytes(header, { contextSize: plan.contextSize, slots: plan.slots, kvType: 'f16' }) ?? 0;
+  const fits: ModelInspection['fits'] = [];
+  if (cards && cards.length > 0 && cards.length % plan.replicas === 0) {
+    const size = cards.length / plan.replicas;
+    for (let g = 0; g < plan.replicas; g++) {
+      const group = cards.slice(g * size, (g + 1) * size);
+      const needBytes = Math.ceil((weights + kv) * GPU_OVERHEAD);
+      const freeBytes = group.reduce((sum, c) => sum + c.memoryTotalBytes - c.memoryUsedBytes, 0);
+      fits.push({ group: `replica ${g}: cards ${group.map((c) => c.index).join(', ')}`, cards: group.map((c) => c.index), needBytes, freeBytes, fits: needBytes <= freeBytes });
+    }
+  } else {
+    // CPU engines map the file (the page cache shares it): weights once, each engine's KV and runtime on top.
+    const needBytes = weights + plan.replicas * (kv + ENGINE_RUNTIME_BYTES);
+    const freeBytes = os.freemem();
+    fits.push({ group: `CPU (RAM), ${plan.replicas} replica${plan.replicas === 1 ? '' : 's'}`, cards: [], needBytes, freeBytes, fits: needBytes <= freeBytes });
+  }
+  return {
+    path,
+    fileBytes: header.fileSize,
+    name: text('general.name'),
+    architecture,
+    parameters: header.tensors.reduce((sum, t) => sum + t.dims.reduce((p, d) => p * d, 1), 0),
+    quantisation: dominantType(header),
+    contextLength: architecture ? numberAt(header, `${architecture}.context_length`) : null,
+    layers: architecture ? numberAt(header, `${architecture}.block_count`) : null,
+    fits,
+  };
+}
