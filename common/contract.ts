@@ -218,6 +218,8 @@ export const contract = {
     regenerate: { args: conversationIdArgs, result: chatMessageSchema },
     /** Stops the answer streaming in this conversation (it is kept as far as it got). */
     stopGeneration: { args: conversationIdArgs, result: z.object({ stopped: z.boolean() }) },
+    /** The desktop's file dialog for a GGUF; in a browser there is none (path null, with why). */
+    pickModelFile: { args: noArgs, result: z.object({ path: z.string().nullable(), reason: z.string().nullable() }) },
   },
   events: {
     replicas: z.array(replicaViewSchema),
@@ -243,6 +245,19 @@ export type EventPayload<E extends EventName> = z.infer<Contract['events'][E]>;
 export type ContractHandlers = { [N in CallName]: (args: z.infer<Contract['calls'][N]['args']>) => Promise<CallResult<N>> };
 
 export const CALL_NAMES = Object.keys(contract.calls) as CallName[];
+export const EVENT_NAMES = Object.keys(contract.events) as EventName[];
+
+/** IPC channels of the desktop transport: one per call, one per event. */
+export const callChannel = (name: CallName): string => `manifold:call:${name}`;
+export const eventChannel = (name: EventName): string => `manifold:event:${name}`;
+
+/**
+ * What the preload exposes to the renderer as `window.manifold`: one named verb per call, and `on()`
+ * for events, which returns its unsubscribe. Derived from the contract, so both move together.
+ */
+export type DesktopApi = { readonly [N in CallName]: (args: CallArgs<N>) => Promise<CallResult<N>> } & {
+  on<E extends EventName>(name: E, listener: (payload: EventPayload<E>) => void): () => void;
+};
 
 /** Messages of the WebSocket bridge. */
 export const bridgeRequestSchema = z.object({ type: z.literal('call'), id: z.number().int().nonnegative(), name: z.string(), args: z.unknown() });

@@ -1,32 +1,71 @@
 /**
- * The Electron shell (thin): one window with the security defaults (contextIsolation, sandbox, no
- * nodeIntegration, navigation, window.open and permission requests denied). All logic lives in
- * electron/core; wiring core's contract into IPC and spawning engines with utilityProcess belong here.
+ * The Electron shell (thin): one window under core's security policy (window-policy.ts: contextIsolation,
+ * sandbox, no nodeIntegration, a CSP, navigation, window.open and permission requests denied), the
+ * contract over IPC through core's one wrapper (sender frame checked, arguments parsed), engines spawned
+ * with utilityProcess, the file dialog, and the OpenAI endpoint on loopback. All logic lives in core.
  */
-import { app, BrowserWindow, session } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { eventChannel } from '../common/contract.js';
+import { checkedEvent, feedEvents } from './core/contract-events.js';
+import { contractHandlers } from './core/contract-handlers.js';
+import { serve } from './core/serve.js';
+import { registerContractIpc } from './core/shell/ipc-bridge.js';
+import { denyPermission, denyWindowOpen, guardNavigation, windowOptions, withCsp } from './core/shell/window-policy.js';
+import { utilityEngine } from './utility-engine.js';
 
-function createWindow(): BrowserWindow {
-  const window = new BrowserWindow({
-    width: 1280,
-    height: 820,
-    title: 'Manifold',
-    webPreferences: {
-      preload: join(import.meta.dirname, 'preload.js'),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      webSecurity: true,
+const rendererPage = join(import.meta.dirname, '..', 'renderer', 'index.html');
+const appUrl = pathToFileURL(rendererPage).href;
+const port = Number(process.env.MANIFOLD_PORT ?? 8080);
+
+async function main(): Promise<void> {
+  await app.whenReady();
+  session.defaultSession.setPermissionRequestHandler(denyPermission);
+  session.defaultSession.setPermissionCheckHandler(() => false);
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => callback({ responseHeaders: withCsp(details.responseHeaders) }));
+
+  const served = await serve(null, {
+    spawn: utilityEngine,
+    dataDir: app.getPath('userData'),
+    modelsDir: join(app.getPath('home'), 'models'),
+    log: (line) => console.log(line),
+    front: { port },
+  });
+  console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
+
+  const window = new BrowserWindow(windowOptions(join(import.meta.dirname, 'preload.cjs')));
+  window.webContents.setWindowOpenHandler(denyWindowOpen);
+  window.webContents.on('will-navigate', (event, url) => guardNavigation(event, url, appUrl));
+  window.webContents.on('will-redirect', (event, url) => guardNavigation(event, url, appUrl));
+  window.webContents.on('will-attach-webview', (event) => event.preventDefault());
+  window.once('ready-to-show', () => window.show());
+
+  const handlers = contractHandlers(served.workstation, {
+    pickModelFile: async () => {
+      const picked = await dialog.showOpenDialog(window, { title: 'Load a model', properties: ['openFile'], filters: [{ name: 'GGUF models', extensions: ['gguf'] }] });
+      return picked.canceled ? null : (picked.filePaths[0] ?? null);
     },
   });
-  window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
-  window.webContents.on('will-navigate', (event) => event.preventDefault());
-  void window.loadFile(join(import.meta.dirname, '..', 'renderer', 'index.html'));
-  return window;
+  const unregister = registerContractIpc(ipcMain, handlers, () => appUrl, (line) => served.workstation.log(line));
+  const stopEvents = feedEvents(served.workstation, (name, payload) => {
+    if (!window.isDestroyed()) window.webContents.send(eventChannel(name), checkedEvent(name, payload));
+  }, 1000);
+  await window.loadURL(appUrl);
+
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    quitting = true;
+    event.preventDefault();
+    stopEvents();
+    unregister();
+    void served.close().finally(() => app.quit());
+  });
 }
 
-void app.whenReady().then(() => {
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  createWindow();
-});
 app.on('window-all-closed', () => app.quit());
+main().catch((error: unknown) => {
+  dialog.showErrorBox('Manifold could not start', (error as Error).message);
+  app.exit(1);
+});

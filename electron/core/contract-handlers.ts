@@ -18,7 +18,13 @@ export class ContractCallError extends Error {
   }
 }
 
-export function contractHandlers(workstation: Workstation): ContractHandlers {
+/** What the shell provides that core cannot (the desktop's file dialog). */
+export interface ShellServices {
+  /** Asks the user for a GGUF file; null when they cancel. */
+  pickModelFile?: () => Promise<string | null>;
+}
+
+export function contractHandlers(workstation: Workstation, shell: ShellServices = {}): ContractHandlers {
   const { chat } = workstation;
   const info = async (): Promise<CallResult<'getInfo'>> => {
     const { replicas, replicas_alive } = workstation.replicas.info();
@@ -100,6 +106,10 @@ export function contractHandlers(workstation: Workstation): ContractHandlers {
     sendMessage: async ({ id, content }) => chat.send(id, content),
     regenerate: async ({ id }) => chat.regenerate(id),
     stopGeneration: async ({ id }) => ({ stopped: chat.stop(id) }),
+    pickModelFile: async () =>
+      shell.pickModelFile
+        ? { path: await shell.pickModelFile(), reason: null }
+        : { path: null, reason: 'no file dialog in a browser: type the path, or pick a recent or found model' },
   };
 }
 

@@ -7,7 +7,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { bridgeRequestSchema, contract, type BridgeReply, type ContractHandlers, type EventName, type EventPayload } from '../../../common/contract.js';
+import { bridgeRequestSchema, type BridgeReply, type ContractHandlers, type EventName, type EventPayload } from '../../../common/contract.js';
+import { checkedEvent, feedEvents, stateEvents } from '../contract-events.js';
 import { invokeCall } from '../contract-handlers.js';
 import type { Workstation } from '../workstation.js';
 
@@ -15,8 +16,7 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 
 export class ControlSocket {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
-  private readonly timer: NodeJS.Timeout;
-  private readonly unsubscribe: (() => void)[];
+  private readonly stopFeed: () => void;
 
   constructor(
     private readonly workstation: Workstation,
@@ -24,14 +24,7 @@ export class ControlSocket {
     eventIntervalMs = 1000,
   ) {
     this.server.on('connection', (socket) => this.onConnection(socket));
-    this.timer = setInterval(() => void this.pushState(), eventIntervalMs);
-    this.timer.unref();
-    this.unsubscribe = [
-      workstation.onLog((line) => this.broadcast('log', { line })),
-      workstation.onRebuildProgress((progress) => this.broadcast('rebuild', progress)),
-      workstation.onLoadStep((step) => this.broadcast('load', step)),
-      workstation.chat.onPiece((piece) => this.broadcast('chat', piece)),
-    ];
+    this.stopFeed = feedEvents(workstation, (name, payload) => this.broadcast(name, payload), eventIntervalMs, () => this.server.clients.size > 0);
   }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -42,7 +35,7 @@ export class ControlSocket {
     socket.on('message', (data, isBinary) => {
       void this.onMessage(socket, isBinary ? null : data.toString());
     });
-    void this.pushState(socket);
+    void this.greet(socket);
   }
 
   private async onMessage(socket: WebSocket, text: string | null): Promise<void> {
@@ -67,7 +60,7 @@ export class ControlSocket {
   }
 
   private event<E extends EventName>(name: E, payload: EventPayload<E>): string {
-    return JSON.stringify({ type: 'event', name, payload: contract.events[name].parse(payload) } satisfies BridgeReply);
+    return JSON.stringify({ type: 'event', name, payload: checkedEvent(name, payload) } satisfies BridgeReply);
   }
 
   private broadcast<E extends EventName>(name: E, payload: EventPayload<E>): void {
@@ -76,25 +69,15 @@ export class ControlSocket {
     for (const client of this.server.clients) if (client.readyState === client.OPEN) client.send(text);
   }
 
-  /** Sends the replica view, slot view and throughput, to one new client or to all. */
-  private async pushState(only?: WebSocket): Promise<void> {
-    if (!only && this.server.clients.size === 0) return;
-    const replicas = this.workstation.replicas.replicaView();
-    const slots = await this.workstation.replicas.slotsView();
-    const throughput = this.workstation.throughputSample();
-    const gpus = this.workstation.gpuReport();
-    for (const client of only ? [only] : this.server.clients) {
-      if (client.readyState !== client.OPEN) continue;
-      client.send(this.event('replicas', replicas));
-      client.send(this.event('slots', slots));
-      client.send(this.event('throughput', throughput));
-      client.send(this.event('gpus', gpus));
-    }
+  /** A new client gets the timed events at once rather than at the next tick. */
+  private async greet(socket: WebSocket): Promise<void> {
+    const state = await stateEvents(this.workstation);
+    if (socket.readyState !== socket.OPEN) return;
+    for (const name of ['replicas', 'slots', 'throughput', 'gpus'] as const) socket.send(this.event(name, state[name]));
   }
 
   close(): void {
-    clearInterval(this.timer);
-    for (const stop of this.unsubscribe) stop();
+    this.stopFeed();
     for (const client of this.server.clients) client.terminate();
     this.server.close();
   }

@@ -1,0 +1,46 @@
+/** Charts over the last two minutes: requests routed per replica, tokens per second, running and waiting. */
+import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { useShallow } from 'zustand/react/shallow';
+import { useApp } from '../../store/use-app-store.js';
+import { selectChartRows } from '../../store/workstation-slice.js';
+
+const COLOURS = ['#4fa3ff', '#ffb347', '#7bd389', '#e07be0', '#f36f6f', '#c9c95b', '#6fd6d6', '#a98bff'];
+
+export function Charts() {
+  const rows = useApp(useShallow(selectChartRows));
+  const replicas = useApp((s) => s.replicas.length);
+  return (
+    <section className="row charts">
+      <figure className="panel chart">
+        <figcaption>Routed per replica</figcaption>
+        <ResponsiveContainer width="100%" height={180}>
+          <LineChart data={rows}>
+            <CartesianGrid strokeDasharray="3 3" stroke="#2a3139" />
+            <XAxis dataKey="t" unit="s" stroke="#8a96a3" />
+            <YAxis allowDecimals={false} stroke="#8a96a3" />
+            <Tooltip />
+            <Legend />
+            {Array.from({ length: replicas }, (_, i) => (
+              <Line key={i} type="stepAfter" dataKey={`r${i}`} name={`replica ${i}`} stroke={COLOURS[i % COLOURS.length]} dot={false} isAnimationActive={false} />
+            ))}
+          </LineChart>
+        </ResponsiveContainer>
+      </figure>
+      <figure className="panel chart">
+        <figcaption>Tokens/s and queue</figcaption>
+        <ResponsiveContainer width="100%" height={180}>
+          <LineChart data={rows}>
+            <CartesianGrid strokeDasharray="3 3" stroke="#2a3139" />
+            <XAxis dataKey="t" unit="s" stroke="#8a96a3" />
+            <YAxis stroke="#8a96a3" />
+            <Tooltip />
+            <Legend />
+            <Line dataKey="tokensPerSecond" name="tokens/s" stroke="#4fa3ff" dot={false} isAnimationActive={false} />
+            <Line dataKey="running" name="running" stroke="#7bd389" dot={false} isAnimationActive={false} />
+            <Line dataKey="waiting" name="waiting" stroke="#f36f6f" dot={false} isAnimationActive={false} />
+          </LineChart>
+        </ResponsiveContainer>
+      </figure>
+    </section>
+  );
+}

@@ -1,0 +1,35 @@
+/** One card per replica: state (maintenance, latched and failed stand out), where it runs, running, routed, cache hits. */
+import { useShallow } from 'zustand/react/shallow';
+import { useApp } from '../../store/use-app-store.js';
+import { selectReplicaCards } from '../../store/workstation-slice.js';
+
+export function ReplicaCards() {
+  const cards = useApp(useShallow(selectReplicaCards));
+  if (cards.length === 0) return <section className="panel empty">No model is loaded. Load one from Models.</section>;
+  return (
+    <section className="cards" aria-label="replicas">
+      {cards.map((c) => (
+        <article key={c.replica} className={`card state-${c.state}`} data-testid={`replica-${c.replica}`}>
+          <h3>
+            Replica {c.replica} <span className="badge">{c.state}</span>
+          </h3>
+          <dl>
+            <dt>runs on</dt>
+            <dd>{c.where}</dd>
+            <dt>running</dt>
+            <dd>{c.running}</dd>
+            <dt>routed</dt>
+            <dd data-testid={`routed-${c.replica}`}>{c.routed}</dd>
+            <dt>slots</dt>
+            <dd>{c.slots}</dd>
+            <dt>cache hits</dt>
+            <dd>{c.hitPercent}%</dd>
+            <dt>pid</dt>
+            <dd>{c.pid ?? '—'}</dd>
+          </dl>
+          {c.latchReason && <p className="error">{c.latchReason}</p>}
+        </article>
+      ))}
+    </section>
+  );
+}

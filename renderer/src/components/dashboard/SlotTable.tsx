@@ -1,0 +1,35 @@
+/** The slot view: every replica's slots, numbered globally, with state, held tokens and conversation. */
+import { useShallow } from 'zustand/react/shallow';
+import { useApp } from '../../store/use-app-store.js';
+import { selectSlotRows } from '../../store/workstation-slice.js';
+
+export function SlotTable() {
+  const rows = useApp(useShallow(selectSlotRows));
+  return (
+    <section className="panel grow">
+      <h2>Slots</h2>
+      <table aria-label="slots">
+        <thead>
+          <tr>
+            <th>slot</th>
+            <th>replica</th>
+            <th>state</th>
+            <th>held tokens</th>
+            <th>conversation</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.key} className={`slot-${r.state}`}>
+              <td>{r.slot}</td>
+              <td>{r.replica}</td>
+              <td>{r.state}</td>
+              <td>{r.heldTokens}</td>
+              <td>{r.conversation}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

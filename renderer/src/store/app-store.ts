@@ -1,0 +1,45 @@
+/**
+ * The renderer's one zustand store, made of slices (workstation, resize, chat, loader), each with its
+ * state, actions and named pure selectors. `connectStore` wires the contract's events into it.
+ */
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { ContractClient } from '../transport/contract-client.js';
+import { createChatSlice, type ChatSlice } from './chat-slice.js';
+import { createLoaderSlice, type LoaderSlice } from './loader-slice.js';
+import { createResizeSlice, type ResizeSlice } from './resize-slice.js';
+import { createWorkstationSlice, type WorkstationSlice } from './workstation-slice.js';
+
+export type AppState = WorkstationSlice & ResizeSlice & ChatSlice & LoaderSlice;
+export type AppStore = StoreApi<AppState>;
+
+export function createAppStore(client: ContractClient): AppStore {
+  return createStore<AppState>()((set, get) => ({
+    ...createWorkstationSlice(set, get, client),
+    ...createResizeSlice(set, get, client),
+    ...createChatSlice(set, get, client),
+    ...createLoaderSlice(set, get, client),
+  }));
+}
+
+/** Feeds the client's events into the store; returns the unsubscribe. */
+export function connectStore(store: AppStore, client: ContractClient): () => void {
+  const s = store.getState;
+  const stops = [
+    client.onConnection((connected) => s().setConnected(connected)),
+    client.on('replicas', (p) => {
+      s().applyEvent('replicas', p);
+      // The header's status follows the replicas.
+      void s().refreshInfo().catch(() => {});
+    }),
+    client.on('slots', (p) => s().applyEvent('slots', p)),
+    client.on('throughput', (p) => s().applyEvent('throughput', p)),
+    client.on('gpus', (p) => s().applyEvent('gpus', p)),
+    client.on('log', (p) => s().applyEvent('log', p)),
+    client.on('rebuild', (p) => s().applyRebuildEvent(p)),
+    client.on('load', (p) => s().applyLoadEvent(p)),
+    client.on('chat', (p) => s().applyChatEvent(p)),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * The chat window's state: the conversation list (damaged ones flagged), the open conversation, the
+ * answer streaming in it (pieces from `chat` events), and the actions — new, open, send, stop,
+ * regenerate, settings — each a contract call; core stores the conversations.
+ */
+import type { CallResult, ChatMessageData, ChatSampling, Conversation, EventPayload } from '../../../common/contract.js';
+import { messageOf, type SliceCreator } from './slice.js';
+
+export type ConversationSummary = CallResult<'listConversations'>[number];
+
+export interface ChatSlice {
+  conversations: ConversationSummary[];
+  active: Conversation | null;
+  /** The user's message being answered and the answer's text so far, per conversation id. */
+  streaming: Record<string, { userText: string; messageId: string | null; text: string }>;
+  chatError: string | null;
+  loadConversations(): Promise<void>;
+  openConversation(id: string): Promise<void>;
+  newConversation(): Promise<void>;
+  sendMessage(text: string): Promise<void>;
+  stopAnswer(): Promise<void>;
+  regenerate(): Promise<void>;
+  updateConversation(patch: { title?: string; systemPrompt?: string; sampling?: Partial<ChatSampling> }): Promise<void>;
+  deleteConversation(id: string): Promise<void>;
+  applyChatEvent(piece: EventPayload<'chat'>): void;
+}
+
+export interface ShownMessage extends ChatMessageData {
+  streaming: boolean;
+}
+
+/** The open conversation's messages, with the one being asked and answered shown as it streams. */
+export function selectShownMessages(state: Pick<ChatSlice, 'active' | 'streaming'>): ShownMessage[] {
+  if (!state.active) return [];
+  const shown: ShownMessage[] = state.active.messages.map((m) => ({ ...m, streaming: false }));
+  const live = state.streaming[state.active.id];
+  if (live) {
+    if (live.userText && shown.at(-1)?.content !== live.userText) {
+      shown.push({ id: 'pending-user', role: 'user', content: live.userText, servedBy: null, stopped: false, error: null, streaming: false });
+    }
+    shown.push({ id: live.messageId ?? 'pending-answer', role: 'assistant', content: live.text, servedBy: null, stopped: false, error: null, streaming: true });
+  }
+  return shown;
+}
+
+export function selectIsStreaming(state: Pick<ChatSlice, 'active' | 'streaming'>): boolean {
+  return state.active !== null && state.streaming[state.active.id] !== undefined;
+}
+
+export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
+  const reload = async (id: string): Promise<void> => {
+    const [conversation, conversations] = await Promise.all([client.call('getConversation', { id }), client.call('listConversations', {})]);
+    set((s) => ({ conversations, active: s.active?.id === id ? conversation : s.active }));
+  };
+  const answer = async (id: string, userText: string, call: () => Promise<unknown>): Promise<void> => {
+    set((s) => ({ streaming: { ...s.streaming, [id]: { userText, messageId: null, text: '' } }, chatError: null }));
+    try {
+      await call();
+    } catch (error) {
+      set({ chatError: messageOf(error) });
+    } finally {
+      set((s) => {
+        const { [id]: _done, ...rest } = s.streaming;
+        return { streaming: rest };
+      });
+      await reload(id).catch((error: unknown) => set({ chatError: messageOf(error) }));
+    }
+  };
+  return {
+    conversations: [],
+    active: null,
+    streaming: {},
+    chatError: null,
+    loadConversations: async () => {
+      try {
+        set({ conversations: await client.call('listConversations', {}) });
+      } catch (error) {
+        set({ chatError: messageOf(error) });
+      }
+    },
+    openConversation: async (id) => {
+      try {
+        set({ active: await client.call('getConversation', { id }), chatError: null });
+      } catch (error) {
+        // A damaged conversation is reported, never shown as an empty chat.
+        set({ active: null, chatError: messageOf(error) });
+      }
+    },
+    newConversation: async () => {
+      const conversation = await client.call('createConversation', {});
+      set((s) => ({ active: conversation, conversations: [{ id: conversation.id, title: conversation.title, messages: 0, updatedAt: conversation.updatedAt, damaged: null }, ...s.conversations], chatError: null }));
+    },
+    sendMessage: async (text) => {
+      if (!get().active) await get().newConversation();
+      const id = get().active!.id;
+      await answer(id, text, () => client.call('sendMessage', { id, content: text }));
+    },
+    stopAnswer: async () => {
+      const active = get().active;
+      if (active) await client.call('stopGeneration', { id: active.id });
+    },
+    regenerate: async () => {
+      const active = get().active;
+      if (active) await answer(active.id, '', () => client.call('regenerate', { id: active.id }));
+    },
+    updateConversation: async (patch) => {
+      const active = get().active;
+      if (!active) return;
+      try {
+        const updated = await client.call('updateConversation', { id: active.id, ...patch });
+        set((s) => ({ active: updated, conversations: s.conversations.map((c) => (c.id === updated.id ? { ...c, title: updated.title } : c)) }));
+      } catch (error) {
+        set({ chatError: messageOf(error) });
+      }
+    },
+    deleteConversation: async (id) => {
+      await client.call('deleteConversation', { id });
+      set((s) => ({ conversations: s.conversations.filter((c) => c.id !== id), active: s.active?.id === id ? null : s.active }));
+    },
+    applyChatEvent: (piece) =>
+      set((s) => {
+        const live = s.streaming[piece.conversationId];
+        if (!live) return {};
+        return { streaming: { ...s.streaming, [piece.conversationId]: { ...live, messageId: piece.messageId, text: live.text + piece.text } } };
+      }),
+  };
+};

@@ -1,0 +1,98 @@
+/**
+ * The model loader's state: the path (typed, picked in a dialog, recent, or found in the models folder),
+ * the inspection (metadata and whether it fits each card group), the plan (replicas, cards, context,
+ * slots, arena), the load's steps as `load` events report them, and a clear error when it fails.
+ */
+import type { CallResult, EventPayload, ModelInspection } from '../../../common/contract.js';
+import { messageOf, type SliceCreator } from './slice.js';
+
+export interface LoadPlan {
+  replicas: number;
+  contextSize: number;
+  slots: number;
+  /** `cpu`, or `auto` for the detected cards. */
+  device: 'auto' | 'cpu';
+  sharedArena: boolean;
+}
+
+export interface LoaderSlice {
+  modelPath: string;
+  plan: LoadPlan;
+  inspection: ModelInspection | null;
+  sources: CallResult<'listModels'> | null;
+  loadSteps: EventPayload<'load'>[];
+  loading: boolean;
+  loaderError: string | null;
+  setModelPath(path: string): void;
+  setPlan(patch: Partial<LoadPlan>): void;
+  refreshSources(): Promise<void>;
+  pickModelFile(): Promise<void>;
+  inspectModel(): Promise<void>;
+  loadModel(): Promise<void>;
+  applyLoadEvent(step: EventPayload<'load'>): void;
+}
+
+/** The load's progress: the latest step, and 0..1 over arena → tokenizer → replicas → ready. */
+export function selectLoadProgress(state: Pick<LoaderSlice, 'loadSteps'>): { label: string; fraction: number } | null {
+  const last = state.loadSteps.at(-1);
+  if (!last) return null;
+  const order = ['arena', 'tokenizer', 'replicas', 'ready'] as const;
+  if (last.step === 'failed') return { label: `failed: ${last.detail}`, fraction: 0 };
+  const index = order.indexOf(last.step);
+  return { label: `${last.step}: ${last.detail}`, fraction: Math.min(1, (index + (last.fraction ?? 0.5)) / (order.length - 1)) };
+}
+
+export const createLoaderSlice: SliceCreator<LoaderSlice> = (set, get, client) => ({
+  modelPath: '',
+  plan: { replicas: 2, contextSize: 4096, slots: 2, device: 'auto', sharedArena: false },
+  inspection: null,
+  sources: null,
+  loadSteps: [],
+  loading: false,
+  loaderError: null,
+  setModelPath: (modelPath) => set({ modelPath, inspection: null, loaderError: null }),
+  setPlan: (patch) => set((s) => ({ plan: { ...s.plan, ...patch }, inspection: null })),
+  refreshSources: async () => {
+    try {
+      set({ sources: await client.call('listModels', {}) });
+    } catch (error) {
+      set({ loaderError: messageOf(error) });
+    }
+  },
+  pickModelFile: async () => {
+    const picked = await client.call('pickModelFile', {});
+    if (picked.path) get().setModelPath(picked.path);
+    else if (picked.reason) set({ loaderError: picked.reason });
+  },
+  inspectModel: async () => {
+    const { modelPath, plan } = get();
+    if (!modelPath.trim()) return set({ loaderError: 'give the path of a .gguf model' });
+    set({ loaderError: null, inspection: null });
+    try {
+      set({ inspection: await client.call('inspectModel', { path: modelPath.trim(), replicas: plan.replicas, contextSize: plan.contextSize, slots: plan.slots }) });
+    } catch (error) {
+      set({ loaderError: messageOf(error) });
+    }
+  },
+  loadModel: async () => {
+    const { modelPath, plan } = get();
+    if (!modelPath.trim()) return set({ loaderError: 'give the path of a .gguf model' });
+    set({ loading: true, loaderError: null, loadSteps: [] });
+    try {
+      await client.call('loadModel', {
+        path: modelPath.trim(),
+        replicas: plan.replicas,
+        contextSize: plan.contextSize,
+        slots: plan.slots,
+        sharedArena: plan.sharedArena,
+        ...(plan.device === 'cpu' ? { gpus: 'cpu' as const } : {}),
+      });
+      await Promise.all([get().refreshInfo(), get().refreshSources()]);
+    } catch (error) {
+      set({ loaderError: messageOf(error) });
+    } finally {
+      set({ loading: false });
+    }
+  },
+  applyLoadEvent: (step) => set((s) => ({ loadSteps: [...s.loadSteps, step].slice(-50) })),
+});

@@ -1,0 +1,111 @@
+/**
+ * The resize controls' state: what to change (context size, slots, GPU layers) on which replica or all,
+ * the pre-check's verdict per replica before applying, each replica's stage while a rolling rebuild
+ * runs, and the outcomes (Applied / RejectedIntact / RolledBack / Latched, with reasons and prefixes kept).
+ */
+import type { EventPayload } from '../../../common/contract.js';
+import type { RebuildChange, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
+import { messageOf, type SliceCreator } from './slice.js';
+
+export interface ResizeForm {
+  replica: number | 'all';
+  contextSize: string;
+  slots: string;
+  gpuLayers: string;
+}
+
+export interface ResizeSlice {
+  resizeForm: ResizeForm;
+  verdicts: ReplicaVerdict[] | null;
+  stages: Record<number, EventPayload<'rebuild'>['stage']>;
+  outcomes: ReplicaRebuildOutcome[] | null;
+  resizeBusy: boolean;
+  resizeError: string | null;
+  setResizeForm(patch: Partial<ResizeForm>): void;
+  precheckResize(): Promise<void>;
+  applyResize(): Promise<void>;
+  applyRebuildEvent(progress: EventPayload<'rebuild'>): void;
+}
+
+/** The change the form describes; null when it names nothing valid. */
+export function selectResizeChange(state: Pick<ResizeSlice, 'resizeForm'>): RebuildChange | null {
+  const { contextSize, slots, gpuLayers } = state.resizeForm;
+  const whole = (text: string): number | null => (/^\d+$/.test(text.trim()) ? Number(text.trim()) : null);
+  const change: RebuildChange = {};
+  if (contextSize.trim()) {
+    const n = whole(contextSize);
+    if (n === null || n < 64) return null;
+    change.contextSize = n;
+  }
+  if (slots.trim()) {
+    const n = whole(slots);
+    if (n === null || n < 1) return null;
+    change.slots = n;
+  }
+  if (gpuLayers.trim()) {
+    if (gpuLayers.trim() === 'auto') change.gpuLayers = 'auto';
+    else {
+      const n = whole(gpuLayers);
+      if (n === null) return null;
+      change.gpuLayers = n;
+    }
+  }
+  return Object.keys(change).length ? change : null;
+}
+
+/** Apply is offered once the pre-check said every replica fits, and nothing is running. */
+export function selectCanApply(state: Pick<ResizeSlice, 'resizeForm' | 'verdicts' | 'resizeBusy'>): boolean {
+  return !state.resizeBusy && selectResizeChange(state) !== null && state.verdicts !== null && state.verdicts.every((v) => v.fits);
+}
+
+/** One line per outcome, as the panel lists them. */
+export function describeOutcome(o: ReplicaRebuildOutcome): string {
+  switch (o.outcome) {
+    case 'Applied':
+      return `replica ${o.replica}: Applied — ${o.sizes.slots} slots × ${o.sizes.contextSize} tokens, ${o.prefixes.kept} prefixes kept${o.prefixes.dropped ? `, ${o.prefixes.dropped} dropped` : ''}`;
+    case 'RejectedIntact':
+      return `replica ${o.replica}: RejectedIntact (${o.stage}) — ${o.reason}`;
+    case 'RolledBack':
+      return `replica ${o.replica}: RolledBack — ${o.reason}; ${o.prefixes.kept} prefixes kept`;
+    case 'Latched':
+      return `replica ${o.replica}: Latched — ${o.reason}; rollback: ${o.rollback_error}`;
+    case 'Skipped':
+      return `replica ${o.replica}: Skipped — ${o.reason}`;
+  }
+}
+
+export const createResizeSlice: SliceCreator<ResizeSlice> = (set, get, client) => ({
+  resizeForm: { replica: 'all', contextSize: '', slots: '', gpuLayers: '' },
+  verdicts: null,
+  stages: {},
+  outcomes: null,
+  resizeBusy: false,
+  resizeError: null,
+  // Any change to the form voids the last verdict: apply only what was checked.
+  setResizeForm: (patch) => set((s) => ({ resizeForm: { ...s.resizeForm, ...patch }, verdicts: null, resizeError: null })),
+  precheckResize: async () => {
+    const change = selectResizeChange(get());
+    if (!change) return set({ resizeError: 'give a context size (≥ 64), a slot count (≥ 1) or GPU layers (a number or auto)' });
+    set({ resizeBusy: true, resizeError: null });
+    try {
+      set({ verdicts: await client.call('precheckRebuild', { replica: get().resizeForm.replica, change }) });
+    } catch (error) {
+      set({ resizeError: messageOf(error) });
+    } finally {
+      set({ resizeBusy: false });
+    }
+  },
+  applyResize: async () => {
+    const change = selectResizeChange(get());
+    if (!change || !selectCanApply(get())) return;
+    set({ resizeBusy: true, resizeError: null, outcomes: null, stages: {} });
+    try {
+      set({ outcomes: await client.call('rebuild', { replica: get().resizeForm.replica, change }), verdicts: null });
+    } catch (error) {
+      set({ resizeError: messageOf(error) });
+    } finally {
+      set({ resizeBusy: false });
+    }
+  },
+  applyRebuildEvent: (progress) => set((s) => ({ stages: { ...s.stages, [progress.replica]: progress.stage } })),
+});

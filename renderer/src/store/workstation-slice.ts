@@ -1,0 +1,146 @@
+/**
+ * The dashboard's state: the workstation's info, replicas, slots, GPU report and arena, plus the
+ * history of samples the charts draw (routed per replica, tokens/s, queue) and the recent log lines —
+ * all fed by the contract's events, with named pure selectors for what each panel shows.
+ */
+import type { ArenaStatus, CallResult, EventPayload, GpuReport } from '../../../common/contract.js';
+import type { SliceCreator } from './slice.js';
+
+export type ReplicaView = EventPayload<'replicas'>[number];
+export type SlotView = EventPayload<'slots'>[number];
+
+/** One point of the charts. */
+export interface Sample {
+  at: number;
+  tokensPerSecond: number;
+  running: number;
+  waiting: number;
+  /** Requests routed to each replica so far, by replica index. */
+  routed: number[];
+}
+
+export const HISTORY_KEPT = 120;
+export const LOG_LINES_KEPT = 300;
+
+export interface WorkstationSlice {
+  connected: boolean;
+  info: CallResult<'getInfo'> | null;
+  replicas: ReplicaView[];
+  slots: SlotView[];
+  gpus: GpuReport | null;
+  arena: ArenaStatus | null;
+  history: Sample[];
+  logs: string[];
+  setConnected(connected: boolean): void;
+  applyEvent<E extends 'replicas' | 'slots' | 'throughput' | 'gpus' | 'log'>(name: E, payload: EventPayload<E>): void;
+  refreshInfo(): Promise<void>;
+}
+
+export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get, client) => ({
+  connected: false,
+  info: null,
+  replicas: [],
+  slots: [],
+  gpus: null,
+  arena: null,
+  history: [],
+  logs: [],
+  setConnected: (connected) => {
+    set({ connected });
+    if (connected) void get().refreshInfo();
+  },
+  applyEvent: (name, payload) => {
+    switch (name) {
+      case 'replicas':
+        set({ replicas: payload as ReplicaView[] });
+        return;
+      case 'slots':
+        set({ slots: payload as SlotView[] });
+        return;
+      case 'gpus':
+        set({ gpus: payload as GpuReport });
+        return;
+      case 'log':
+        set((s) => ({ logs: [...s.logs, (payload as { line: string }).line].slice(-LOG_LINES_KEPT) }));
+        return;
+      case 'throughput': {
+        const t = payload as EventPayload<'throughput'>;
+        set((s) => ({ history: [...s.history, { ...t, routed: s.replicas.map((r) => r.routed) }].slice(-HISTORY_KEPT) }));
+        return;
+      }
+    }
+  },
+  refreshInfo: async () => {
+    const [info, arena] = await Promise.all([client.call('getInfo', {}), client.call('getArena', {})]);
+    set({ info, arena });
+  },
+});
+
+/** Percent of a replica's prompt tokens that came from its KV cache. */
+export function cacheHitPercent(view: Pick<ReplicaView, 'cacheHitTokens' | 'promptTokens'>): number {
+  return view.promptTokens === 0 ? 0 : Math.round((100 * view.cacheHitTokens) / view.promptTokens);
+}
+
+export interface ReplicaCard {
+  replica: number;
+  state: ReplicaView['state'];
+  /** "cards 0,1", "CPUs 0,2" or "CPU". */
+  where: string;
+  running: number;
+  routed: number;
+  slots: number;
+  hitPercent: number;
+  pid: number | null;
+  latchReason: string | null;
+}
+
+export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): ReplicaCard[] {
+  return state.replicas.map((r) => ({
+    replica: r.replica,
+    state: r.state,
+    where: r.gpus.length ? `cards ${r.gpus.join(',')}` : r.cpus.length ? `CPU, cores ${r.cpus.join(',')}` : 'CPU',
+    running: r.running,
+    routed: r.routed,
+    slots: r.slots,
+    hitPercent: cacheHitPercent(r),
+    pid: r.pid,
+    latchReason: r.latchReason,
+  }));
+}
+
+/** The charts' rows: seconds ago, tokens/s, queue, and `r<i>` routed per replica. */
+export function selectChartRows(state: Pick<WorkstationSlice, 'history'>): Record<string, number>[] {
+  const last = state.history.at(-1)?.at ?? 0;
+  return state.history.map((s) => ({
+    t: Math.round((s.at - last) / 1000),
+    tokensPerSecond: Math.round(s.tokensPerSecond * 10) / 10,
+    running: s.running,
+    waiting: s.waiting,
+    ...Object.fromEntries(s.routed.map((n, i) => [`r${i}`, n])),
+  }));
+}
+
+export interface SlotRow {
+  key: string;
+  replica: number;
+  slot: number;
+  state: SlotView['state'];
+  heldTokens: number;
+  conversation: string;
+}
+
+export function selectSlotRows(state: Pick<WorkstationSlice, 'slots'>): SlotRow[] {
+  return state.slots.map((s) => ({
+    key: `${s.replica}:${s.replicaSlot}`,
+    replica: s.replica,
+    slot: s.slot,
+    state: s.state,
+    heldTokens: s.heldTokens,
+    conversation: s.conversationId ? s.conversationId.slice(0, 8) : '—',
+  }));
+}
+
+/** What the GPU panel says: its cards, or the one line that there is no GPU. */
+export function selectGpuPanel(state: Pick<WorkstationSlice, 'gpus'>): { note: string; cards: GpuReport['cards'] } {
+  return state.gpus ? { note: state.gpus.note, cards: state.gpus.cards } : { note: 'waiting for the first GPU report', cards: [] };
+}
