@@ -43,6 +43,7 @@ interface TornDown {
 
 interface SlotWaiter {
   readonly prompt: readonly number[];
+  readonly conversationId: string | null;
   readonly grant: (slot: Slot | null) => void;
 }
 
@@ -301,7 +302,7 @@ export class ModelHost {
     if (outside !== undefined) throw new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${loaded.vocabularySize} tokens`);
     const arrived = performance.now();
     this.prefilling++;
-    const slot = await this.acquireSlot(id, request.tokens);
+    const slot = await this.acquireSlot(id, request.tokens, request.conversationId ?? null);
     const queuedMs = performance.now() - arrived;
     if (!slot) {
       this.prefilling--;
@@ -426,14 +427,14 @@ export class ModelHost {
     return true;
   }
 
-  private acquireSlot(id: number, prompt: readonly number[]): Promise<Slot | null> {
+  private acquireSlot(id: number, prompt: readonly number[], conversationId: string | null): Promise<Slot | null> {
     const { slots } = this.requireLoaded();
     if (this.waiting.length === 0) {
-      const slot = this.pick(slots, prompt);
+      const slot = this.pick(slots, prompt, conversationId);
       if (slot) return Promise.resolve(slot);
     }
     return new Promise((grant) => {
-      const waiter: SlotWaiter = { prompt, grant };
+      const waiter: SlotWaiter = { prompt, conversationId, grant };
       this.waiting.push(waiter);
       this.running.set(id, waiter);
     });
@@ -443,13 +444,14 @@ export class ModelHost {
   private releaseSlot(slot: Slot): void {
     const waiter = this.waiting.shift();
     if (!waiter) return;
-    waiter.grant(this.pick(this.loaded?.slots ?? [slot], waiter.prompt));
+    waiter.grant(this.pick(this.loaded?.slots ?? [slot], waiter.prompt, waiter.conversationId));
   }
 
-  private pick(slots: Slot[], prompt: readonly number[]): Slot | null {
+  private pick(slots: Slot[], prompt: readonly number[], conversationId: string | null): Slot | null {
     const choice = chooseSlot(
-      slots.map((s) => ({ index: s.index, idle: s.state === 'idle', tokens: s.sequence.contextTokens as readonly number[], lastUsed: s.lastUsed ?? 0 })),
+      slots.map((s) => ({ index: s.index, idle: s.state === 'idle', tokens: s.sequence.contextTokens as readonly number[], lastUsed: s.lastUsed ?? 0, conversationId: s.conversationId })),
       prompt,
+      conversationId,
     );
     if (!choice) return null;
     const slot = slots[choice.index]!;

@@ -1,9 +1,11 @@
 /**
  * Slot choice (DESIGN §2, refined so that one conversation does not evict another):
  * - while an empty slot is idle, a slot that holds tokens is taken only for a continuation of what it
- *   holds (the prompt keeps at least 3/4 of the slot's tokens), never for a different conversation that
- *   merely shares its start (a common system prompt);
- * - among the slots left, the one that gains the most for what it loses: score = shared prefix − tokens
+ *   holds (the prompt keeps at least 3/4 of the slot's tokens, or the slot last served the same
+ *   conversation id and shares a prefix with it: a re-tokenized answer may differ from the tokens that
+ *   were sampled), never for a different conversation that merely shares its start (a system prompt);
+ * - the slot that last served the request's conversation, if it still shares a prefix with it;
+ * - else, among the slots left, the one that gains the most for what it loses: score = shared prefix − tokens
  *   the slot would drop; when none shares any prefix, the least recently used.
  * Pure, so it is tested without an engine.
  */
@@ -14,6 +16,8 @@ export interface SlotCandidate {
   readonly tokens: readonly number[];
   /** Epoch ms of the last use; 0 for a slot never used. */
   readonly lastUsed: number;
+  /** The conversation the slot last served, when the request named one. */
+  readonly conversationId?: string | null;
 }
 
 /** Share of a slot's tokens a prompt may drop and still count as continuing that slot's conversation. */
@@ -27,7 +31,7 @@ export function commonPrefixLength(a: readonly number[], b: readonly number[]): 
 }
 
 /** The slot to serve `prompt`, with the prefix it shares; null when no slot is idle. */
-export function chooseSlot(slots: readonly SlotCandidate[], prompt: readonly number[]): { index: number; commonPrefix: number } | null {
+export function chooseSlot(slots: readonly SlotCandidate[], prompt: readonly number[], conversationId: string | null = null): { index: number; commonPrefix: number } | null {
   const idle = slots
     .filter((s) => s.idle)
     .map((s) => {
@@ -36,7 +40,11 @@ export function chooseSlot(slots: readonly SlotCandidate[], prompt: readonly num
       return { slot: s, commonPrefix, dropped, score: commonPrefix - dropped };
     });
   const anyEmpty = idle.some((c) => c.slot.tokens.length === 0);
-  const candidates = anyEmpty ? idle.filter((c) => c.dropped <= CONTINUATION_SLACK * c.slot.tokens.length) : idle;
+  const own = (c: (typeof idle)[number]): boolean => conversationId !== null && c.slot.conversationId === conversationId && c.commonPrefix > 0;
+  const continues = (c: (typeof idle)[number]): boolean => own(c) || c.dropped <= CONTINUATION_SLACK * c.slot.tokens.length;
+  // The conversation's own slot, when it still holds its start, is where its next turn goes.
+  const owned = idle.filter(own);
+  const candidates = owned.length ? owned : anyEmpty ? idle.filter(continues) : idle;
   if (candidates.length === 0) return null;
   const anyShared = candidates.some((c) => c.commonPrefix > 0);
   const best = candidates.reduce((a, b) => {

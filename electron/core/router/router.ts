@@ -1,8 +1,8 @@
 /**
  * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each
  * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has measured timings,
- * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Ties (costs within
- * 25%) go to fewer running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
+ * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Ties (equal baseline
+ * costs; measured costs within 25%) go to fewer running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
  * comparison. Each decision is counted per replica.
  */
 import type { RoutingPolicy } from '../config/run-config.js';
@@ -30,8 +30,10 @@ export interface RouteDecision {
 
 export const BASELINE_RUNNING_PENALTY = 3000;
 /**
- * Costs within this fraction of each other are a tie: measured rates of equal cards differ by noise, and
- * without a tolerance new conversations would pile onto whichever replica measured fastest.
+ * Measured costs within this fraction of each other are a tie: measured rates of equal cards differ by
+ * noise, and without a tolerance new conversations would pile onto whichever replica measured fastest.
+ * Baseline costs are exact token counts, so only equal ones tie: a replica holding a block of the prompt
+ * always wins over one holding none.
  */
 export const COST_TIE_TOLERANCE = 0.25;
 
@@ -67,7 +69,7 @@ export class Router {
       this.nextRoundRobin = pick.replica + 1;
       decision = { replica: pick.replica, cachedTokens: cached(pick), cost: 0, costKind: 'policy' };
     } else if (this.policy === 'least-loaded') {
-      const pick = this.breakTies(candidates.map((c) => ({ c, cost: c.running })));
+      const pick = this.breakTies(candidates.map((c) => ({ c, cost: c.running })), 0);
       decision = { replica: pick.c.replica, cachedTokens: cached(pick.c), cost: pick.cost, costKind: 'policy' };
     } else {
       const measured = candidates.every((c) => c.prefillTokensPerMs !== null && c.prefillTokensPerMs > 0 && c.serviceMs !== null);
@@ -79,16 +81,16 @@ export class Router {
           : uncached + BASELINE_RUNNING_PENALTY * c.running;
         return { c, cost, hit };
       });
-      const pick = this.breakTies(costed);
+      const pick = this.breakTies(costed, measured ? COST_TIE_TOLERANCE : 0);
       decision = { replica: pick.c.replica, cachedTokens: pick.hit, cost: pick.cost, costKind: measured ? 'measured' : 'baseline' };
     }
     this.routed.set(decision.replica, this.routedCount(decision.replica) + 1);
     return decision;
   }
 
-  private breakTies<T extends { c: RouteCandidate; cost: number }>(costed: T[]): T {
+  private breakTies<T extends { c: RouteCandidate; cost: number }>(costed: T[], tolerance: number): T {
     return costed.reduce((best, next) => {
-      if (Math.abs(next.cost - best.cost) > COST_TIE_TOLERANCE * Math.max(next.cost, best.cost)) return next.cost < best.cost ? next : best;
+      if (Math.abs(next.cost - best.cost) > tolerance * Math.max(next.cost, best.cost)) return next.cost < best.cost ? next : best;
       if (next.c.running !== best.c.running) return next.c.running < best.c.running ? next : best;
       const routedNext = this.routedCount(next.c.replica);
       const routedBest = this.routedCount(best.c.replica);

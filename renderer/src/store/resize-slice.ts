@@ -58,15 +58,17 @@ export function selectCanApply(state: Pick<ResizeSlice, 'resizeForm' | 'verdicts
   return !state.resizeBusy && selectResizeChange(state) !== null && state.verdicts !== null && state.verdicts.every((v) => v.fits);
 }
 
+const prefixes = (n: number): string => `${n} prefix${n === 1 ? '' : 'es'}`;
+
 /** One line per outcome, as the panel lists them. */
 export function describeOutcome(o: ReplicaRebuildOutcome): string {
   switch (o.outcome) {
     case 'Applied':
-      return `replica ${o.replica}: Applied — ${o.sizes.slots} slots × ${o.sizes.contextSize} tokens, ${o.prefixes.kept} prefixes kept${o.prefixes.dropped ? `, ${o.prefixes.dropped} dropped` : ''}`;
+      return `replica ${o.replica}: Applied — ${o.sizes.slots} slots × ${o.sizes.contextSize} tokens, ${prefixes(o.prefixes.kept)} kept${o.prefixes.dropped ? `, ${o.prefixes.dropped} dropped` : ''}`;
     case 'RejectedIntact':
       return `replica ${o.replica}: RejectedIntact (${o.stage}) — ${o.reason}`;
     case 'RolledBack':
-      return `replica ${o.replica}: RolledBack — ${o.reason}; ${o.prefixes.kept} prefixes kept`;
+      return `replica ${o.replica}: RolledBack — ${o.reason}; ${prefixes(o.prefixes.kept)} kept`;
     case 'Latched':
       return `replica ${o.replica}: Latched — ${o.reason}; rollback: ${o.rollback_error}`;
     case 'Skipped':

@@ -1,5 +1,5 @@
 /** The chat window: conversations on the left; the open one with its settings, messages and composer. */
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { selectIsStreaming, selectShownMessages } from '../../store/chat-slice.js';
 import { useApp } from '../../store/use-app-store.js';
@@ -8,8 +8,9 @@ import { Markdown } from './Markdown.js';
 
 export function ChatView() {
   const { conversations, active, chatError } = useApp(useShallow((s) => ({ conversations: s.conversations, active: s.active, chatError: s.chatError })));
-  const messages = useApp(useShallow(selectShownMessages));
-  const streaming = useApp(selectIsStreaming);
+  const live = useApp((s) => s.streaming);
+  const messages = useMemo(() => selectShownMessages({ active, streaming: live }), [active, live]);
+  const streaming = selectIsStreaming({ active, streaming: live });
   const actions = useApp(
     useShallow((s) => ({ load: s.loadConversations, open: s.openConversation, create: s.newConversation, send: s.sendMessage, stop: s.stopAnswer, regenerate: s.regenerate, remove: s.deleteConversation })),
   );

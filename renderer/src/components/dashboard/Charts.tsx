@@ -1,13 +1,14 @@
 /** Charts over the last two minutes: requests routed per replica, tokens per second, running and waiting. */
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { useShallow } from 'zustand/react/shallow';
+import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectChartRows } from '../../store/workstation-slice.js';
 
 const COLOURS = ['#4fa3ff', '#ffb347', '#7bd389', '#e07be0', '#f36f6f', '#c9c95b', '#6fd6d6', '#a98bff'];
 
 export function Charts() {
-  const rows = useApp(useShallow(selectChartRows));
+  const history = useApp((s) => s.history);
+  const rows = useMemo(() => selectChartRows({ history }), [history]);
   const replicas = useApp((s) => s.replicas.length);
   return (
     <section className="row charts">

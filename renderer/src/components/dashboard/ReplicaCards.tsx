@@ -1,10 +1,11 @@
 /** One card per replica: state (maintenance, latched and failed stand out), where it runs, running, routed, cache hits. */
-import { useShallow } from 'zustand/react/shallow';
+import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectReplicaCards } from '../../store/workstation-slice.js';
 
 export function ReplicaCards() {
-  const cards = useApp(useShallow(selectReplicaCards));
+  const replicas = useApp((s) => s.replicas);
+  const cards = useMemo(() => selectReplicaCards({ replicas }), [replicas]);
   if (cards.length === 0) return <section className="panel empty">No model is loaded. Load one from Models.</section>;
   return (
     <section className="cards" aria-label="replicas">

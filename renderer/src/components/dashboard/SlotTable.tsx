@@ -1,10 +1,11 @@
 /** The slot view: every replica's slots, numbered globally, with state, held tokens and conversation. */
-import { useShallow } from 'zustand/react/shallow';
+import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectSlotRows } from '../../store/workstation-slice.js';
 
 export function SlotTable() {
-  const rows = useApp(useShallow(selectSlotRows));
+  const slots = useApp((s) => s.slots);
+  const rows = useMemo(() => selectSlotRows({ slots }), [slots]);
   return (
     <section className="panel grow">
       <h2>Slots</h2>

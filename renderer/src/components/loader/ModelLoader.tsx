@@ -1,5 +1,5 @@
 /** The model loader: pick a GGUF, see its metadata and whether it fits, choose the layout, load with progress. */
-import { useEffect } from 'react';
+import { useEffect, useMemo } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { formatBytes } from '../../../../common/format-bytes.js';
 import { selectLoadProgress } from '../../store/loader-slice.js';
@@ -9,7 +9,8 @@ export function ModelLoader() {
   const { modelPath, plan, inspection, sources, loading, loaderError } = useApp(
     useShallow((s) => ({ modelPath: s.modelPath, plan: s.plan, inspection: s.inspection, sources: s.sources, loading: s.loading, loaderError: s.loaderError })),
   );
-  const progress = useApp(useShallow(selectLoadProgress));
+  const loadSteps = useApp((s) => s.loadSteps);
+  const progress = useMemo(() => selectLoadProgress({ loadSteps }), [loadSteps]);
   const a = useApp(useShallow((s) => ({ setPath: s.setModelPath, setPlan: s.setPlan, refresh: s.refreshSources, pick: s.pickModelFile, inspect: s.inspectModel, load: s.loadModel })));
   useEffect(() => void a.refresh(), [a]);
   const choose = (path: string): void => a.setPath(path);

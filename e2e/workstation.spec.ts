@@ -1,0 +1,158 @@
+/**
+ * The workstation through its UI, as a user drives it: `npm run serve --idle` in a real Chromium; load the
+ * generated model as 2 replicas from the loader (a corrupt file first: a clear error), chat two
+ * conversations of two turns (streaming seen, reused prompt tokens rising), the dashboard's routed
+ * counts and slot view following, and a live resize of the context from the controls (Applied, prefixes
+ * kept). A screenshot of each screen is saved under test-results/screens.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { ensureTestModel } from '../build/test-model.js';
+
+test.describe.configure({ mode: 'serial' });
+
+const root = join(import.meta.dirname, '..');
+let server: ChildProcess;
+let dashboard = '';
+let modelPath = '';
+let corruptPath = '';
+let page: Page;
+
+test.beforeAll(async ({ browser }) => {
+  modelPath = await ensureTestModel('tiny');
+  const work = mkdtempSync(join(tmpdir(), 'manifold-e2e-'));
+  corruptPath = join(work, 'models', 'corrupt.gguf');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(join(work, 'models'));
+  writeFileSync(corruptPath, Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), Buffer.alloc(64, 0xff)]));
+  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', '0', '--data-dir', join(work, 'data'), '--models-dir', join(work, 'models')], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  server.stderr!.on('data', () => {});
+  dashboard = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 60_000);
+    server.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /Dashboard: +(http:\S+)/.exec(out)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve(url);
+      }
+    });
+  });
+  page = await browser.newPage();
+  // Records every text a streaming answer shows, to see that it arrives in pieces.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { streamedTexts: string[] }).streamedTexts = seen;
+    new MutationObserver(() => {
+      const live = document.querySelector('.message.streaming');
+      const text = live?.textContent ?? '';
+      if (text && text !== '…' && seen.at(-1) !== text) seen.push(text);
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  await page.goto(dashboard);
+});
+
+test.afterAll(async () => {
+  await page?.close();
+  server?.kill('SIGINT');
+});
+
+const shot = (name: string) => page.screenshot({ path: join('test-results', 'screens', `${name}.png`), fullPage: true });
+
+test('the loader refuses a corrupt GGUF with a clear error', async () => {
+  await page.getByRole('button', { name: 'Models' }).click();
+  await expect(page.getByText('corrupt.gguf')).toBeVisible();
+  await page.getByText(/corrupt\.gguf/).click();
+  await expect(page.getByLabel('model path')).toHaveValue(corruptPath);
+  await page.getByRole('button', { name: 'Inspect' }).click();
+  await expect(page.getByRole('alert')).toContainText(`${corruptPath}:`);
+  await expect(page.getByRole('alert')).toContainText(/GGUF|truncated|invalid/i);
+  await page.getByRole('button', { name: 'Load', exact: true }).click();
+  await expect(page.getByRole('alert')).toContainText(corruptPath);
+  await expect(page.getByTestId('status')).toContainText('no model · idle');
+  await shot('loader-corrupt-file');
+});
+
+test('loads the generated model as 2 replicas from the loader, with progress', async () => {
+  await page.getByLabel('model path').fill(modelPath);
+  await page.getByLabel('replicas').fill('2');
+  await page.getByLabel('cards').selectOption('cpu');
+  await page.getByLabel('context size').fill('1024');
+  await page.getByLabel('slots').fill('2');
+  await page.getByRole('button', { name: 'Inspect' }).click();
+  const info = page.getByLabel('model info');
+  await expect(info).toContainText('llama');
+  await expect(info).toContainText('CPU (RAM), 2 replicas: fits');
+  await page.getByRole('button', { name: 'Load', exact: true }).click();
+  await expect(page.getByLabel('load progress')).toBeVisible();
+  await expect(page.getByLabel('load progress')).toContainText('ready: 2/2 replicas');
+  await expect(page.getByTestId('status')).toContainText('· ok · 2/2 replicas');
+  await shot('loader-loaded');
+});
+
+async function turn(text: string): Promise<number> {
+  const answers = page.getByTestId('answer');
+  const before = await answers.count();
+  await page.evaluate(() => ((window as unknown as { streamedTexts: string[] }).streamedTexts.length = 0));
+  await page.getByRole('textbox', { name: 'message', exact: true }).fill(text);
+  await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
+  await expect(answers).toHaveCount(before + 1);
+  const served = answers.nth(before).getByTestId('served-by');
+  await expect(served).toBeVisible();
+  const pieces = await page.evaluate(() => (window as unknown as { streamedTexts: string[] }).streamedTexts.length);
+  expect(pieces, 'the answer was shown in several pieces while it streamed').toBeGreaterThan(1);
+  return Number(await served.getByTestId('reused').textContent());
+}
+
+test('chats two conversations of two turns: streaming, and reused prompt tokens rise', async () => {
+  await page.getByRole('button', { name: 'Chat' }).click();
+  for (const topic of ['first', 'second']) {
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.getByText('System prompt and sampling').click();
+    await page.getByLabel('Max tokens').fill('160');
+    await page.getByLabel('Max tokens').blur();
+    // Longer than one 64-token block with the system prompt, so the router's prefix index sees the conversation.
+    const one = await turn(`Tell me about the ${topic} topic, at length please: where it comes from, what people say about it, why it matters, and what you would read next if you wanted to know more about the ${topic} topic.`);
+    const two = await turn(`And more about the ${topic} one?`);
+    expect(two, `the second turn of the ${topic} conversation reuses more of its prompt`).toBeGreaterThan(one);
+    expect(two).toBeGreaterThan(0);
+  }
+  await expect(page.getByRole('complementary', { name: 'conversations' }).getByRole('listitem')).toHaveCount(2);
+  await shot('chat');
+});
+
+test('the dashboard shows the routed requests and the conversations in the slot view', async () => {
+  await page.getByRole('button', { name: 'Dashboard' }).click();
+  const routed = async (): Promise<number> => Number(await page.getByTestId('routed-0').textContent()) + Number(await page.getByTestId('routed-1').textContent());
+  await expect.poll(routed).toBeGreaterThanOrEqual(4);
+  const slots = page.getByRole('table', { name: 'slots' });
+  await expect(slots.getByRole('row')).toHaveCount(5);
+  const conversations = await slots.locator('tbody td:nth-child(5)').allTextContents();
+  expect(new Set(conversations.filter((c) => c !== '—')).size).toBe(2);
+  await expect(page.getByTestId('gpu-note')).toContainText('no GPU');
+  await shot('dashboard');
+});
+
+test('resizes the context live from the controls: checked, then Applied with prefixes kept', async () => {
+  const resize = page.getByLabel('resize');
+  await resize.getByLabel('Context size').fill('2048');
+  await resize.getByRole('button', { name: 'Check' }).click();
+  await expect(resize.getByLabel('pre-check').getByRole('listitem')).toHaveCount(2);
+  await expect(resize.getByLabel('pre-check')).not.toContainText('does not fit');
+  await resize.getByRole('button', { name: 'Apply' }).click();
+  const outcomes = resize.getByLabel('outcomes').getByRole('listitem');
+  await expect(outcomes).toHaveCount(2);
+  for (const line of await outcomes.allTextContents()) {
+    const kept = /Applied — 2 slots × 2048 tokens, (\d+) prefix(es)? kept/.exec(line);
+    expect(kept, line).not.toBeNull();
+    expect(Number(kept![1])).toBeGreaterThanOrEqual(1);
+  }
+  await shot('resize-applied');
+});
