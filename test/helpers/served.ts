@@ -12,11 +12,13 @@ afterAll(async () => {
   await Promise.all(running.map((s) => s.close()));
 });
 
-export async function startServed(config: Partial<RunConfig> = {}, options: ServeOptions = {}): Promise<Served & { logs: string[] }> {
+/** `idle: true` starts it with no model, as `npm run serve -- --idle` does (the loader loads one). */
+export async function startServed(config: Partial<RunConfig> = {}, options: ServeOptions & { idle?: boolean } = {}): Promise<Served & { logs: string[] }> {
   const logs: string[] = [];
+  const { idle, ...serveOptions } = options;
   const served = await serve(
-    parseRunConfig({ model: testModelPath(), gpu: 'cpu', replicas: 2, engine: { contextSize: 1024, slots: 2, threads: 1 }, ...config }),
-    { log: (line) => logs.push(line), dataDir: mkdtempSync(join(tmpdir(), 'manifold-data-')), ...options, front: { port: 0, ...options.front } },
+    idle ? null : parseRunConfig({ model: testModelPath(), gpu: 'cpu', replicas: 2, engine: { contextSize: 1024, slots: 2, threads: 1 }, ...config }),
+    { log: (line) => logs.push(line), dataDir: mkdtempSync(join(tmpdir(), 'manifold-data-')), ...serveOptions, front: { port: 0, ...serveOptions.front } },
   );
   running.push(served);
   return { ...served, logs };

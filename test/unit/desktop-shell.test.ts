@@ -1,0 +1,121 @@
+/**
+ * The Electron shell's checklist, without Electron: the window options (contextIsolation, sandbox, no
+ * nodeIntegration, …), the CSP on responses, navigation / window.open / permissions denied, the IPC
+ * wrapper refusing a wrong sender and a bad payload (fake event objects), and the preload exposing only
+ * named verbs with an `on()` that unsubscribes (electron's module replaced by a recorder).
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { CALL_NAMES, EVENT_NAMES, callChannel, eventChannel, type ContractHandlers } from '../../common/contract.js';
+import { registerContractIpc, type IpcInvokeEvent, type IpcMainLike } from '../../electron/core/shell/ipc-bridge.js';
+import { denyPermission, denyWindowOpen, guardNavigation, isTrustedSender, RENDERER_CSP, windowOptions, withCsp } from '../../electron/core/shell/window-policy.js';
+
+const APP = 'file:///opt/Manifold/resources/app.asar/dist/renderer/index.html';
+
+describe('window policy', () => {
+  it('opens the window isolated, sandboxed, without Node, with web security and no webviews', () => {
+    const { webPreferences } = windowOptions('/opt/preload.cjs');
+    expect(webPreferences).toMatchObject({
+      preload: '/opt/preload.cjs',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+    });
+  });
+
+  it('puts the CSP on every response: own scripts only, no objects, no framing', () => {
+    expect(withCsp({ 'Content-Type': ['text/html'] })).toEqual({ 'Content-Type': ['text/html'], 'Content-Security-Policy': [RENDERER_CSP] });
+    for (const directive of ["default-src 'self'", "script-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]) expect(RENDERER_CSP).toContain(directive);
+    expect(RENDERER_CSP).not.toMatch(/unsafe-(inline|eval)/);
+  });
+
+  it('denies navigation away from the app, window.open and every permission', () => {
+    const event = { preventDefault: vi.fn() };
+    guardNavigation(event, APP, APP);
+    expect(event.preventDefault).not.toHaveBeenCalled();
+    guardNavigation(event, 'https://evil.example/', APP);
+    expect(event.preventDefault).toHaveBeenCalledTimes(1);
+    expect(denyWindowOpen()).toEqual({ action: 'deny' });
+    const callback = vi.fn();
+    expect(denyPermission({}, 'media', callback)).toBe(false);
+    expect(callback).toHaveBeenCalledWith(false);
+  });
+
+  it('trusts only the app document in the top frame', () => {
+    expect(isTrustedSender({ url: APP, parent: null }, APP)).toBe(true);
+    expect(isTrustedSender({ url: `${APP}#/chat`, parent: null }, APP)).toBe(true);
+    expect(isTrustedSender({ url: APP, parent: {} }, APP)).toBe(false);
+    expect(isTrustedSender({ url: 'https://evil.example/index.html', parent: null }, APP)).toBe(false);
+    expect(isTrustedSender({ url: 'file:///tmp/evil.html', parent: null }, APP)).toBe(false);
+    expect(isTrustedSender(null, APP)).toBe(false);
+  });
+});
+
+describe('contract over IPC', () => {
+  function fakeIpcMain() {
+    const handlers = new Map<string, (event: IpcInvokeEvent, args: unknown) => Promise<unknown>>();
+    const ipc: IpcMainLike = { handle: (channel, listener) => void handlers.set(channel, listener), removeHandler: (channel) => void handlers.delete(channel) };
+    return { ipc, handlers };
+  }
+  const handlers = { setRoutingPolicy: vi.fn(async ({ policy }: { policy: string }) => ({ policy })) } as unknown as ContractHandlers;
+
+  it('registers every call once, through the one wrapper', () => {
+    const { ipc, handlers: registered } = fakeIpcMain();
+    const unregister = registerContractIpc(ipc, handlers, () => APP);
+    expect([...registered.keys()].sort()).toEqual(CALL_NAMES.map(callChannel).sort());
+    unregister();
+    expect(registered.size).toBe(0);
+  });
+
+  it('runs a good call from the app frame, refuses a wrong sender and a bad payload before the handler', async () => {
+    const { ipc, handlers: registered } = fakeIpcMain();
+    const logged: string[] = [];
+    registerContractIpc(ipc, handlers, () => APP, (line) => logged.push(line));
+    const call = registered.get(callChannel('setRoutingPolicy'))!;
+    const app: IpcInvokeEvent = { senderFrame: { url: APP, parent: null } };
+    expect(await call(app, { policy: 'round-robin' })).toEqual({ policy: 'round-robin' });
+    await expect(call({ senderFrame: { url: 'https://evil.example/', parent: null } }, { policy: 'prefix' })).rejects.toThrow('setRoutingPolicy: refused, the sender is not the Manifold window');
+    await expect(call({ senderFrame: { url: APP, parent: { url: APP } } }, { policy: 'prefix' })).rejects.toThrow(/refused/);
+    await expect(call({ senderFrame: null }, { policy: 'prefix' })).rejects.toThrow(/refused/);
+    await expect(call(app, { policy: 'random' })).rejects.toThrow(/^setRoutingPolicy: policy: /);
+    await expect(call(app, { policy: 'prefix', extra: 1 })).rejects.toThrow(/setRoutingPolicy/);
+    expect(handlers.setRoutingPolicy).toHaveBeenCalledTimes(1);
+    expect(logged).toEqual(['ipc: refused setRoutingPolicy from https://evil.example/', `ipc: refused setRoutingPolicy from ${APP}`, 'ipc: refused setRoutingPolicy from a frame that is gone']);
+  });
+});
+
+describe('preload', () => {
+  it('exposes one named verb per call and on() with its unsubscribe, never ipcRenderer or a generic invoke', async () => {
+    const exposed = new Map<string, Record<string, unknown>>();
+    const invoke = vi.fn(async (channel: string, args: unknown) => ({ channel, args }));
+    const listeners = new Map<string, Set<(...a: unknown[]) => void>>();
+    vi.doMock('electron', () => ({
+      contextBridge: { exposeInMainWorld: (key: string, api: Record<string, unknown>) => exposed.set(key, api) },
+      ipcRenderer: {
+        invoke,
+        on: (channel: string, l: (...a: unknown[]) => void) => listeners.set(channel, (listeners.get(channel) ?? new Set()).add(l)),
+        removeListener: (channel: string, l: (...a: unknown[]) => void) => listeners.get(channel)?.delete(l),
+      },
+    }));
+    await import('../../electron/preload.js');
+    const api = exposed.get('manifold')!;
+    expect([...exposed.keys()]).toEqual(['manifold']);
+    expect(Object.isFrozen(api)).toBe(true);
+    expect(Object.keys(api).sort()).toEqual([...CALL_NAMES, 'on'].sort());
+    for (const forbidden of ['invoke', 'send', 'ipcRenderer']) expect(api[forbidden]).toBeUndefined();
+    expect(await (api.getInfo as (a: unknown) => Promise<unknown>)({})).toEqual({ channel: callChannel('getInfo'), args: {} });
+    const got: unknown[] = [];
+    const off = (api.on as (n: string, l: (p: unknown) => void) => () => void)('log', (p) => got.push(p));
+    listeners.get(eventChannel('log'))!.forEach((l) => l({}, { line: 'x' }));
+    off();
+    expect(listeners.get(eventChannel('log'))!.size).toBe(0);
+    expect(got).toEqual([{ line: 'x' }]);
+    expect(() => (api.on as (n: string, l: () => void) => void)('teleport', () => {})).toThrow('unknown event "teleport"');
+    expect(EVENT_NAMES).toContain('chat');
+    vi.doUnmock('electron');
+  });
+});

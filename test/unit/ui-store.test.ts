@@ -1,0 +1,183 @@
+/**
+ * The renderer's zustand store: each slice's actions and named selectors, driven by a scripted contract
+ * client (pure logic: no engine, no transport).
+ */
+import { describe, expect, it } from 'vitest';
+import type { CallArgs, CallName, CallResult, EventName, EventPayload } from '../../common/contract.js';
+import type { ReplicaRebuildOutcome } from '../../common/rebuild.js';
+import { connectStore, createAppStore } from '../../renderer/src/store/app-store.js';
+import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store/chat-slice.js';
+import { selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
+import { describeOutcome, selectCanApply, selectResizeChange } from '../../renderer/src/store/resize-slice.js';
+import { cacheHitPercent, selectChartRows, selectGpuPanel, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
+import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
+
+type Script = { [N in CallName]?: (args: CallArgs<N>) => CallResult<N> | Promise<CallResult<N>> };
+
+/** A contract client whose calls answer from a script and whose events the test emits. */
+function scriptedClient(script: Script) {
+  const listeners = new Map<string, Set<(p: unknown) => void>>();
+  const calls: { name: string; args: unknown }[] = [];
+  const client: ContractClient = {
+    call: async (name, args) => {
+      calls.push({ name, args });
+      const answer = script[name] as ((a: unknown) => unknown) | undefined;
+      if (!answer) throw new Error(`unscripted call ${name}`);
+      return answer(args) as never;
+    },
+    on: (name, listener) => {
+      const set = listeners.get(name) ?? new Set();
+      listeners.set(name, set);
+      set.add(listener as (p: unknown) => void);
+      return () => set.delete(listener as (p: unknown) => void);
+    },
+    onConnection: () => () => {},
+  };
+  const emit = <E extends EventName>(name: E, payload: EventPayload<E>) => listeners.get(name)?.forEach((l) => l(payload));
+  return { client, calls, emit };
+}
+
+const replica = (i: number, patch: Partial<EventPayload<'replicas'>[number]> = {}): EventPayload<'replicas'>[number] => ({
+  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, ...patch,
+});
+
+describe('workstation slice', () => {
+  it('takes events into state, keeps a bounded history, and its selectors shape the panels', () => {
+    const { client, emit } = scriptedClient({});
+    const store = createAppStore(client);
+    connectStore(store, client);
+    emit('replicas', [replica(0, { routed: 3, cacheHitTokens: 30, promptTokens: 40 }), replica(1, { gpus: [2, 3], state: 'maintenance' })]);
+    const cards = selectReplicaCards(store.getState());
+    expect(cards.map((c) => [c.replica, c.state, c.where, c.hitPercent])).toEqual([[0, 'ready', 'CPU, cores 0', 75], [1, 'maintenance', 'cards 2,3', 0]]);
+    expect(cacheHitPercent({ cacheHitTokens: 0, promptTokens: 0 })).toBe(0);
+    for (let i = 0; i < HISTORY_KEPT + 5; i++) emit('throughput', { at: 1000 * i, tokensPerSecond: i, running: 1, waiting: 0 });
+    const rows = selectChartRows(store.getState());
+    expect(rows).toHaveLength(HISTORY_KEPT);
+    expect(rows.at(-1)).toEqual({ t: 0, tokensPerSecond: HISTORY_KEPT + 4, running: 1, waiting: 0, r0: 3, r1: 0 });
+    expect(rows[0]!.t).toBe(-(HISTORY_KEPT - 1));
+    emit('slots', [{ slot: 0, replica: 0, replicaSlot: 0, state: 'decode', heldTokens: 70, conversationId: 'abcdef1234', lastUsed: 1 }]);
+    expect(selectSlotRows(store.getState())).toEqual([{ key: '0:0', replica: 0, slot: 0, state: 'decode', heldTokens: 70, conversation: 'abcdef12' }]);
+    expect(selectGpuPanel(store.getState()).note).toBe('waiting for the first GPU report');
+    emit('gpus', { source: 'none', cards: [], note: 'no GPU: none here' });
+    expect(selectGpuPanel(store.getState())).toEqual({ note: 'no GPU: none here', cards: [] });
+    emit('log', { line: 'hello' });
+    expect(store.getState().logs).toEqual(['hello']);
+  });
+});
+
+describe('resize slice', () => {
+  it('turns the form into a change, offers Apply only after a pre-check that fits, and voids it on edit', async () => {
+    const applied: ReplicaRebuildOutcome = { replica: 0, outcome: 'Applied', engine_preserved: true, pools: ['kv'], sizes: { contextSize: 2048, slots: 2, kvType: 'f16', gpuLayers: 0 }, prefixes: { kept: 1, dropped: 0, slots: [] }, timings: { saveMs: 1, teardownMs: 1, allocateMs: 1, restoreMs: 1 } };
+    const { client, calls } = scriptedClient({
+      precheckRebuild: () => [{ replica: 0, fits: true, pools: ['kv'], needed: { ram: 1, vram: 0 }, available: { ram: 2, vram: 0 }, shortfall: { ram: 0, vram: 0 }, reason: 'fits' }],
+      rebuild: () => [applied],
+    });
+    const store = createAppStore(client);
+    const s = store.getState;
+    expect(selectResizeChange(s())).toBeNull();
+    s().setResizeForm({ contextSize: '2048', gpuLayers: 'auto' });
+    expect(selectResizeChange(s())).toEqual({ contextSize: 2048, gpuLayers: 'auto' });
+    s().setResizeForm({ slots: 'two' });
+    expect(selectResizeChange(s())).toBeNull();
+    await s().precheckResize();
+    expect(s().resizeError).toMatch(/give a context size/);
+    s().setResizeForm({ slots: '', gpuLayers: '' });
+    expect(selectCanApply(s())).toBe(false);
+    await s().precheckResize();
+    expect(selectCanApply(s())).toBe(true);
+    s().setResizeForm({ contextSize: '4096' });
+    expect(selectCanApply(s())).toBe(false);
+    await s().precheckResize();
+    await s().applyResize();
+    expect(calls.filter((c) => c.name === 'rebuild')).toEqual([{ name: 'rebuild', args: { replica: 'all', change: { contextSize: 4096 } } }]);
+    expect(s().outcomes!.map(describeOutcome)).toEqual(['replica 0: Applied — 2 slots × 2048 tokens, 1 prefix kept']);
+    expect(describeOutcome({ replica: 1, outcome: 'Latched', engine_preserved: false, reason: 'alloc', rollback_error: 'restore' })).toBe('replica 1: Latched — alloc; rollback: restore');
+  });
+});
+
+describe('chat slice', () => {
+  it('shows the question and the streaming answer, then the stored conversation with who served it', async () => {
+    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, messages: [], createdAt: 1, updatedAt: 1 };
+    const answered = {
+      ...conversation,
+      title: 'hi',
+      messages: [
+        { id: 'u1', role: 'user' as const, content: 'hi', servedBy: null, stopped: false, error: null },
+        { id: 'a1', role: 'assistant' as const, content: 'hello there', servedBy: { replica: 1, slot: 2, reusedTokens: 0, promptTokens: 9, completionTokens: 2 }, stopped: false, error: null },
+      ],
+    };
+    let release: () => void = () => {};
+    const { client, emit } = scriptedClient({
+      createConversation: () => conversation,
+      sendMessage: () => new Promise((resolve) => (release = () => resolve(answered.messages[1]!))),
+      getConversation: () => answered,
+      listConversations: () => [{ id: 'c1', title: 'hi', messages: 2, updatedAt: 2, damaged: null }],
+    });
+    const store = createAppStore(client);
+    connectStore(store, client);
+    const s = store.getState;
+    const sending = s().sendMessage('hi');
+    await new Promise((r) => setTimeout(r, 0));
+    expect(selectIsStreaming(s())).toBe(true);
+    emit('chat', { conversationId: 'c1', messageId: 'a1', text: 'hello' });
+    emit('chat', { conversationId: 'c1', messageId: 'a1', text: ' there' });
+    emit('chat', { conversationId: 'other', messageId: 'x', text: 'ignored' });
+    expect(selectShownMessages(s()).map((m) => [m.role, m.content, m.streaming])).toEqual([['user', 'hi', false], ['assistant', 'hello there', true]]);
+    release();
+    await sending;
+    expect(selectIsStreaming(s())).toBe(false);
+    expect(selectShownMessages(s()).map((m) => [m.role, m.content, m.servedBy?.replica ?? null])).toEqual([['user', 'hi', null], ['assistant', 'hello there', 1]]);
+    expect(s().conversations[0]!.title).toBe('hi');
+  });
+
+  it('reports a damaged conversation instead of showing an empty chat', async () => {
+    const { client } = scriptedClient({
+      getConversation: () => {
+        throw new Error('conversation c9 is damaged: its file is not valid JSON (a torn write?)');
+      },
+    });
+    const store = createAppStore(client);
+    await store.getState().openConversation('c9');
+    expect(store.getState().active).toBeNull();
+    expect(store.getState().chatError).toMatch(/damaged/);
+    expect(selectShownMessages(store.getState())).toEqual([]);
+  });
+});
+
+describe('loader slice', () => {
+  it('inspects, loads with the plan, follows the steps, and keeps a clear error', async () => {
+    const { client, calls, emit } = scriptedClient({
+      inspectModel: ({ path }) => {
+        if (path.endsWith('bad.gguf')) throw new Error(`${path}: not a GGUF file`);
+        return { path, fileBytes: 10, name: 'tiny', architecture: 'llama', parameters: 1e6, quantisation: 'F32', contextLength: 4096, layers: 2, fits: [] };
+      },
+      loadModel: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1' }),
+      getInfo: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1' }),
+      getArena: () => ({ state: 'off', kind: null, reason: 'shared_arena is off', modelBytes: 0, filledBytes: 0, sha256: null, enginePath: null, warning: null, fillMs: null }),
+      listModels: () => ({ modelsDir: null, recent: ['/m/tiny.gguf'], found: [] }),
+    });
+    const store = createAppStore(client);
+    connectStore(store, client);
+    const s = store.getState;
+    s().setModelPath('/m/bad.gguf');
+    await s().inspectModel();
+    expect(s().loaderError).toBe('/m/bad.gguf: not a GGUF file');
+    s().setModelPath('/m/tiny.gguf');
+    s().setPlan({ device: 'cpu', replicas: 2, contextSize: 1024 });
+    await s().inspectModel();
+    expect(s().inspection?.architecture).toBe('llama');
+    expect(selectLoadProgress(s())).toBeNull();
+    const loading = s().loadModel();
+    emit('load', { step: 'arena', detail: 'shared_arena is off', fraction: 0 });
+    emit('load', { step: 'replicas', detail: '1 of 2 replicas ready', fraction: 0.5 });
+    expect(selectLoadProgress(s())).toEqual({ label: 'replicas: 1 of 2 replicas ready', fraction: 2.5 / 3 });
+    emit('load', { step: 'ready', detail: '2/2 replicas of tiny', fraction: 1 });
+    await loading;
+    expect(selectLoadProgress(s())).toEqual({ label: 'ready: 2/2 replicas of tiny', fraction: 1 });
+    expect(calls.find((c) => c.name === 'loadModel')?.args).toEqual({ path: '/m/tiny.gguf', replicas: 2, contextSize: 1024, slots: 2, sharedArena: false, gpus: 'cpu' });
+    expect(s().info?.status).toBe('ok');
+    expect(s().sources?.recent).toEqual(['/m/tiny.gguf']);
+    emit('load', { step: 'failed', detail: 'file gone', fraction: null });
+    expect(selectLoadProgress(s())).toEqual({ label: 'failed: file gone', fraction: 0 });
+  });
+});
