@@ -4,24 +4,15 @@
  */
 import { utilityProcess } from 'electron';
 import { join } from 'node:path';
-import type { EngineExit, SpawnEngine } from './core/engine/engine-process.js';
+import { forwardLines, type EngineExit, type SpawnEngine } from './core/engine/engine-process.js';
 
 const engineScript = join(import.meta.dirname, '..', 'engine-bin', 'main.js');
 
 export const utilityEngine: SpawnEngine = (options) => {
   const child = utilityProcess.fork(engineScript, [], { env: { ...process.env, ...options.env }, stdio: 'pipe', serviceName: 'Manifold engine' });
   const logListeners: ((line: string) => void)[] = [];
-  const lines = (stream: NodeJS.ReadableStream | null): void => {
-    let rest = '';
-    stream?.setEncoding('utf8');
-    stream?.on('data', (chunk: string) => {
-      const parts = (rest + chunk).split('\n');
-      rest = parts.pop() ?? '';
-      for (const line of parts) for (const listener of logListeners) listener(line);
-    });
-  };
-  lines(child.stdout);
-  lines(child.stderr);
+  forwardLines(child.stdout, logListeners);
+  forwardLines(child.stderr, logListeners);
   let exited = false;
   child.on('exit', () => (exited = true));
   return {

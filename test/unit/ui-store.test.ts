@@ -7,7 +7,7 @@ import type { CallArgs, CallName, CallResult, EventName, EventPayload } from '..
 import type { ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import { connectStore, createAppStore } from '../../renderer/src/store/app-store.js';
 import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store/chat-slice.js';
-import { selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
+import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
 import { describeOutcome, selectCanApply, selectResizeChange } from '../../renderer/src/store/resize-slice.js';
 import { cacheHitPercent, selectChartRows, selectGpuPanel, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
 import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
@@ -177,6 +177,13 @@ describe('loader slice', () => {
     expect(calls.find((c) => c.name === 'loadModel')?.args).toEqual({ path: '/m/tiny.gguf', replicas: 2, contextSize: 1024, slots: 2, sharedArena: false, gpus: 'cpu' });
     expect(s().info?.status).toBe('ok');
     expect(s().sources?.recent).toEqual(['/m/tiny.gguf']);
+    s().setPlan({ device: 'cards', cards: '0, 1,x' });
+    await s().loadModel();
+    expect(s().loaderError).toMatch(/list the cards as numbers/);
+    expect(parseCards('0, 1,2')).toEqual([0, 1, 2]);
+    s().setPlan({ cards: '2,3' });
+    await s().loadModel();
+    expect(calls.filter((c) => c.name === 'loadModel').at(-1)?.args).toMatchObject({ gpus: [2, 3] });
     emit('load', { step: 'failed', detail: 'file gone', fraction: null });
     expect(selectLoadProgress(s())).toEqual({ label: 'failed: file gone', fraction: 0 });
   });

@@ -34,7 +34,8 @@ export function engineEntry(): { path: string; execArgv: string[] } {
   return { path: join(repoRoot, 'engine-bin', 'main.ts'), execArgv: ['--import', tsxLoader] };
 }
 
-function forwardLines(stream: NodeJS.ReadableStream | null, listeners: ((line: string) => void)[]): void {
+/** Splits a child's output stream into lines for `listeners` (both spawns use it). */
+export function forwardLines(stream: NodeJS.ReadableStream | null, listeners: ((line: string) => void)[]): void {
   if (!stream) return;
   let rest = '';
   stream.setEncoding('utf8');

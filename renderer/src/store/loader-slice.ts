@@ -10,8 +10,10 @@ export interface LoadPlan {
   replicas: number;
   contextSize: number;
   slots: number;
-  /** `cpu`, or `auto` for the detected cards. */
-  device: 'auto' | 'cpu';
+  /** `auto`: the detected cards; `cpu`: CPU engines; `cards`: the cards listed in `cards`. */
+  device: 'auto' | 'cpu' | 'cards';
+  /** Card numbers, comma-separated, cut into `replicas` equal groups (with `device: 'cards'`). */
+  cards: string;
   sharedArena: boolean;
 }
 
@@ -32,6 +34,12 @@ export interface LoaderSlice {
   applyLoadEvent(step: EventPayload<'load'>): void;
 }
 
+/** "0, 1,2" → [0, 1, 2]; null when it is not a list of card numbers. */
+export function parseCards(text: string): number[] | null {
+  const parts = text.split(',').map((p) => p.trim());
+  return parts.length > 0 && parts.every((p) => /^\d+$/.test(p)) ? parts.map(Number) : null;
+}
+
 /** The load's progress: the latest step, and 0..1 over arena → tokenizer → replicas → ready. */
 export function selectLoadProgress(state: Pick<LoaderSlice, 'loadSteps'>): { label: string; fraction: number } | null {
   const last = state.loadSteps.at(-1);
@@ -44,7 +52,7 @@ export function selectLoadProgress(state: Pick<LoaderSlice, 'loadSteps'>): { lab
 
 export const createLoaderSlice: SliceCreator<LoaderSlice> = (set, get, client) => ({
   modelPath: '',
-  plan: { replicas: 2, contextSize: 4096, slots: 2, device: 'auto', sharedArena: false },
+  plan: { replicas: 2, contextSize: 4096, slots: 2, device: 'auto', cards: '', sharedArena: false },
   inspection: null,
   sources: null,
   loadSteps: [],
@@ -77,6 +85,8 @@ export const createLoaderSlice: SliceCreator<LoaderSlice> = (set, get, client) =
   loadModel: async () => {
     const { modelPath, plan } = get();
     if (!modelPath.trim()) return set({ loaderError: 'give the path of a .gguf model' });
+    const cards = parseCards(plan.cards);
+    if (plan.device === 'cards' && !cards) return set({ loaderError: 'list the cards as numbers separated by commas, e.g. 0,1,2,3' });
     set({ loading: true, loaderError: null, loadSteps: [] });
     try {
       await client.call('loadModel', {
@@ -85,7 +95,7 @@ export const createLoaderSlice: SliceCreator<LoaderSlice> = (set, get, client) =
         contextSize: plan.contextSize,
         slots: plan.slots,
         sharedArena: plan.sharedArena,
-        ...(plan.device === 'cpu' ? { gpus: 'cpu' as const } : {}),
+        ...(plan.device === 'cpu' ? { gpus: 'cpu' as const } : plan.device === 'cards' && cards ? { gpus: cards } : {}),
       });
       await Promise.all([get().refreshInfo(), get().refreshSources()]);
     } catch (error) {

@@ -62,11 +62,18 @@ export function ModelLoader() {
           </label>
           <label>
             Cards
-            <select aria-label="cards" value={plan.device} onChange={(e) => a.setPlan({ device: e.target.value as 'auto' | 'cpu' })}>
+            <select aria-label="cards" value={plan.device} onChange={(e) => a.setPlan({ device: e.target.value as 'auto' | 'cpu' | 'cards' })}>
               <option value="auto">detected GPUs (else CPU)</option>
+              <option value="cards">these cards…</option>
               <option value="cpu">CPU only</option>
             </select>
           </label>
+          {plan.device === 'cards' && (
+            <label>
+              Card list (split into equal groups)
+              <input aria-label="card list" value={plan.cards} placeholder="0,1,2,3" onChange={(e) => a.setPlan({ cards: e.target.value })} />
+            </label>
+          )}
           <label>
             Context per slot
             <input aria-label="context size" type="number" min={64} step={256} value={plan.contextSize} onChange={(e) => a.setPlan({ contextSize: Math.max(64, Number(e.target.value) || 64) })} />
