@@ -98,13 +98,22 @@ export const loadStepSchema = z.object({
 export type LoadStep = z.infer<typeof loadStepSchema>;
 
 /** Sampling settings of a conversation, in the chat window's words. */
+const chatSamplingFields = {
+  temperature: z.number().min(0).max(5),
+  topP: z.number().min(0).max(1),
+  topK: z.number().int().min(0).max(1000),
+  maxTokens: z.number().int().min(1).max(32768),
+  seed: z.number().int().nonnegative().nullable(),
+};
 export const chatSamplingSchema = z.object({
-  temperature: z.number().min(0).max(5).default(0.8),
-  topP: z.number().min(0).max(1).default(0.95),
-  topK: z.number().int().min(0).max(1000).default(40),
-  maxTokens: z.number().int().min(1).max(32768).default(256),
-  seed: z.number().int().nonnegative().nullable().default(null),
+  temperature: chatSamplingFields.temperature.default(0.8),
+  topP: chatSamplingFields.topP.default(0.95),
+  topK: chatSamplingFields.topK.default(40),
+  maxTokens: chatSamplingFields.maxTokens.default(256),
+  seed: chatSamplingFields.seed.default(null),
 });
+/** A change of some sampling settings (no defaults: what is not named stays as it is). */
+const chatSamplingChangeSchema = z.object(chatSamplingFields).partial().strict();
 export type ChatSampling = z.infer<typeof chatSamplingSchema>;
 
 /** Which replica and slot served an answer, and how much of its prompt that slot already held. */
@@ -208,7 +217,7 @@ export const contract = {
     getConversation: { args: conversationIdArgs, result: conversationSchema },
     createConversation: { args: z.object({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional() }).strict(), result: conversationSchema },
     updateConversation: {
-      args: conversationIdArgs.extend({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional(), sampling: chatSamplingSchema.partial().optional() }).strict(),
+      args: conversationIdArgs.extend({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional(), sampling: chatSamplingChangeSchema.optional() }).strict(),
       result: conversationSchema,
     },
     deleteConversation: { args: conversationIdArgs, result: z.object({ id: z.string() }) },

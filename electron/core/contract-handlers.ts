@@ -86,18 +86,12 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
     listConversations: async () => chat.store.list(),
     getConversation: async ({ id }) => chat.store.get(id),
     createConversation: async (fields) => chat.store.create(fields),
-    updateConversation: async ({ id, title, systemPrompt, sampling }) => {
-      const conversation = await chat.store.get(id);
-      const updated = {
-        ...conversation,
-        ...(title === undefined ? {} : { title }),
-        ...(systemPrompt === undefined ? {} : { systemPrompt }),
-        sampling: { ...conversation.sampling, ...sampling },
-        updatedAt: Date.now(),
-      };
-      await chat.store.save(updated);
-      return updated;
-    },
+    updateConversation: async ({ id, title, systemPrompt, sampling }) =>
+      chat.store.update(id, (c) => {
+        if (title !== undefined) c.title = title;
+        if (systemPrompt !== undefined) c.systemPrompt = systemPrompt;
+        c.sampling = { ...c.sampling, ...sampling };
+      }),
     deleteConversation: async ({ id }) => {
       chat.stop(id);
       await chat.store.delete(id);

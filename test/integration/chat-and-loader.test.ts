@@ -55,8 +55,12 @@ describe('loader and chat over the contract', () => {
     expect(second.servedBy!.replica).toBe(first.servedBy!.replica);
     expect(second.servedBy!.reusedTokens).toBeGreaterThanOrEqual(64);
 
+    // A settings change sent while an answer is asked for is kept, and so is the answer (one change at a time).
+    const settings = control.call('updateConversation', { id: conversation.id, sampling: { topK: 7 } });
     const again = await value<ChatMessageData>(control, 'regenerate', { id: conversation.id });
+    expect((await settings).ok).toBe(true);
     const stored = await value<Conversation>(control, 'getConversation', { id: conversation.id });
+    expect(stored.sampling).toMatchObject({ topK: 7, maxTokens: 24 });
     expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(stored.messages[3]!.id).toBe(again.id);
     expect(stored.title).toBe(long.slice(0, 48));

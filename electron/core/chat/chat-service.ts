@@ -27,22 +27,18 @@ export class ChatService {
 
   /** Adds the user's message and answers it. */
   async send(id: string, content: string): Promise<ChatMessageData> {
-    const conversation = await this.store.get(id);
-    this.checkIdle(id);
-    conversation.messages.push({ id: randomUUID(), role: 'user', content, servedBy: null, stopped: false, error: null });
-    if (conversation.messages.length === 1 && conversation.title === 'New chat') conversation.title = content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
-    conversation.updatedAt = Date.now();
-    await this.store.save(conversation);
-    return this.answer(conversation);
+    return this.answerAfter(id, (c) => {
+      c.messages.push({ id: randomUUID(), role: 'user', content, servedBy: null, stopped: false, error: null });
+      if (c.messages.length === 1 && c.title === 'New chat') c.title = content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
+    });
   }
 
   /** Drops the last answer and answers the last user message again. */
   async regenerate(id: string): Promise<ChatMessageData> {
-    const conversation = await this.store.get(id);
-    this.checkIdle(id);
-    while (conversation.messages.at(-1)?.role === 'assistant') conversation.messages.pop();
-    if (conversation.messages.length === 0) throw new ConversationError('there is no message to answer again');
-    return this.answer(conversation);
+    return this.answerAfter(id, (c) => {
+      while (c.messages.at(-1)?.role === 'assistant') c.messages.pop();
+      if (c.messages.length === 0) throw new ConversationError('there is no message to answer again');
+    });
   }
 
   /** Stops the answer streaming in `id`; it is kept as far as it got. */
@@ -52,14 +48,26 @@ export class ChatService {
     return controller !== undefined;
   }
 
-  private checkIdle(id: string): void {
+  /**
+   * Claims the conversation's one answer, applies `change` (the new message, or the old answer dropped),
+   * streams the answer to the conversation as it is then, and adds it to the conversation as it is after.
+   */
+  private async answerAfter(id: string, change: (conversation: Conversation) => void): Promise<ChatMessageData> {
     if (this.streaming.has(id)) throw new ConversationError('an answer is still streaming in this conversation; stop it first');
+    const controller = new AbortController();
+    this.streaming.set(id, controller);
+    let conversation: Conversation;
+    try {
+      conversation = await this.store.update(id, change);
+    } catch (error) {
+      this.streaming.delete(id);
+      throw error;
+    }
+    return this.answer(conversation, controller);
   }
 
-  private async answer(conversation: Conversation): Promise<ChatMessageData> {
+  private async answer(conversation: Conversation, controller: AbortController): Promise<ChatMessageData> {
     const answer: ChatMessageData = { id: randomUUID(), role: 'assistant', content: '', servedBy: null, stopped: false, error: null };
-    const controller = new AbortController();
-    this.streaming.set(conversation.id, controller);
     try {
       const history = conversation.messages.filter((m) => m.error === null).map((m) => ({ role: m.role, content: m.content }));
       const { tokens } = this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
@@ -89,9 +97,7 @@ export class ChatService {
     } finally {
       this.streaming.delete(conversation.id);
     }
-    conversation.messages.push(answer);
-    conversation.updatedAt = Date.now();
-    await this.store.save(conversation);
+    await this.store.update(conversation.id, (c) => void c.messages.push(answer));
     return answer;
   }
 }

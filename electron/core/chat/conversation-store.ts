@@ -29,6 +29,8 @@ type Read = { conversation: Conversation } | { damaged: string };
 
 export class ConversationStore {
   private readonly dir: string;
+  /** The last change queued per conversation: changes to one conversation run one after another. */
+  private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(dataDir: string) {
     this.dir = join(dataDir, 'conversations');
@@ -92,6 +94,31 @@ export class ConversationStore {
       createdAt: now,
       updatedAt: now,
     };
+    await this.save(conversation);
+    return conversation;
+  }
+
+  /**
+   * Reads, changes and saves conversation `id` as one step: changes to the same conversation (a message
+   * sent while the settings change) are applied in the order they were asked for, none lost.
+   */
+  update(id: string, change: (conversation: Conversation) => void): Promise<Conversation> {
+    const previous = this.queues.get(id) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.applyChange(id, change),
+      () => this.applyChange(id, change),
+    );
+    this.queues.set(id, next);
+    void next.finally(() => {
+      if (this.queues.get(id) === next) this.queues.delete(id);
+    }).catch(() => {});
+    return next;
+  }
+
+  private async applyChange(id: string, change: (conversation: Conversation) => void): Promise<Conversation> {
+    const conversation = await this.get(id);
+    change(conversation);
+    conversation.updatedAt = Date.now();
     await this.save(conversation);
     return conversation;
   }

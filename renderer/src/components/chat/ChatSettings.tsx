@@ -29,6 +29,16 @@ export function ChatSettings() {
           <input type="number" min="0" defaultValue={active.sampling.topK} onBlur={(e) => void update({ sampling: { topK: Math.round(number(e.target.value, 40)) } })} />
         </label>
         <label>
+          Seed
+          <input
+            type="number"
+            min="0"
+            placeholder="random"
+            defaultValue={active.sampling.seed ?? ''}
+            onBlur={(e) => void update({ sampling: { seed: e.target.value.trim() === '' ? null : Math.max(0, Math.round(number(e.target.value, 0))) } })}
+          />
+        </label>
+        <label>
           Max tokens
           <input type="number" min="1" defaultValue={active.sampling.maxTokens} onBlur={(e) => void update({ sampling: { maxTokens: Math.max(1, Math.round(number(e.target.value, 256))) } })} />
         </label>
