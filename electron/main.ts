@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     dataDir: app.getPath('userData'),
     modelsDir: join(app.getPath('home'), 'models'),
     log: (line) => console.log(line),
-    front: { port },
+    front: { port, anyPortIfTaken: true },
   });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
 

@@ -2,7 +2,9 @@
 import { request } from 'node:http';
 import { WebSocket } from 'ws';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { openControl } from '../helpers/control.js';
 import { startServed } from '../helpers/served.js';
+import { startFront } from '../../electron/core/http/front-server.js';
 
 type Served = Awaited<ReturnType<typeof startServed>>;
 let served: Served;
@@ -137,29 +139,16 @@ describe('admin calls', () => {
 
 describe('control WebSocket', () => {
   it('serves the contract: calls with parsed arguments, and events pushed at a steady rate', async () => {
-    const { socket } = await upgrade(`/control?token=${served.front.token}`);
-    const messages: { type: string; id?: number; ok?: boolean; value?: unknown; error?: string; name?: string }[] = [];
-    socket.on('message', (data) => messages.push(JSON.parse(data.toString())));
-    const call = (id: number, name: string, args: unknown) => {
-      socket.send(JSON.stringify({ type: 'call', id, name, args }));
-      return new Promise<(typeof messages)[number]>((resolve) => {
-        const check = setInterval(() => {
-          const found = messages.find((m) => m.type === 'result' && m.id === id);
-          if (found) {
-            clearInterval(check);
-            resolve(found);
-          }
-        }, 10);
-      });
-    };
-    expect(await call(1, 'getInfo', {})).toMatchObject({ ok: true, value: { status: 'ok', replicas: 1, routing: 'prefix' } });
-    expect(await call(2, 'setRoutingPolicy', { policy: 'round-robin' })).toMatchObject({ ok: true, value: { policy: 'round-robin' } });
+    const control = await openControl(served.front);
+    const { messages, call } = control;
+    expect(await call('getInfo', {})).toMatchObject({ ok: true, value: { status: 'ok', replicas: 1, routing: 'prefix' } });
+    expect(await call('setRoutingPolicy', { policy: 'round-robin' })).toMatchObject({ ok: true, value: { policy: 'round-robin' } });
     expect(served.workstation.routingPolicy).toBe('round-robin');
-    expect(await call(3, 'setRoutingPolicy', { policy: 'random' })).toMatchObject({ ok: false });
-    expect((await call(4, 'teleport', {})).error).toMatch(/^unknown call "teleport"/);
-    expect((await call(5, 'restartReplica', { replica: 9 })).error).toContain('no replica 9');
-    await call(6, 'setRoutingPolicy', { policy: 'prefix' });
-    const rebuilt = await call(7, 'rebuild', { replica: 0, change: { contextSize: 1280 } });
+    expect(await call('setRoutingPolicy', { policy: 'random' })).toMatchObject({ ok: false });
+    expect((await call('teleport', {})).error).toMatch(/^unknown call "teleport"/);
+    expect((await call('restartReplica', { replica: 9 })).error).toContain('no replica 9');
+    await call('setRoutingPolicy', { policy: 'prefix' });
+    const rebuilt = await call('rebuild', { replica: 0, change: { contextSize: 1280 } });
     expect(rebuilt).toMatchObject({ ok: true, value: [{ replica: 0, outcome: 'Applied' }] });
     const stages = messages.filter((m) => m.type === 'event' && m.name === 'rebuild').map((m) => (m as unknown as { payload: { stage: string } }).payload.stage);
     expect(stages).toEqual(['precheck', 'barrier', 'rebuilding', 'done']);
@@ -168,8 +157,8 @@ describe('control WebSocket', () => {
     expect(events.filter((e) => e.name === 'throughput').length).toBeGreaterThanOrEqual(3);
     expect(events.some((e) => e.name === 'replicas')).toBe(true);
     expect(events.some((e) => e.name === 'slots')).toBe(true);
-    socket.send('not json');
-    socket.close();
+    control.socket.send('not json');
+    control.close();
   });
 });
 
@@ -196,3 +185,14 @@ describe('front fuzz', () => {
   });
 });
 
+
+describe('front port', () => {
+  it('fails clearly when its port is taken, or takes a free one when asked to', async () => {
+    const taken = Number(new URL(served.front.url).port);
+    await expect(startFront(served.workstation, { port: taken })).rejects.toThrow(/EADDRINUSE/);
+    const other = await startFront(served.workstation, { port: taken, anyPortIfTaken: true });
+    expect(Number(new URL(other.url).port)).not.toBe(taken);
+    expect((await fetch(`${other.url}/health`)).status).toBe(200);
+    await other.close();
+  });
+});

@@ -24,6 +24,8 @@ export interface FrontOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** When `port` is taken, take a free one instead of failing (the desktop app; the CLI fails clearly). */
+  anyPortIfTaken?: boolean;
   /** Required as `Authorization: Bearer <key>` on /v1/* when set. */
   apiKey?: string | null;
   /** Host names served besides loopback (for a reverse proxy or a LAN name). */
@@ -153,9 +155,18 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   server.on('clientError', (_error, socket) => socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n'));
 
   const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+  const listen = (port: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  await listen(options.port ?? 0).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EADDRINUSE' || !options.anyPortIfTaken) throw error;
+    workstation.log(`front: port ${options.port} is taken; using a free one`);
+    await listen(0);
   });
   const { port } = server.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;

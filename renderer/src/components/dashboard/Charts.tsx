@@ -17,7 +17,7 @@ export function Charts() {
         <ResponsiveContainer width="100%" height={180}>
           <LineChart data={rows}>
             <CartesianGrid strokeDasharray="3 3" stroke="#2a3139" />
-            <XAxis dataKey="t" unit="s" stroke="#8a96a3" />
+            <XAxis dataKey="t" type="number" domain={['dataMin', 0]} allowDecimals={false} unit="s" stroke="#8a96a3" />
             <YAxis allowDecimals={false} stroke="#8a96a3" />
             <Tooltip />
             <Legend />
@@ -32,7 +32,7 @@ export function Charts() {
         <ResponsiveContainer width="100%" height={180}>
           <LineChart data={rows}>
             <CartesianGrid strokeDasharray="3 3" stroke="#2a3139" />
-            <XAxis dataKey="t" unit="s" stroke="#8a96a3" />
+            <XAxis dataKey="t" type="number" domain={['dataMin', 0]} allowDecimals={false} unit="s" stroke="#8a96a3" />
             <YAxis stroke="#8a96a3" />
             <Tooltip />
             <Legend />
