@@ -65,12 +65,11 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
     inspectModel: async ({ path, ...plan }) => inspect(workstation, path, plan),
     listModels: async () => ({ modelsDir: workstation.models.modelsDir, recent: await workstation.models.recent(), found: await workstation.models.found() }),
     loadModel: async (request) => {
-      const inspection = await inspect(workstation, request.path, { replicas: request.replicas, contextSize: request.contextSize, slots: request.slots });
+      const inspection = await inspect(workstation, request.path, { replicas: request.replicas, contextSize: request.contextSize, slots: request.slots }, request.gpus);
       const short = inspection.fits.find((f) => !f.fits);
       if (short) throw new ContractCallError(`${request.path} does not fit: ${short.group} needs ${formatBytes(short.needBytes)}, ${formatBytes(short.freeBytes)} is free`);
-      let config;
       try {
-        config = parseRunConfig({
+        const config = parseRunConfig({
           model: request.path,
           ...(request.gpus === undefined ? {} : { gpu: request.gpus }),
           replicas: request.replicas,
@@ -107,10 +106,15 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
   };
 }
 
-/** The loader's view of a model; a missing file or one that is not a GGUF is a clear refusal. */
-async function inspect(workstation: Workstation, path: string, plan: InspectPlan): Promise<ModelInspection> {
+/**
+ * The loader's view of a model on the cards it would use (all NVML sees, the listed ones, or none for
+ * CPU engines); a missing file or one that is not a GGUF is a clear refusal.
+ */
+async function inspect(workstation: Workstation, path: string, plan: InspectPlan, gpus?: 'cpu' | number[]): Promise<ModelInspection> {
+  const detected = gpus === 'cpu' ? null : workstation.gpus.nvmlCards();
+  const cards = detected && Array.isArray(gpus) ? gpus.flatMap((card) => detected.filter((c) => c.index === card)) : detected;
   try {
-    return await inspectModel(path, plan, workstation.gpus.nvmlCards());
+    return await inspectModel(path, plan, cards);
   } catch (error) {
     if (error instanceof ModelFileError || error instanceof GgufFormatError) throw new ContractCallError(`${path}: ${error.message}`);
     throw error;
