@@ -43,6 +43,17 @@ describe('loader and chat over the contract', () => {
     expect(control.events('load').map((s) => (s as { step: string }).step)).toEqual(expect.arrayContaining(['arena', 'tokenizer', 'replicas', 'ready']));
     expect((await value<{ recent: string[] }>(control, 'listModels')).recent).toEqual([testModelPath()]);
 
+    // A short first turn (under one 64-token block) still brings its next turn back to its replica and slot,
+    // though the other replica, with fewer routed, would win the tie otherwise (both start at 0 after a load).
+    const short = await value<Conversation>(control, 'createConversation', {});
+    await value(control, 'updateConversation', { id: short.id, sampling: { maxTokens: 8, seed: 1 } });
+    const hi = await value<ChatMessageData>(control, 'sendMessage', { id: short.id, content: 'hi' });
+    const next = await value<ChatMessageData>(control, 'sendMessage', { id: short.id, content: 'and?' });
+    expect(hi.servedBy!.promptTokens).toBeLessThan(64);
+    expect(next.servedBy).toMatchObject({ replica: hi.servedBy!.replica, slot: hi.servedBy!.slot });
+    expect(next.servedBy!.reusedTokens).toBeGreaterThan(0);
+    await value(control, 'deleteConversation', { id: short.id });
+
     const conversation = await value<Conversation>(control, 'createConversation', { systemPrompt: 'Be brief.' });
     await value(control, 'updateConversation', { id: conversation.id, sampling: { maxTokens: 24, temperature: 0 } });
     const long = 'Tell me everything about replicas, slots and prefix caches, in detail, with examples and caveats, please.';

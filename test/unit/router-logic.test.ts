@@ -86,6 +86,15 @@ describe('router', () => {
     expect(router.routedCount(0)).toBe(2);
   });
 
+  it("gives a tie to the replica that last served the conversation, but not a clear loss", () => {
+    const router = new Router(new ExactPrefixIndex());
+    router.route([], 100, [candidate(0), candidate(1)]);
+    // Replica 1 has routed fewer, but replica 0 served this conversation's short first turn.
+    expect(router.route([], 100, [candidate(0, 0, { servedConversation: true }), candidate(1)])!.replica).toBe(0);
+    // A busier conversation replica costs 3000 more in the baseline: not a tie.
+    expect(router.route([], 100, [candidate(0, 1, { servedConversation: true }), candidate(1)])!.replica).toBe(1);
+  });
+
   it('uses the expected time to first token once every candidate has measured rates', () => {
     const index = new ExactPrefixIndex();
     const prompt = tokens(64 * 20);

@@ -93,6 +93,9 @@ export class RebuildInProgressError extends Error {
   }
 }
 
+/** Conversations whose last replica is remembered for the router's tie-break (the oldest forgotten first). */
+const CONVERSATIONS_REMEMBERED = 4096;
+
 /** Weight of the newest sample in the measured rates. */
 const EWMA = 0.3;
 /** Prefills shorter than this say little about a replica's rate. */
@@ -152,6 +155,8 @@ export class ReplicaSet {
   /** Requests waiting because every replica that could serve them is in maintenance. */
   private readonly maintenanceWaiters = new Set<() => void>();
   private readonly readyListeners = new Set<(ready: number) => void>();
+  /** The replica that last served each conversation id (insertion order = age). */
+  private readonly conversationReplica = new Map<string, number>();
 
   constructor(private readonly options: ReplicaSetOptions) {
     this.heal = { ...DEFAULT_HEAL_POLICY, ...options.heal };
@@ -313,7 +318,14 @@ export class ReplicaSet {
     for (;;) {
       const candidates: RouteCandidate[] = this.replicas
         .filter((r) => r.routable && !failedOver.includes(r.index))
-        .map((r) => ({ replica: r.index, running: r.running, slots: r.slots, prefillTokensPerMs: r.prefillTokensPerMs, serviceMs: r.serviceMs }));
+        .map((r) => ({
+          replica: r.index,
+          running: r.running,
+          slots: r.slots,
+          prefillTokensPerMs: r.prefillTokensPerMs,
+          serviceMs: r.serviceMs,
+          servedConversation: request.conversationId !== undefined && this.conversationReplica.get(request.conversationId) === r.index,
+        }));
       const decision = this.router.route(blocks, request.tokens.length, candidates);
       if (!decision && this.replicas.some((r) => r.state === 'maintenance')) {
         await this.maintenanceEnded(options.signal);
@@ -362,6 +374,7 @@ export class ReplicaSet {
         const heldBlocks = held.length >= request.tokens.length ? blockHashes(held) : blocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
         this.index.setSlot(replica.index, done.slot, heldBlocks);
       }
+      if (request.conversationId !== undefined) this.noteConversation(request.conversationId, replica.index);
       replica.cacheHitTokens += done.reusedTokens;
       replica.promptTokens += done.usage.promptTokens;
       replica.completionTokens += done.usage.completionTokens;
@@ -374,6 +387,12 @@ export class ReplicaSet {
       replica.running--;
       options.signal?.removeEventListener('abort', abort);
     }
+  }
+
+  private noteConversation(id: string, replica: number): void {
+    this.conversationReplica.delete(id);
+    this.conversationReplica.set(id, replica);
+    if (this.conversationReplica.size > CONVERSATIONS_REMEMBERED) this.conversationReplica.delete(this.conversationReplica.keys().next().value!);
   }
 
   /** Resolves when some replica's state changes (a maintenance ended); rejects when `signal` aborts first. */

@@ -2,7 +2,8 @@
  * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each
  * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has measured timings,
  * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Ties (equal baseline
- * costs; measured costs within 25%) go to fewer running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
+ * costs; measured costs within 25%) go to the replica that last served the request's conversation, then
+ * fewer running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
  * comparison. Each decision is counted per replica.
  */
 import type { RoutingPolicy } from '../config/run-config.js';
@@ -18,6 +19,8 @@ export interface RouteCandidate {
   readonly prefillTokensPerMs: number | null;
   /** Measured mean time a request occupies a slot, once known. */
   readonly serviceMs: number | null;
+  /** It served the request's conversation last (a first turn under one block leaves no trace in the index). */
+  readonly servedConversation?: boolean;
 }
 
 export interface RouteDecision {
@@ -91,6 +94,7 @@ export class Router {
   private breakTies<T extends { c: RouteCandidate; cost: number }>(costed: T[], tolerance: number): T {
     return costed.reduce((best, next) => {
       if (Math.abs(next.cost - best.cost) > tolerance * Math.max(next.cost, best.cost)) return next.cost < best.cost ? next : best;
+      if (Boolean(next.c.servedConversation) !== Boolean(best.c.servedConversation)) return next.c.servedConversation ? next : best;
       if (next.c.running !== best.c.running) return next.c.running < best.c.running ? next : best;
       const routedNext = this.routedCount(next.c.replica);
       const routedBest = this.routedCount(best.c.replica);
