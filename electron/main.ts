@@ -7,11 +7,10 @@
 import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { eventChannel } from '../common/contract.js';
-import { checkedEvent, feedEvents } from './core/contract-events.js';
+import { feedEvents } from './core/contract-events.js';
 import { contractHandlers } from './core/contract-handlers.js';
 import { serve } from './core/serve.js';
-import { registerContractIpc } from './core/shell/ipc-bridge.js';
+import { registerContractIpc, sendContractEvent } from './core/shell/ipc-bridge.js';
 import { denyPermission, denyWindowOpen, guardNavigation, windowOptions, withCsp } from './core/shell/window-policy.js';
 import { utilityEngine } from './utility-engine.js';
 
@@ -48,9 +47,10 @@ async function main(): Promise<void> {
     },
   });
   const unregister = registerContractIpc(ipcMain, handlers, () => appUrl, (line) => served.workstation.log(line));
-  const stopEvents = feedEvents(served.workstation, (name, payload) => {
-    if (!window.isDestroyed()) window.webContents.send(eventChannel(name), checkedEvent(name, payload));
-  }, 1000);
+  const toWindow = (channel: string, payload: unknown): void => {
+    if (!window.isDestroyed()) window.webContents.send(channel, payload);
+  };
+  const stopEvents = feedEvents(served.workstation, (name, payload) => sendContractEvent(toWindow, name, payload), 1000);
   await window.loadURL(appUrl);
 
   let quitting = false;

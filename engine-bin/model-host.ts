@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, TokenBias, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, Rebuilt, SlotView } from '../common/engine-protocol.js';
 import { changedSizes, MAX_CONTEXT_CELLS, poolSizesOf, touchedPools, type Pool, type PoolSizes, type PrecheckVerdict, type RebuildChange } from '../common/rebuild.js';
-import { GgufFormatError, metadataArrayLength, type GgufHeader } from '../common/gguf/header-reader.js';
+import { GgufFormatError, metadataArrayLength, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader } from '../common/node/gguf-file.js';
 import { EngineError } from './engine-error.js';
 import { precheck } from './precheck.js';
@@ -253,14 +253,10 @@ export class ModelHost {
   private async readyInfo(loadMs: number): Promise<ReadyInfo> {
     const { model, context, header, options, slots, vocabularySize: vocabSize } = this.loaded!;
     const vram = await this.llama!.getVramState();
-    const text = (key: string): string | null => {
-      const value = header.metadata.get(key);
-      return typeof value === 'string' ? value : null;
-    };
     return {
       model: {
-        name: text('general.name'),
-        architecture: text('general.architecture'),
+        name: metadataText(header, 'general.name'),
+        architecture: metadataText(header, 'general.architecture'),
         trainContextSize: model.trainContextSize,
         vocabSize,
         parameters: model.fileInsights.totalParameters,

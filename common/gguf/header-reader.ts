@@ -173,6 +173,21 @@ export function metadataArrayLength(value: GgufValue | undefined): number {
   return typeof value === 'object' && value !== null ? value.length : 0;
 }
 
+/** A metadata value as text; null when it is missing or not a string. */
+export function metadataText(header: GgufHeader, key: string): string | null {
+  const value = header.metadata.get(key);
+  return typeof value === 'string' ? value : null;
+}
+
+/** A metadata value as a number (the largest item of a per-layer array); null when it is none. */
+export function metadataNumber(header: GgufHeader, key: string): number | null {
+  const value = header.metadata.get(key);
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'number' || typeof v === 'bigint')) return Math.max(...value.map(Number));
+  return null;
+}
+
 /** Parses and checks a GGUF header; throws GgufFormatError naming the first thing that is wrong. */
 export async function readGgufHeader(source: ByteSource, limits: GgufReadLimits = DEFAULT_GGUF_READ_LIMITS): Promise<GgufHeader> {
   const cursor = new Cursor(source);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CALL_NAMES, EVENT_NAMES, callChannel, eventChannel, type ContractHandlers } from '../../common/contract.js';
-import { registerContractIpc, type IpcInvokeEvent, type IpcMainLike } from '../../electron/core/shell/ipc-bridge.js';
+import { registerContractIpc, sendContractEvent, type IpcInvokeEvent, type IpcMainLike } from '../../electron/core/shell/ipc-bridge.js';
 import { denyPermission, denyWindowOpen, guardNavigation, isTrustedSender, RENDERER_CSP, windowOptions, withCsp } from '../../electron/core/shell/window-policy.js';
 
 const APP = 'file:///opt/Manifold/resources/app.asar/dist/renderer/index.html';
@@ -85,6 +85,15 @@ describe('contract over IPC', () => {
     await expect(call(app, { policy: 'prefix', extra: 1 })).rejects.toThrow(/setRoutingPolicy/);
     expect(handlers.setRoutingPolicy).toHaveBeenCalledTimes(1);
     expect(logged).toEqual(['ipc: refused setRoutingPolicy from https://evil.example/', `ipc: refused setRoutingPolicy from ${APP}`, 'ipc: refused setRoutingPolicy from a frame that is gone']);
+  });
+});
+
+describe('events over IPC', () => {
+  it('sends each event on its channel, checked against its schema', () => {
+    const sent: [string, unknown][] = [];
+    sendContractEvent((channel, payload) => sent.push([channel, payload]), 'log', { line: 'hello' });
+    expect(sent).toEqual([[eventChannel('log'), { line: 'hello' }]]);
+    expect(() => sendContractEvent(() => {}, 'log', { line: 5 } as unknown as { line: string })).toThrow();
   });
 });
 

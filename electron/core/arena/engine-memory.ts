@@ -3,7 +3,7 @@
  * llama.cpp's buffers) plus, for a CPU engine, its KV cache computed from the GGUF's attention shape.
  * Weights are not counted: with the arena they are shared, not private.
  */
-import type { GgufHeader } from '../../../common/gguf/header-reader.js';
+import { metadataNumber, metadataText, type GgufHeader } from '../../../common/gguf/header-reader.js';
 import type { KvType } from '../../../common/rebuild.js';
 
 /** Node, llama.cpp's compute buffers and the slots' bookkeeping, measured at ~150–250 MiB on the test models. */
@@ -19,25 +19,17 @@ export interface EngineMemoryOptions {
   gpuLayers: number | 'auto';
 }
 
-function numberAt(header: GgufHeader, key: string): number | null {
-  const value = header.metadata.get(key);
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number(value);
-  if (Array.isArray(value) && value.length > 0) return Math.max(...value.map(Number));
-  return null;
-}
-
 /** The KV cache's bytes for `options` by the model's shape; null when the header lacks it. */
 export function kvCacheBytes(header: GgufHeader, options: Omit<EngineMemoryOptions, 'gpuLayers'>): number | null {
-  const arch = header.metadata.get('general.architecture');
-  if (typeof arch !== 'string') return null;
-  const layers = numberAt(header, `${arch}.block_count`);
-  const width = numberAt(header, `${arch}.embedding_length`);
-  const heads = numberAt(header, `${arch}.attention.head_count`);
+  const arch = metadataText(header, 'general.architecture');
+  if (arch === null) return null;
+  const layers = metadataNumber(header, `${arch}.block_count`);
+  const width = metadataNumber(header, `${arch}.embedding_length`);
+  const heads = metadataNumber(header, `${arch}.attention.head_count`);
   if (!layers || !width || !heads) return null;
-  const kvHeads = numberAt(header, `${arch}.attention.head_count_kv`) ?? heads;
-  const keyLength = numberAt(header, `${arch}.attention.key_length`) ?? width / heads;
-  const valueLength = numberAt(header, `${arch}.attention.value_length`) ?? width / heads;
+  const kvHeads = metadataNumber(header, `${arch}.attention.head_count_kv`) ?? heads;
+  const keyLength = metadataNumber(header, `${arch}.attention.key_length`) ?? width / heads;
+  const valueLength = metadataNumber(header, `${arch}.attention.value_length`) ?? width / heads;
   const cells = options.contextSize * options.slots;
   return Math.ceil(layers * cells * kvHeads * (keyLength + valueLength) * KV_BYTES_PER_ELEMENT[options.kvType]);
 }

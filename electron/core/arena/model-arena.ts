@@ -86,7 +86,7 @@ export class ModelArena {
     }
   }
 
-  get open(): boolean {
+  get isOpen(): boolean {
     return !this.released;
   }
 
@@ -103,18 +103,22 @@ interface Filled {
   sha256: string;
 }
 
+/** The model file's size; a file that cannot be read is an ArenaError. */
+async function modelSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    throw new ArenaError(`cannot read the model into the arena: ${(error as Error).message}`);
+  }
+}
+
 function writeAll(fd: number, chunk: Buffer, position: number): void {
   for (let written = 0; written < chunk.length; ) written += writeSync(fd, chunk, written, chunk.length - written, position + written);
 }
 
 /** Streams the model through `sink`, checking its magic first and its length last, hashing as it goes. */
 async function streamModel(path: string, sink: (chunk: Buffer, position: number) => void, onProgress?: (progress: ArenaFillProgress) => void): Promise<Filled> {
-  const totalBytes = await stat(path).then(
-    (s) => s.size,
-    (error: Error) => {
-      throw new ArenaError(`cannot read the model into the arena: ${error.message}`);
-    },
-  );
+  const totalBytes = await modelSize(path);
   const hash = createHash('sha256');
   let position = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: FILL_CHUNK_BYTES })) {
@@ -143,14 +147,7 @@ function memfdWorks(): boolean {
 export async function readArenaFacts(modelPath: string, requested: boolean, given: Partial<ArenaFacts> = {}): Promise<ArenaFacts> {
   const shmDir = given.shmDir ?? '/dev/shm';
   const platform = given.platform ?? process.platform;
-  const modelBytes =
-    given.modelBytes ??
-    (await stat(modelPath).then(
-      (s) => s.size,
-      (error: Error) => {
-        throw new ArenaError(`cannot read the model into the arena: ${error.message}`);
-      },
-    ));
+  const modelBytes = given.modelBytes ?? (await modelSize(modelPath));
   const shmFreeBytes =
     given.shmFreeBytes !== undefined
       ? given.shmFreeBytes

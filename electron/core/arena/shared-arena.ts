@@ -89,7 +89,7 @@ export class SharedArena {
 
   /** What engines (and the tokenizer) load: the arena when there is one, else the model file. */
   get modelPath(): string {
-    return this.arena?.open ? this.arena.enginePath : this.modelFile;
+    return this.arena?.isOpen ? this.arena.enginePath : this.modelFile;
   }
 
   status(): ArenaStatus {
@@ -97,7 +97,7 @@ export class SharedArena {
   }
 
   close(): void {
-    if (!this.arena?.open) return;
+    if (!this.arena?.isOpen) return;
     this.arena.close();
     this.statusValue = { ...this.statusValue, state: 'closed' };
   }

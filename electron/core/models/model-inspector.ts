@@ -8,7 +8,7 @@
 import os from 'node:os';
 import type { ModelInspection } from '../../../common/contract.js';
 import { readGgufFileHeader } from '../../../common/node/gguf-file.js';
-import type { GgufHeader } from '../../../common/gguf/header-reader.js';
+import { metadataNumber, metadataText, type GgufHeader } from '../../../common/gguf/header-reader.js';
 import { ENGINE_RUNTIME_BYTES, kvCacheBytes } from '../arena/engine-memory.js';
 import type { NvmlCard } from '../../../native/nvml.js';
 
@@ -21,11 +21,6 @@ export interface InspectPlan {
   slots: number;
 }
 
-function numberAt(header: GgufHeader, key: string): number | null {
-  const value = header.metadata.get(key);
-  return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : null;
-}
-
 /** The tensor type that holds most of the bytes (a model's quantisation as people name it). */
 function dominantType(header: GgufHeader): string {
   const bytes = new Map<string, number>();
@@ -35,11 +30,7 @@ function dominantType(header: GgufHeader): string {
 
 export async function inspectModel(path: string, plan: InspectPlan, cards: readonly NvmlCard[] | null): Promise<ModelInspection> {
   const header = await readGgufFileHeader(path);
-  const text = (key: string): string | null => {
-    const value = header.metadata.get(key);
-    return typeof value === 'string' ? value : null;
-  };
-  const architecture = text('general.architecture');
+  const architecture = metadataText(header, 'general.architecture');
   const weights = header.tensors.reduce((sum, t) => sum + t.bytes, 0);
   const kv = kvCacheBytes(header, { contextSize: plan.contextSize, slots: plan.slots, kvType: 'f16' }) ?? 0;
   const fits: ModelInspection['fits'] = [];
@@ -60,12 +51,12 @@ export async function inspectModel(path: string, plan: InspectPlan, cards: reado
   return {
     path,
     fileBytes: header.fileSize,
-    name: text('general.name'),
+    name: metadataText(header, 'general.name'),
     architecture,
     parameters: header.tensors.reduce((sum, t) => sum + t.dims.reduce((p, d) => p * d, 1), 0),
     quantisation: dominantType(header),
-    contextLength: architecture ? numberAt(header, `${architecture}.context_length`) : null,
-    layers: architecture ? numberAt(header, `${architecture}.block_count`) : null,
+    contextLength: architecture ? metadataNumber(header, `${architecture}.context_length`) : null,
+    layers: architecture ? metadataNumber(header, `${architecture}.block_count`) : null,
     fits,
   };
 }

@@ -5,7 +5,7 @@
  * `manifold:event:<name>`. Electron's objects are injected as small interfaces, so core stays plain Node
  * and a unit test drives it with fake event objects.
  */
-import { CALL_NAMES, callChannel, eventChannel, type ContractHandlers, type EventName } from '../../../common/contract.js';
+import { CALL_NAMES, callChannel, eventChannel, type ContractHandlers, type EventName, type EventPayload } from '../../../common/contract.js';
 import { checkedEvent } from '../contract-events.js';
 import { ContractCallError, invokeCall } from '../contract-handlers.js';
 import { isTrustedSender, type SenderFrame } from './window-policy.js';
@@ -37,6 +37,6 @@ export function registerContractIpc(ipcMain: IpcMainLike, handlers: ContractHand
 }
 
 /** Sends a contract event to the window (`send` is its webContents.send), checked against its schema. */
-export function sendContractEvent<E extends EventName>(send: (channel: string, payload: unknown) => void, name: E, payload: Parameters<typeof checkedEvent<E>>[1]): void {
+export function sendContractEvent<E extends EventName>(send: (channel: string, payload: unknown) => void, name: E, payload: EventPayload<E>): void {
   send(eventChannel(name), checkedEvent(name, payload));
 }
