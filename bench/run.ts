@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild), writes
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults), writes
  * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
  * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
  */
@@ -8,13 +8,14 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureTestModel, TEST_MODEL_SIZES, type TestModelSize } from '../build/test-model.js';
+import { runFaults } from './faults.js';
 import { runMultiTurn } from './multiturn.js';
 import { runOverhead } from './overhead.js';
 import { runRebuild } from './rebuild.js';
 import { runRoute } from './route.js';
 import { runScaling } from './scaling.js';
 
-const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild'] as const;
+const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults'] as const;
 type BenchName = (typeof NAMES)[number];
 
 const { values, positionals } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, allowPositionals: true });
@@ -55,6 +56,12 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
     }),
   overhead: () => runOverhead({ model, threads: 1, contextSize: 2048, promptTokens: quick ? 128 : 512, answerTokens: quick ? 16 : 64, runs: quick ? 2 : 6 }),
   scaling: () => runScaling({ model, replicas: 2, contextSize: 4096, workload }),
+  faults: () =>
+    runFaults(
+      quick
+        ? { model, streams: 6, promptTokens: 400, answerTokens: 32, killAfterMs: 100, slots: 2, contextSize: 1024 }
+        : { model, streams: 16, promptTokens: 1700, answerTokens: 1500, killAfterMs: 150, slots: 2, contextSize: 4096 },
+    ),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
 };
 

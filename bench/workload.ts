@@ -17,6 +17,8 @@ export interface RequestResult {
   cachedTokens: number;
   completionTokens: number;
   replica: number | null;
+  /** Replicas that died under it before its first token (the `manifold.failed_over` field). */
+  failedOver: number[];
   error: string | null;
   /** Multi-turn only: whose turn it was. */
   user?: number;
@@ -37,12 +39,13 @@ export interface ClientTarget {
 type StreamBody = { kind: 'chat'; messages: OpenAI.ChatCompletionMessageParam[] } | { kind: 'completion'; prompt: number[] };
 
 /** One streamed request; TTFT is the first token chunk (every token has one; the chat role chunk does not count). */
-async function streamRequest(client: OpenAI, model: string, body: StreamBody, answerTokens: number, seed: number): Promise<RequestResult & { text: string; tokens: number[] }> {
+export async function streamRequest(client: OpenAI, model: string, body: StreamBody, answerTokens: number, seed: number): Promise<RequestResult & { text: string; tokens: number[] }> {
   const started = performance.now();
   let firstAt = 0;
   let text = '';
   let usage: OpenAI.CompletionUsage | undefined;
   let replica: number | null = null;
+  let failedOver: number[] = [];
   let tokens: number[] = [];
   const common = { model, max_tokens: answerTokens, temperature: 0.7, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
   try {
@@ -56,9 +59,10 @@ async function streamRequest(client: OpenAI, model: string, body: StreamBody, an
       if (typeof piece === 'string' && choice!.finish_reason === null && !firstAt) firstAt = performance.now();
       if (piece) text += piece;
       if (chunk.usage) usage = chunk.usage;
-      const served = (chunk as unknown as { manifold?: { replica: number; tokens?: number[] } }).manifold;
+      const served = (chunk as unknown as { manifold?: { replica: number; failed_over: number[]; tokens?: number[] } }).manifold;
       if (served) {
         replica = served.replica;
+        failedOver = served.failed_over;
         tokens = served.tokens ?? [];
       }
     }
@@ -73,10 +77,11 @@ async function streamRequest(client: OpenAI, model: string, body: StreamBody, an
       cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
       completionTokens,
       replica,
+      failedOver,
       error: usage ? null : 'no usage in the stream',
     };
   } catch (error) {
-    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, error: (error as Error).message };
+    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: (error as Error).message };
   }
 }
 

@@ -20,7 +20,9 @@ import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
 import type { SpawnEngine } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
-import { NoReplicaError, ReplicaSet, type ReplicaGenerateOptions, type ReplicaGenerateResult, type ReplicaSetOptions } from './replicas/replica-set.js';
+import { NoReplicaError } from './replicas/replica-errors.js';
+import { ReplicaSet, type ReplicaSetOptions } from './replicas/replica-set.js';
+import type { ReplicaGenerateOptions, ReplicaGenerateResult } from './replicas/request-dispatcher.js';
 import { ThroughputMeter } from './throughput-meter.js';
 import { Tokenizer } from './tokenizer.js';
 

@@ -8,7 +8,8 @@ import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { RebuildRequestInput, ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import { rebuildRequestSchema } from '../../common/rebuild.js';
-import { NoReplicaError, type ReplicaSet } from '../../electron/core/replicas/replica-set.js';
+import { NoReplicaError } from '../../electron/core/replicas/replica-errors.js';
+import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
 import { startReplicaSet, waitForState } from '../helpers/replica-sets.js';
 

@@ -1,6 +1,8 @@
 /** Replicas under faults, with real engines: a killed engine, a hung engine, an engine that never starts. */
 import { describe, expect, it } from 'vitest';
-import { ReplicaDiedError, type ReplicaGenerateResult, type ReplicaSet } from '../../electron/core/replicas/replica-set.js';
+import { ReplicaDiedError } from '../../electron/core/replicas/replica-errors.js';
+import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
+import type { ReplicaGenerateResult } from '../../electron/core/replicas/request-dispatcher.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
 import { startReplicaSet, waitForState } from '../helpers/replica-sets.js';
 
@@ -53,27 +55,33 @@ async function expectStreamsAfterFailure(streams: Stream[], victim: number): Pro
   expect(died).toBeLessThan(8);
 }
 
+/**
+ * These tests wait for events (tokens seen, exits, states), never for a fixed time; their bound is generous
+ * because 2 replicas of 8 long streams on a busy 2-core machine once needed more than vitest's 60 s.
+ */
+const FAULT_TEST_TIMEOUT_MS = 240_000;
+
 describe('replica faults', () => {
-  it('survives SIGKILL of one engine during 8 streams: failover before the first token, a clear error after, then heals', async () => {
+  it('survives SIGKILL of one engine during 8 streams: queued requests are served elsewhere, a clear error after a token, then heals', async () => {
     const { set, logs } = await startReplicaSet({ replicas: 2 });
     const streams = eightStreams(set);
     // Wait until the victim is producing tokens for some of its requests.
     const victim = 0;
-    await waitFor(() => (streams.some((s) => s.byReplica.has(victim) && s.streamed.length >= 3) ? true : undefined), 'tokens from replica 0');
+    await waitFor(() => (streams.some((s) => s.byReplica.has(victim) && s.streamed.length >= 3) ? true : undefined), 'tokens from replica 0', 120_000);
     const oldPid = set.supervisorOf(victim).pid;
     set.supervisorOf(victim).signal('SIGKILL');
     await expectStreamsAfterFailure(streams, victim);
-    const failedOver = (await Promise.all(streams.map((s) => s.outcome))).filter((o) => !(o instanceof Error) && o.failedOver.includes(victim));
-    expect(failedOver.length).toBeGreaterThan(0);
+    // Requests still waiting in core's queue were never bound to the victim: every one of them completed.
+    // (Failover of a request bound to a dying engine before its first token: serve-under-faults.test.ts.)
     expect(logs.some((l) => l.startsWith(`[replica ${victim} ${oldPid}] exited: crashed (code none, signal SIGKILL)`))).toBe(true);
 
-    await waitForState(set, victim, 'ready');
+    await waitForState(set, victim, 'ready', 60_000);
     expect(set.supervisorOf(victim).pid).not.toBe(oldPid);
     const view = set.replicaView();
     expect(view.every((r) => r.state === 'ready')).toBe(true);
     const served = await Promise.all([0, 1].map(() => set.generate({ tokens: promptTokens(70, 5), maxTokens: 2, ignoreEos: true })));
     expect(served.every((r) => r.completionTokens.length === 2)).toBe(true);
-  });
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('forgets the blocks of a replica that died', async () => {
     const { set } = await startReplicaSet({ replicas: 2 });
@@ -86,7 +94,7 @@ describe('replica faults', () => {
     // Meanwhile the other replica serves the conversation.
     const next = await set.generate({ tokens: conversation, maxTokens: 2, ignoreEos: true });
     expect(next.replica).not.toBe(first.replica);
-  });
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('declares a SIGSTOPped engine hung within its bound, kills it, and heals it', async () => {
     const hangTimeoutMs = 1500;
@@ -94,7 +102,7 @@ describe('replica faults', () => {
     const { set, logs } = await startReplicaSet({ replicas: 2 }, { watchdog: { heartbeatMs, hangTimeoutMs } });
     const streams = eightStreams(set);
     const victim = 1;
-    await waitFor(() => (streams.some((s) => s.byReplica.has(victim) && s.streamed.length >= 3) ? true : undefined), 'tokens from replica 1');
+    await waitFor(() => (streams.some((s) => s.byReplica.has(victim) && s.streamed.length >= 3) ? true : undefined), 'tokens from replica 1', 120_000);
     const pid = set.supervisorOf(victim).pid!;
     const stoppedAt = Date.now();
     const exited = new Promise<{ kind: string }>((resolve) => set.supervisorOf(victim).once('exit', resolve));
@@ -105,27 +113,28 @@ describe('replica faults', () => {
     expect(detectedIn).toBeLessThan(hangTimeoutMs + 3 * heartbeatMs + 1000);
     expect(logs.some((l) => l.includes('hung: no heartbeat'))).toBe(true);
     await expectStreamsAfterFailure(streams, victim);
-    await waitForState(set, victim, 'ready');
+    await waitForState(set, victim, 'ready', 60_000);
     const served = await set.generate({ tokens: promptTokens(70, 1), maxTokens: 2, ignoreEos: true });
     expect(served.completionTokens).toHaveLength(2);
-  });
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('retries an engine that crashes at every start with back-off, then marks it failed; the other keeps serving', async () => {
     const { set, logs } = await startReplicaSet(
       {
         // Replica 1's Node cannot start: a preload module that does not exist makes the real child exit at once.
         replicas: [{ gpus: [] }, { gpus: [], env: { NODE_OPTIONS: '--import=/nonexistent/manifold-crash.mjs' } }],
-        heal: { cooldownMs: 200, maxConsecutiveFailures: 3 },
+        // A cooldown well above a crashing start's own time (≈1 s on a busy machine), so both waits are positive.
+        heal: { cooldownMs: 2500, maxConsecutiveFailures: 3 },
       },
     );
-    await waitForState(set, 1, 'failed', 20_000);
+    await waitForState(set, 1, 'failed', 60_000);
     const waits = logs.filter((l) => l.startsWith('[replica 1] healing in')).map((l) => Number(/healing in (\d+) ms/.exec(l)![1]));
-    expect(waits).toHaveLength(2);
+    expect(waits, logs.join('\n')).toHaveLength(2);
     // Back-off: the second wait is about twice the first (each measured from its own start).
-    expect(waits[1]!).toBeGreaterThan(waits[0]!);
+    expect(waits[1]!, logs.join('\n')).toBeGreaterThan(waits[0]!);
     expect(logs.some((l) => l.includes('failed 3 times in a row'))).toBe(true);
     expect(set.info()).toMatchObject({ replicas: 2, replicas_alive: 1 });
     const served = await set.generate({ tokens: promptTokens(70), maxTokens: 2, ignoreEos: true });
     expect(served.replica).toBe(0);
-  });
+  }, FAULT_TEST_TIMEOUT_MS);
 });

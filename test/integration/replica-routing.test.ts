@@ -1,6 +1,6 @@
 /** Prefix-aware routing over real engine replicas: conversations return to their replica; load spreads. */
 import { describe, expect, it } from 'vitest';
-import type { ReplicaGenerateResult } from '../../electron/core/replicas/replica-set.js';
+import type { ReplicaGenerateResult } from '../../electron/core/replicas/request-dispatcher.js';
 import { promptTokens } from '../helpers/engines.js';
 import { startReplicaSet } from '../helpers/replica-sets.js';
 import type { RoutingPolicy } from '../../electron/core/config/run-config.js';

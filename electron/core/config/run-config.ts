@@ -63,6 +63,16 @@ export const runConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    /** The core-held request queue: how many may wait, for how long, and how long a request may wait for the replica holding its prefix. */
+    queue: z
+      .object({
+        maxWaiting: z.number().int().min(0).max(1_000_000),
+        timeoutMs: z.number().int().min(1).max(86_400_000),
+        cacheHoldMs: z.number().int().min(0).max(600_000),
+      })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict();
 export type RunConfig = z.infer<typeof runConfigSchema>;

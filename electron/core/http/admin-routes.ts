@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { CallName, ContractHandlers } from '../../../common/contract.js';
 import { ContractCallError, invokeCall } from '../contract-handlers.js';
-import { RebuildInProgressError } from '../replicas/replica-set.js';
+import { RebuildInProgressError } from '../replicas/replica-errors.js';
 import { HttpError, sendJson } from './http-error.js';
 
 /** Admin path → contract call. */

@@ -9,6 +9,8 @@ export class HttpError extends Error {
     readonly type = 'invalid_request_error',
     readonly param: string | null = null,
     readonly code: string | null = null,
+    /** Extra response headers (Retry-After on 429 and 503). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -33,5 +35,5 @@ export function sendError(res: ServerResponse, error: HttpError): void {
     res.end();
     return;
   }
-  sendJson(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } });
+  sendJson(res, error.status, { error: { message: error.message, type: error.type, param: error.param, code: error.code } }, { ...error.headers });
 }

@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
 import { EngineRequestError } from '../engine/engine-client.js';
-import { NoReplicaError, ReplicaDiedError, type ReplicaGenerateResult } from '../replicas/replica-set.js';
+import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../queue/queue-errors.js';
+import { NoReplicaError, ReplicaDiedError } from '../replicas/replica-errors.js';
+import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
 import type { ChatMessage } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
 import { HttpError, schemaError, sendJson } from './http-error.js';
@@ -68,11 +70,15 @@ const servedBy = (result: ReplicaGenerateResult, withTokens: boolean) => ({
   },
 });
 
-function mapGenerationError(error: unknown): HttpError {
+function mapGenerationError(workstation: Workstation, error: unknown): HttpError {
   if (error instanceof HttpError) return error;
+  const retryAfter = (): Record<string, string> => ({ 'retry-after': String(workstation.replicas.retryAfterSeconds()) });
+  if (error instanceof QueueFullError) return new HttpError(429, error.message, 'rate_limit_error', null, 'rate_limit_exceeded', retryAfter());
+  if (error instanceof QueueTimeoutError) return new HttpError(503, error.message, 'server_error', null, 'queue_timeout', retryAfter());
+  if (error instanceof RequestCancelledError) return new HttpError(499, error.message, 'invalid_request_error', null, 'cancelled');
   if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
   if (error instanceof EngineRequestError && error.code === 'bad_message') return new HttpError(400, error.message, 'invalid_request_error', 'prompt');
-  if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica');
+  if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica', retryAfter());
   if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');
   return new HttpError(500, `generation failed: ${(error as Error).message}`, 'server_error');
 }
@@ -87,13 +93,23 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
     if (!res.writableFinished) abort.abort();
   });
   const request = generateRequest(body, tokens, maxTokens);
+  const context = workstation.replicas.maxContext;
+  if (context > 0 && tokens.length >= context) {
+    throw new HttpError(
+      400,
+      `the prompt is ${tokens.length} tokens, and a slot holds ${context} (at least one token must be left to generate); shorten the prompt`,
+      'invalid_request_error',
+      kind === 'chat' ? 'messages' : 'prompt',
+      'context_length_exceeded',
+    );
+  }
 
   if (!body.stream) {
     let result: ReplicaGenerateResult;
     try {
       result = await workstation.generate(request, { signal: abort.signal });
     } catch (error) {
-      throw mapGenerationError(error);
+      throw mapGenerationError(workstation, error);
     }
     const choice =
       kind === 'chat'
@@ -118,11 +134,17 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
         : [{ index: 0, text: delta ?? '', finish_reason: finish, logprobs: null }],
     ...extra,
   });
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
+  // The stream opens when the request leaves the queue for a replica: until then a refusal (429, 503) is
+  // still an HTTP status with Retry-After, which clients retry on.
+  const open = (): void => {
+    if (res.headersSent) return;
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
+  };
   try {
     const result = await workstation.generate(request, {
       signal: abort.signal,
+      onDispatched: open,
       // One chunk per token, even when its text is still held (a split UTF-8 character, a possible stop
       // string), so a client sees the first token when it is made.
       onTokens: ({ text, tokens }) => {
@@ -133,7 +155,8 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
     if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
     res.end('data: [DONE]\n\n');
   } catch (error) {
-    const failure = mapGenerationError(error);
+    const failure = mapGenerationError(workstation, error);
+    if (!res.headersSent) throw failure;
     send({ error: { message: failure.message, type: failure.type, code: failure.code } });
     res.end();
   }

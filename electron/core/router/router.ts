@@ -61,15 +61,30 @@ export class Router {
     return this.routed.get(replica) ?? 0;
   }
 
-  /** Picks a replica for a prompt of `promptTokens` tokens with these block hashes; null when no candidate. */
+  /** Picks a replica for a prompt and counts the decision; null when no candidate. */
   route(blocks: readonly number[], promptTokens: number, candidates: readonly RouteCandidate[]): RouteDecision | null {
+    const decision = this.choose(blocks, promptTokens, candidates);
+    if (decision) this.noteRouted(decision.replica);
+    return decision;
+  }
+
+  /** Counts a request bound to `replica` (the dispatcher binds after choosing); round-robin moves past it. */
+  noteRouted(replica: number): void {
+    this.routed.set(replica, this.routedCount(replica) + 1);
+    this.nextRoundRobin = replica + 1;
+  }
+
+  /**
+   * Picks a replica for a prompt of `promptTokens` tokens with these block hashes without counting it
+   * (the dispatcher may look and then hold the request); null when no candidate.
+   */
+  choose(blocks: readonly number[], promptTokens: number, candidates: readonly RouteCandidate[]): RouteDecision | null {
     if (candidates.length === 0) return null;
     const cached = (c: RouteCandidate): number => Math.min(this.index.matchedBlocks(c.replica, blocks) * BLOCK_TOKENS, promptTokens);
     let decision: RouteDecision;
     if (this.policy === 'round-robin') {
       const sorted = [...candidates].sort((a, b) => a.replica - b.replica);
       const pick = sorted.find((c) => c.replica >= this.nextRoundRobin) ?? sorted[0]!;
-      this.nextRoundRobin = pick.replica + 1;
       decision = { replica: pick.replica, cachedTokens: cached(pick), cost: 0, costKind: 'policy' };
     } else if (this.policy === 'least-loaded') {
       const pick = this.breakTies(candidates.map((c) => ({ c, cost: c.running })), 0);
@@ -87,7 +102,6 @@ export class Router {
       const pick = this.breakTies(costed, measured ? COST_TIE_TOLERANCE : 0);
       decision = { replica: pick.c.replica, cachedTokens: pick.hit, cost: pick.cost, costKind: measured ? 'measured' : 'baseline' };
     }
-    this.routed.set(decision.replica, this.routedCount(decision.replica) + 1);
     return decision;
   }
 

@@ -1,6 +1,6 @@
 /**
  * The supervisor of one replica's engine child: spawns it with its cards' env, loads the model, watches
- * it (a heartbeat ping; no answer within the bound means hung: it is killed), stops it gracefully and
+ * it (a heartbeat ping; no answer within the bound means hung: it is killed — core's own stalls do not count), stops it gracefully and
  * then kills it, prefixes its log lines with `[replica N pid]`, and says why it exited. Each start is a
  * new child; healing (when and whether to start again) belongs to the replica set.
  */
@@ -9,6 +9,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
 import { EngineClient } from '../engine/engine-client.js';
 import type { EngineExit, SpawnEngine } from '../engine/engine-process.js';
+import { SilenceClock } from './silence-clock.js';
 
 export type ExitReason =
   | { kind: 'stopped' }
@@ -156,10 +157,10 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private startWatchdog(client: EngineClient): void {
-    let lastAnswer = Date.now();
+    const silence = new SilenceClock(this.heartbeatMs, performance.now());
     let outstanding = false;
     this.watchdog = setInterval(() => {
-      const silentMs = Date.now() - lastAnswer;
+      const silentMs = Math.round(silence.tick(performance.now()));
       if (silentMs > this.hangTimeoutMs) {
         this.hung = { silentMs };
         this.log(`hung: no heartbeat for ${silentMs} ms; killing`);
@@ -171,7 +172,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
       outstanding = true;
       client.ping().then(
         () => {
-          lastAnswer = Date.now();
+          silence.answered(performance.now());
           outstanding = false;
         },
         () => {

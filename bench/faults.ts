@@ -1,0 +1,98 @@
+/**
+ * faults: a kill under load, side by side with the same load without it. Two CPU replicas × 2 slots get
+ * N long streams at once (most of them wait in core's queue); in the fault run replica 0 is SIGKILLed
+ * `killAfterMs` after they were sent. Reported per run: lost requests (an error, or fewer tokens than
+ * asked), TTFT p50/p99/max, how many failed over, and how many the healed replica served from the queue.
+ * The integration test `serve-under-faults` asserts on the same run.
+ */
+import OpenAI from 'openai';
+import { withServed } from './served-replicas.js';
+import { percentile, table } from './stats.js';
+import { streamRequest, type RequestResult } from './workload.js';
+
+export interface FaultRunOptions {
+  model: string;
+  streams: number;
+  promptTokens: number;
+  answerTokens: number;
+  killAfterMs: number;
+  slots: number;
+  contextSize: number;
+}
+
+export interface FaultRun {
+  kill: boolean;
+  results: RequestResult[];
+  lost: number;
+  failedOver: number;
+  /** Requests the killed replica served after it healed (it took queued work). */
+  servedByHealed: number;
+  ttftP50Ms: number;
+  ttftP99Ms: number;
+  ttftMaxMs: number;
+  wallMs: number;
+}
+
+const VICTIM = 0;
+
+/** Prompt ids drawn from ordinary pieces of the test vocabulary; `offset` makes each stream's its own. */
+const prompt = (length: number, offset: number): number[] => Array.from({ length }, (_, i) => 300 + ((i * 7 + offset) % 300));
+
+export async function faultRun(options: FaultRunOptions, kill: boolean): Promise<FaultRun> {
+  return withServed(
+    { model: options.model, replicas: 2, engine: { slots: options.slots, threads: 1, contextSize: options.contextSize }, heal: { cooldownMs: 1000 } },
+    async (target, served) => {
+      const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'unused', maxRetries: 0, timeout: 600_000 });
+      const started = performance.now();
+      const runs = Array.from({ length: options.streams }, (_, i) =>
+        streamRequest(client, target.model, { kind: 'completion', prompt: prompt(options.promptTokens, (kill ? 1000 : 0) + i * 13) }, options.answerTokens, i + 1),
+      );
+      if (kill) {
+        await new Promise((resolve) => setTimeout(resolve, options.killAfterMs));
+        served.workstation.replicas.supervisorOf(VICTIM).signal('SIGKILL');
+      }
+      const results = await Promise.all(runs);
+      const wallMs = performance.now() - started;
+      const ttfts = results.filter((r) => !r.error).map((r) => r.ttftMs);
+      return {
+        kill,
+        results,
+        lost: results.filter((r) => r.error !== null || r.completionTokens < options.answerTokens).length,
+        failedOver: results.filter((r) => r.failedOver.length > 0).length,
+        servedByHealed: kill ? results.filter((r) => !r.error && r.replica === VICTIM).length : 0,
+        ttftP50Ms: percentile(ttfts, 50),
+        ttftP99Ms: percentile(ttfts, 99),
+        ttftMaxMs: Math.max(0, ...ttfts),
+        wallMs,
+      };
+    },
+  );
+}
+
+export async function runFaults(options: FaultRunOptions) {
+  const runs = [await faultRun(options, false), await faultRun(options, true)];
+  const [calm, faulted] = runs as [FaultRun, FaultRun];
+  const ratio = faulted.ttftMaxMs / calm.ttftMaxMs;
+  const text = table(
+    ['run', 'requests', 'lost', 'failed over', 'served by healed', 'TTFT p50 ms', 'TTFT p99 ms', 'TTFT max ms', 'wall s'],
+    runs.map((r) => [
+      r.kill ? `SIGKILL replica ${VICTIM} at ${options.killAfterMs} ms` : 'no fault',
+      String(r.results.length),
+      String(r.lost),
+      String(r.failedOver),
+      String(r.servedByHealed),
+      Math.round(r.ttftP50Ms),
+      Math.round(r.ttftP99Ms),
+      Math.round(r.ttftMaxMs),
+      (r.wallMs / 1000).toFixed(1),
+    ]),
+  );
+  const strip = (r: FaultRun) => ({ ...r, results: r.results.map(({ ttftMs, replica, failedOver, error, completionTokens }) => ({ ttftMs, replica, failedOver, error, completionTokens })) });
+  return {
+    config: { ...options, model: undefined },
+    calm: strip(calm),
+    faulted: strip(faulted),
+    worstTtftRatio: ratio,
+    text: `${text}\n\nworst TTFT with the kill / without: ${ratio.toFixed(2)}×`,
+  };
+}

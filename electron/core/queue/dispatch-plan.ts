@@ -1,0 +1,72 @@
+/**
+ * Dispatch, the late binding of waiting requests to replicas (pure: the replica set applies the plan).
+ * It runs whenever a slot may have freed or a request arrived. Requests are taken oldest first; each is
+ * costed by the router against the replicas with a free slot, with the running counts of the bindings made
+ * so far in this pass, and bound to the cheapest. Cache-aware dispatch, as SGLang's scheduler and Dynamo's
+ * KV router do: when a replica without a free slot holds more of the request's prefix than the chosen one
+ * (or served its conversation last, when the chosen one holds nothing), the request waits for it rather
+ * than evicting another conversation elsewhere — but only for `cacheHoldMs`, and meanwhile younger
+ * requests may take the free slots. Nothing is bound when no replica has a free slot.
+ */
+import type { RouteCandidate, RouteDecision } from '../router/router.js';
+
+export interface DispatchRequest {
+  readonly seq: number;
+  readonly conversationId: string | undefined;
+  /** How long it has waited this time. */
+  readonly waitedMs: number;
+}
+
+export interface Binding {
+  readonly seq: number;
+  readonly decision: RouteDecision;
+}
+
+export interface DispatchPlan {
+  readonly bindings: Binding[];
+  /** In how many ms the first held request's hold ends (look again then); null when none is held. */
+  readonly nextHoldEndsInMs: number | null;
+}
+
+export interface DispatchInputs<R extends DispatchRequest> {
+  /** Waiting requests, oldest first. */
+  readonly waiting: readonly R[];
+  /** Replicas that can take requests now, with what they run (conversation flags are set per request). */
+  readonly replicas: readonly Omit<RouteCandidate, 'servedConversation'>[];
+  /** The router's choice among candidates (no counting). */
+  readonly choose: (request: R, candidates: readonly RouteCandidate[]) => RouteDecision | null;
+  /** Prompt tokens of the request that a replica holds (the prefix index). */
+  readonly cachedTokens: (request: R, replica: number) => number;
+  /** The replica that last served a conversation. */
+  readonly lastReplicaOf: (conversationId: string) => number | undefined;
+  readonly cacheHoldMs: number;
+}
+
+export function planDispatch<R extends DispatchRequest>(inputs: DispatchInputs<R>): DispatchPlan {
+  const running = new Map(inputs.replicas.map((r) => [r.replica, r.running]));
+  const hasRoom = (r: { replica: number; slots: number }): boolean => running.get(r.replica)! < Math.max(1, r.slots);
+  const bindings: Binding[] = [];
+  let nextHoldEndsInMs: number | null = null;
+  for (const request of inputs.waiting) {
+    if (!inputs.replicas.some(hasRoom)) break;
+    const home = request.conversationId === undefined ? undefined : inputs.lastReplicaOf(request.conversationId);
+    const candidates = inputs.replicas.map((r) => ({ ...r, running: running.get(r.replica)!, servedConversation: home === r.replica }));
+    const decision = inputs.choose(request, candidates.filter(hasRoom));
+    if (!decision) continue;
+    if (decision.costKind !== 'policy' && request.waitedMs < inputs.cacheHoldMs) {
+      const busyHome = candidates.some(
+        (c) =>
+          !hasRoom(c) &&
+          (inputs.cachedTokens(request, c.replica) > decision.cachedTokens || (c.servedConversation && decision.cachedTokens === 0 && home !== decision.replica)),
+      );
+      if (busyHome) {
+        const endsIn = inputs.cacheHoldMs - request.waitedMs;
+        nextHoldEndsInMs = nextHoldEndsInMs === null ? endsIn : Math.min(nextHoldEndsInMs, endsIn);
+        continue;
+      }
+    }
+    running.set(decision.replica, running.get(decision.replica)! + 1);
+    bindings.push({ seq: request.seq, decision });
+  }
+  return { bindings, nextHoldEndsInMs };
+}

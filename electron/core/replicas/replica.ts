@@ -1,0 +1,69 @@
+/**
+ * One replica as the set sees it: its plan, its supervisor, its state, what it runs now (requests bound
+ * to it by the dispatcher), its counters for the views, the history the heal policy reads, and the rates
+ * measured from its finished requests that the router's cost uses.
+ */
+import type { GenerateDone, ReadyInfo } from '../../../common/engine-protocol.js';
+import type { ReplicaPlan } from '../config/run-config.js';
+import type { RouteCandidate } from '../router/router.js';
+import type { EngineSupervisor } from '../supervisor/engine-supervisor.js';
+
+export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'latched' | 'healing' | 'failed' | 'stopped';
+
+/** Weight of the newest sample in the measured rates. */
+const EWMA = 0.3;
+/** Prefills shorter than this say little about a replica's rate. */
+const MIN_RATE_SAMPLE_TOKENS = 256;
+
+export class Replica {
+  state: ReplicaState = 'starting';
+  /** Why a latched replica takes no requests (its failed rebuild's reasons). */
+  latchReason: string | null = null;
+  info: ReadyInfo | null = null;
+  /** The logical CPUs its engine is pinned to; empty when not pinned. */
+  cpus: number[] = [];
+  /** Requests bound to it and not finished (never more than its slots). */
+  running = 0;
+  cacheHitTokens = 0;
+  promptTokens = 0;
+  completionTokens = 0;
+  consecutiveFailures = 0;
+  lastStartAt = 0;
+  lastReadyAt = 0;
+  healTimer: NodeJS.Timeout | undefined;
+  prefillTokensPerMs: number | null = null;
+  serviceMs: number | null = null;
+
+  constructor(
+    readonly plan: ReplicaPlan,
+    readonly supervisor: EngineSupervisor,
+  ) {}
+
+  get index(): number {
+    return this.plan.index;
+  }
+
+  /** Slots for the aggregates: what it loaded, else what it was asked for; a replica without slots counts one. */
+  get slots(): number {
+    return this.info?.sizes.slots ?? this.plan.engine.slots ?? 1;
+  }
+
+  get routable(): boolean {
+    return this.state === 'ready' && this.supervisor.client !== undefined;
+  }
+
+  /** What the router weighs for it now (the conversation flag is the dispatcher's). */
+  candidate(): Omit<RouteCandidate, 'servedConversation'> {
+    return { replica: this.index, running: this.running, slots: this.slots, prefillTokensPerMs: this.prefillTokensPerMs, serviceMs: this.serviceMs };
+  }
+
+  noteDone(done: GenerateDone): void {
+    this.cacheHitTokens += done.reusedTokens;
+    this.promptTokens += done.usage.promptTokens;
+    this.completionTokens += done.usage.completionTokens;
+    const { prefillMs, decodeMs, prefillTokens } = done.timings;
+    const mix = (old: number | null, sample: number): number => (old === null ? sample : old + EWMA * (sample - old));
+    if (prefillTokens >= MIN_RATE_SAMPLE_TOKENS && prefillMs > 0) this.prefillTokensPerMs = mix(this.prefillTokensPerMs, prefillTokens / prefillMs);
+    this.serviceMs = mix(this.serviceMs, prefillMs + decodeMs);
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * A generation's way from arrival to an engine: it waits in the core-held queue (`queue/request-queue.ts`),
+ * the dispatch plan (`queue/dispatch-plan.ts`) binds it to a replica when one has a free slot — so a healed
+ * or newly free replica takes queued work at once —, it runs there with the prefix index following the
+ * engine's events, and when its engine dies before the first token it re-enters the queue at its old
+ * place (failover). After a token, the death is the client's error (ReplicaDiedError). Engines are never
+ * sent more requests than they have slots.
+ */
+import type { GenerateDone, GenerateRequestInput } from '../../../common/engine-protocol.js';
+import { EngineExitedError } from '../engine/engine-client.js';
+import { planDispatch } from '../queue/dispatch-plan.js';
+import { RequestQueue, type QueueSettings, type Waiting } from '../queue/request-queue.js';
+import { blockHashes } from '../router/block-hash.js';
+import type { Replica } from './replica.js';
+import { NoReplicaError, ReplicaDiedError } from './replica-errors.js';
+import type { RoutingState } from './routing-state.js';
+
+export interface ReplicaGenerateResult extends GenerateDone {
+  replica: number;
+  /** The slot numbered across all replicas, as in the global slot view. */
+  globalSlot: number | null;
+  /** Replicas that died under this request before its first token and were routed around. */
+  failedOver: number[];
+}
+
+export interface ReplicaGenerateOptions {
+  onTokens?: (chunk: { tokens: number[]; text: string; replica: number }) => void;
+  /** Called when the request leaves the queue for a replica the first time (a stream's headers go then). */
+  onDispatched?: (replica: number) => void;
+  signal?: AbortSignal;
+}
+
+interface QueuedGeneration {
+  readonly request: GenerateRequestInput;
+  readonly blocks: readonly number[];
+}
+
+/** A request whose engines keep dying before its first token is refused after this many failovers. */
+const MAX_FAILOVERS = 3;
+
+export interface DispatcherOptions {
+  replicas: readonly Replica[];
+  routing: RoutingState;
+  queue: QueueSettings;
+  log: (line: string) => void;
+  /** The global number of a replica's first slot. */
+  slotOffset: (replica: number) => number;
+}
+
+export class RequestDispatcher {
+  readonly queue: RequestQueue<QueuedGeneration, Replica>;
+  private holdTimer: NodeJS.Timeout | undefined;
+  private dispatchQueued = false;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.queue = new RequestQueue(options.queue, () => this.dispatchSoon());
+  }
+
+  /** Queues, dispatches and runs one generation; retried from the queue if its engine dies before the first token. */
+  async generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
+    const blocks = blockHashes(request.tokens);
+    const failedOver: number[] = [];
+    const seq = this.queue.takeSeq();
+    let queuedMs = 0;
+    for (;;) {
+      const reentering = failedOver.length > 0;
+      if (!this.canServe(reentering)) {
+        throw new NoReplicaError(
+          reentering ? `replicas ${failedOver.join(', ')} died before answering and no other replica is alive` : 'no replica is alive to serve the request',
+        );
+      }
+      const waitStarted = performance.now();
+      const replica = await this.queue.wait(seq, { request, blocks }, { signal: options.signal, reentering });
+      queuedMs += performance.now() - waitStarted;
+      if (!reentering) options.onDispatched?.(replica.index);
+      try {
+        const done = await this.runOn(replica, request, blocks, options);
+        return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
+      } catch (error) {
+        if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
+        failedOver.push(replica.index);
+        if (failedOver.length > MAX_FAILOVERS) throw new NoReplicaError(`replicas ${failedOver.join(', ')} died before answering; the request was not retried again`);
+        this.options.log(`[replica ${replica.index}] died before the first token; the request goes back to its place in the queue`);
+      } finally {
+        replica.running--;
+        this.dispatchSoon();
+      }
+    }
+  }
+
+  /**
+   * Whether a request can wait for a replica: a new one needs a replica that is ready or in maintenance
+   * (which comes back by itself); one that failed over may also wait for a replica being healed or started.
+   */
+  private canServe(reentering: boolean): boolean {
+    const living = reentering ? ['ready', 'maintenance', 'healing', 'starting'] : ['ready', 'maintenance'];
+    return this.options.replicas.some((r) => living.includes(r.state));
+  }
+
+  /** A replica changed state: look for work for it, and refuse the waiting requests when none can ever serve them. */
+  replicaStateChanged(): void {
+    if (this.queue.size > 0 && !this.canServe(true)) this.queue.failAll(new NoReplicaError('no replica is alive to serve the request'));
+    this.dispatchSoon();
+  }
+
+  /** Seconds a refused client should wait: the queue's length over the slots, at the mean service time. */
+  retryAfterSeconds(): number {
+    const routable = this.options.replicas.filter((r) => r.routable);
+    const slots = routable.reduce((sum, r) => sum + r.slots, 0);
+    if (slots === 0) return 5;
+    const serviceMs = routable.reduce((sum, r) => sum + (r.serviceMs ?? 5000), 0) / routable.length;
+    return Math.min(60, Math.max(1, Math.ceil(((this.queue.size + 1) * serviceMs) / slots / 1000)));
+  }
+
+  /** Coalesces the reasons to dispatch within one turn of the event loop into one pass. */
+  private dispatchSoon(): void {
+    if (this.dispatchQueued) return;
+    this.dispatchQueued = true;
+    queueMicrotask(() => {
+      this.dispatchQueued = false;
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    clearTimeout(this.holdTimer);
+    const routable = this.options.replicas.filter((r) => r.routable);
+    if (routable.length === 0 || this.queue.size === 0) return;
+    const now = performance.now();
+    const bySeq = new Map<number, Waiting<QueuedGeneration>>(this.queue.waiting().map((w) => [w.seq, w]));
+    const { routing } = this.options;
+    const plan = planDispatch({
+      waiting: [...bySeq.values()].map((w) => ({ seq: w.seq, conversationId: w.payload.request.conversationId, waitedMs: now - w.enqueuedAt, waiting: w })),
+      replicas: routable.map((r) => r.candidate()),
+      choose: (pending, candidates) => routing.choose(pending.waiting.payload.blocks, pending.waiting.payload.request.tokens.length, candidates),
+      cachedTokens: (pending, replica) => routing.cachedTokens(replica, pending.waiting.payload.blocks),
+      lastReplicaOf: (id) => routing.lastReplicaOf(id),
+      cacheHoldMs: this.queue.limits.cacheHoldMs,
+    });
+    for (const { seq, decision } of plan.bindings) {
+      const replica = this.options.replicas[decision.replica]!;
+      replica.running++;
+      routing.noteRouted(replica.index);
+      this.queue.bind(bySeq.get(seq)!, replica);
+    }
+    if (plan.nextHoldEndsInMs !== null) this.holdTimer = setTimeout(() => this.dispatch(), Math.ceil(plan.nextHoldEndsInMs) + 1);
+  }
+
+  private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], options: ReplicaGenerateOptions) {
+    const client = replica.supervisor.client;
+    if (!client) throw new EngineExitedError({ code: null, signal: null });
+    const { routing } = this.options;
+    let tokensSent = 0;
+    const handle = client.generate(request, (chunk) => {
+      tokensSent += chunk.tokens.length;
+      options.onTokens?.({ ...chunk, replica: replica.index });
+    });
+    const abort = (): void => void handle.cancel().catch(() => {});
+    options.signal?.addEventListener('abort', abort, { once: true });
+    if (options.signal?.aborted) abort();
+    void handle.started.then(
+      (s) => routing.noteStarted(replica.index, s.slot, s.reusedTokens),
+      () => {},
+    );
+    try {
+      const done = await handle.done;
+      routing.noteDone(replica.index, request.tokens, blocks, done, request.conversationId);
+      replica.noteDone(done);
+      return { ...done, replica: replica.index, globalSlot: done.slot === null ? null : this.options.slotOffset(replica.index) + done.slot };
+    } catch (error) {
+      if (error instanceof EngineExitedError && tokensSent > 0) throw new ReplicaDiedError(replica.index, tokensSent);
+      throw error;
+    } finally {
+      options.signal?.removeEventListener('abort', abort);
+    }
+  }
+}

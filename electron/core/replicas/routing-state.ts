@@ -1,0 +1,89 @@
+/**
+ * What the router reads: the exact prefix index (which blocks each replica's slots hold), the replica that
+ * last served each conversation, and the router itself with its policy and per-replica counts. It is
+ * updated from engine events (a slot cut to what it kept at `started`, set to what it holds at `done`), when
+ * a replica dies (its blocks forgotten) and when a rebuild moves prefixes between slots.
+ */
+import type { GenerateDone } from '../../../common/engine-protocol.js';
+import type { PrefixReport } from '../../../common/rebuild.js';
+import type { RoutingPolicy } from '../config/run-config.js';
+import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
+import { ExactPrefixIndex } from '../router/prefix-index.js';
+import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
+
+/** Conversations whose last replica is remembered for the router's tie-break (the oldest forgotten first). */
+const CONVERSATIONS_REMEMBERED = 4096;
+
+export class RoutingState {
+  private readonly index = new ExactPrefixIndex();
+  private readonly router: Router;
+  /** The replica that last served each conversation id (insertion order = age). */
+  private readonly conversationReplica = new Map<string, number>();
+
+  constructor(policy: RoutingPolicy) {
+    this.router = new Router(this.index, policy);
+  }
+
+  get policy(): RoutingPolicy {
+    return this.router.currentPolicy;
+  }
+
+  setPolicy(policy: RoutingPolicy): void {
+    this.router.setPolicy(policy);
+  }
+
+  choose(blocks: readonly number[], promptTokens: number, candidates: readonly RouteCandidate[]): RouteDecision | null {
+    return this.router.choose(blocks, promptTokens, candidates);
+  }
+
+  noteRouted(replica: number): void {
+    this.router.noteRouted(replica);
+  }
+
+  routedCount(replica: number): number {
+    return this.router.routedCount(replica);
+  }
+
+  lastReplicaOf(conversationId: string): number | undefined {
+    return this.conversationReplica.get(conversationId);
+  }
+
+  /** The slot keeps only the blocks it shares with this prompt; the rest is gone from the engine now. */
+  noteStarted(replica: number, slot: number, reusedTokens: number): void {
+    this.index.truncateSlot(replica, slot, Math.floor(reusedTokens / BLOCK_TOKENS));
+  }
+
+  /** What the slot holds after the request, and the conversation's replica. */
+  noteDone(replica: number, prompt: readonly number[], promptBlocks: readonly number[], done: GenerateDone, conversationId: string | undefined): void {
+    if (done.slot !== null) {
+      const held = [...prompt, ...done.completionTokens].slice(0, done.heldTokens);
+      const heldBlocks = held.length >= prompt.length ? blockHashes(held) : promptBlocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
+      this.index.setSlot(replica, done.slot, heldBlocks);
+    }
+    if (conversationId !== undefined) {
+      this.conversationReplica.delete(conversationId);
+      this.conversationReplica.set(conversationId, replica);
+      if (this.conversationReplica.size > CONVERSATIONS_REMEMBERED) this.conversationReplica.delete(this.conversationReplica.keys().next().value!);
+    }
+  }
+
+  forgetReplica(replica: number): void {
+    this.index.forgetReplica(replica);
+  }
+
+  /** A rebuild moved (or dropped) the replica's slot prefixes. */
+  remap(replica: number, prefixes: PrefixReport): void {
+    const moves = prefixes.slots.flatMap((p) => (p.to === null ? [] : [{ from: p.from, to: p.to, keepBlocks: Math.floor(p.tokens / BLOCK_TOKENS) }]));
+    this.index.remapSlots(replica, moves);
+  }
+
+  /** Prompt tokens of `tokens` the index says `replica` holds, in whole blocks (what the router sees). */
+  heldPrefixTokens(replica: number, tokens: readonly number[]): number {
+    return this.cachedTokens(replica, blockHashes(tokens));
+  }
+
+  /** The same for a prompt already cut into block hashes. */
+  cachedTokens(replica: number, blocks: readonly number[]): number {
+    return this.index.matchedBlocks(replica, blocks) * BLOCK_TOKENS;
+  }
+}
