@@ -45,7 +45,10 @@ export const throughputSchema = z.object({
   at: z.number(),
   tokensPerSecond: z.number(),
   running: z.number().int(),
+  /** Requests waiting in the core-held queue. */
   waiting: z.number().int(),
+  /** The queue: requests refused so far (full or timed out) and percentiles of the recent waits for a slot. */
+  queue: z.object({ rejected: z.number().int(), waitP50Ms: z.number(), waitP90Ms: z.number(), waitP99Ms: z.number() }),
 });
 
 export const gpuCardSchema = z.object({

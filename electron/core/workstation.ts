@@ -264,11 +264,14 @@ export class Workstation {
 
   throughputSample(): EventPayload<'throughput'> {
     const views = this.replicas.replicaView();
+    const stats = this.replicas.queueStats;
+    const waits = stats.summary();
     return {
       at: Date.now(),
       tokensPerSecond: this.throughput.tokensPerSecond(),
       running: views.reduce((sum, r) => sum + r.running, 0),
       waiting: this.replicas.waiting,
+      queue: { rejected: stats.rejectedTotal, waitP50Ms: waits.p50Ms, waitP90Ms: waits.p90Ms, waitP99Ms: waits.p99Ms },
     };
   }
 

@@ -9,7 +9,7 @@ import { connectStore, createAppStore } from '../../renderer/src/store/app-store
 import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store/chat-slice.js';
 import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
 import { describeOutcome, selectCanApply, selectResizeChange } from '../../renderer/src/store/resize-slice.js';
-import { cacheHitPercent, selectChartRows, selectGpuPanel, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
+import { cacheHitPercent, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
 import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
 
 type Script = { [N in CallName]?: (args: CallArgs<N>) => CallResult<N> | Promise<CallResult<N>> };
@@ -50,11 +50,12 @@ describe('workstation slice', () => {
     const cards = selectReplicaCards(store.getState());
     expect(cards.map((c) => [c.replica, c.state, c.where, c.hitPercent])).toEqual([[0, 'ready', 'CPU, cores 0', 75], [1, 'maintenance', 'cards 2,3', 0]]);
     expect(cacheHitPercent({ cacheHitTokens: 0, promptTokens: 0 })).toBe(0);
-    for (let i = 0; i < HISTORY_KEPT + 5; i++) emit('throughput', { at: 1000 * i, tokensPerSecond: i, running: 1, waiting: 0 });
+    for (let i = 0; i < HISTORY_KEPT + 5; i++) emit('throughput', { at: 1000 * i, tokensPerSecond: i, running: 1, waiting: 0, queue: { rejected: 2, waitP50Ms: 40, waitP90Ms: 1500, waitP99Ms: 3000 } });
     const rows = selectChartRows(store.getState());
     expect(rows).toHaveLength(HISTORY_KEPT);
     expect(rows.at(-1)).toEqual({ t: 0, tokensPerSecond: HISTORY_KEPT + 4, running: 1, waiting: 0, r0: 3, r1: 0 });
     expect(rows[0]!.t).toBe(-(HISTORY_KEPT - 1));
+    expect(selectQueueSummary(store.getState())).toBe('queue: 0 waiting · 2 refused · wait p50 40 ms, p90 1.5 s, p99 3.0 s');
     emit('slots', [{ slot: 0, replica: 0, replicaSlot: 0, state: 'decode', heldTokens: 70, conversationId: 'abcdef1234', lastUsed: 1 }]);
     expect(selectSlotRows(store.getState())).toEqual([{ key: '0:0', replica: 0, slot: 0, state: 'decode', heldTokens: 70, conversation: 'abcdef12' }]);
     expect(selectGpuPanel(store.getState()).note).toBe('waiting for the first GPU report');

@@ -2,16 +2,19 @@
  * `/metrics` in Prometheus text format, named in llama-server's style with a `manifold_` prefix:
  * per-replica alive, running, routed, prompt / cache-hit / predicted tokens, slots busy and total, and
  * the workstation's tokens per second, each GPU's memory and utilisation (NVML or the engines' own
- * figures; none without a GPU), and the arena's size.
+ * figures; none without a GPU), the arena's size, and the core-held queue: requests waiting, requests
+ * refused (full or timed out) and a histogram of how long requests waited for a slot.
  */
+import { QUEUE_WAIT_BUCKETS_S } from '../queue/queue-stats.js';
 import type { GlobalSlotView } from '../replicas/replica-set.js';
 import type { Workstation } from '../workstation.js';
 
 interface Family {
   name: string;
   help: string;
-  type: 'gauge' | 'counter';
-  samples: { labels?: Record<string, string | number>; value: number }[];
+  type: 'gauge' | 'counter' | 'histogram';
+  /** `suffix` names a histogram's `_bucket`, `_sum` and `_count` series. */
+  samples: { suffix?: string; labels?: Record<string, string | number>; value: number }[];
 }
 
 function render(families: Family[]): string {
@@ -20,7 +23,7 @@ function render(families: Family[]): string {
     lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
     for (const s of f.samples) {
       const labels = s.labels ? `{${Object.entries(s.labels).map(([k, v]) => `${k}="${String(v)}"`).join(',')}}` : '';
-      lines.push(`${f.name}${labels} ${Number.isFinite(s.value) ? s.value : 0}`);
+      lines.push(`${f.name}${s.suffix ?? ''}${labels} ${Number.isFinite(s.value) ? s.value : 0}`);
     }
   }
   return `${lines.join('\n')}\n`;
@@ -45,9 +48,27 @@ export function renderMetrics(workstation: Workstation, slots: readonly GlobalSl
     }),
   });
   const arena = workstation.arenaStatus();
+  const queue = workstation.replicas.queueStats;
   return render([
+    { name: 'manifold_queue_waiting', help: 'Requests waiting in the core-held queue for a slot.', type: 'gauge', samples: [{ value: workstation.replicas.waiting }] },
+    {
+      name: 'manifold_queue_rejected_total',
+      help: 'Requests refused by the queue: full (429) or waited past queue.timeoutMs (503).',
+      type: 'counter',
+      samples: (['full', 'timeout'] as const).map((reason) => ({ labels: { reason }, value: queue.rejected[reason] })),
+    },
+    {
+      name: 'manifold_queue_wait_seconds',
+      help: 'How long requests waited in the queue before a replica took them.',
+      type: 'histogram',
+      samples: [
+        ...queue.bucketCounts.map((count, i) => ({ suffix: '_bucket', labels: { le: i < QUEUE_WAIT_BUCKETS_S.length ? String(QUEUE_WAIT_BUCKETS_S[i]) : '+Inf' }, value: count })),
+        { suffix: '_sum', value: queue.waitSumSeconds },
+        { suffix: '_count', value: queue.waitCount },
+      ],
+    },
     perReplica('replica_alive', 'Whether the replica can take requests (1) or not (0).', 'gauge', (v) => (v.alive ? 1 : 0)),
-    perReplica('requests_processing', 'Requests running or queued on the replica.', 'gauge', (v) => v.running),
+    perReplica('requests_processing', 'Requests bound to the replica and running there.', 'gauge', (v) => v.running),
     perReplica('requests_routed_total', 'Requests the router sent to the replica.', 'counter', (v) => v.routed),
     perReplica('prompt_tokens_total', 'Prompt tokens of the requests the replica served.', 'counter', (v) => v.promptTokens),
     perReplica('cache_hit_tokens_total', 'Prompt tokens reused from the replica’s KV cache.', 'counter', (v) => v.cacheHitTokens),

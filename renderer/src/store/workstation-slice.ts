@@ -15,6 +15,7 @@ export interface Sample {
   tokensPerSecond: number;
   running: number;
   waiting: number;
+  queue: EventPayload<'throughput'>['queue'];
   /** Requests routed to each replica so far, by replica index. */
   routed: number[];
 }
@@ -118,6 +119,15 @@ export function selectChartRows(state: Pick<WorkstationSlice, 'history'>): Recor
     waiting: s.waiting,
     ...Object.fromEntries(s.routed.map((n, i) => [`r${i}`, n])),
   }));
+}
+
+/** The queue line under the charts: waiting now, refused so far, and the recent waits for a slot. */
+export function selectQueueSummary(state: Pick<WorkstationSlice, 'history'>): string {
+  const last = state.history.at(-1);
+  if (!last) return 'queue: no sample yet';
+  const { queue } = last;
+  const ms = (v: number): string => (v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
+  return `queue: ${last.waiting} waiting · ${queue.rejected} refused · wait p50 ${ms(queue.waitP50Ms)}, p90 ${ms(queue.waitP90Ms)}, p99 ${ms(queue.waitP99Ms)}`;
 }
 
 export interface SlotRow {

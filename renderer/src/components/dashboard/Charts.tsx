@@ -1,14 +1,15 @@
-/** Charts over the last two minutes: requests routed per replica, tokens per second, running and waiting. */
+/** Charts over the last two minutes: requests routed per replica, tokens per second, running and waiting; the queue's line. */
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
-import { selectChartRows } from '../../store/workstation-slice.js';
+import { selectChartRows, selectQueueSummary } from '../../store/workstation-slice.js';
 
 const COLOURS = ['#4fa3ff', '#ffb347', '#7bd389', '#e07be0', '#f36f6f', '#c9c95b', '#6fd6d6', '#a98bff'];
 
 export function Charts() {
   const history = useApp((s) => s.history);
   const rows = useMemo(() => selectChartRows({ history }), [history]);
+  const queue = useMemo(() => selectQueueSummary({ history }), [history]);
   const replicas = useApp((s) => s.replicas.length);
   return (
     <section className="row charts">
@@ -41,6 +42,7 @@ export function Charts() {
             <Line dataKey="waiting" name="waiting" stroke="#f36f6f" dot={false} isAnimationActive={false} />
           </LineChart>
         </ResponsiveContainer>
+        <p className="queue-summary">{queue}</p>
       </figure>
     </section>
   );

@@ -1,0 +1,25 @@
+/**
+ * The workstation under a kill: 16 streams with ~1,700-token prompts and 1,500-token answers on 2 replicas ×
+ * 2 slots (so most wait in core's queue), replica 0 SIGKILLed 150 ms after they were sent — against the same
+ * load without the kill, on freshly started replicas each time (the `faults` benchmark's run, through the
+ * real front and the `openai` client).
+ */
+import { describe, expect, it } from 'vitest';
+import { faultRun, type FaultRunOptions } from '../../bench/faults.js';
+import { testModelPath } from '../helpers/engines.js';
+
+const options = (): FaultRunOptions => ({ model: testModelPath(), streams: 16, promptTokens: 1700, answerTokens: 1500, killAfterMs: 150, slots: 2, contextSize: 4096 });
+
+describe('serving under a kill', () => {
+  it('loses no request, fails bound requests over before their first token, and the healed replica takes queued work; the worst TTFT stays within 1.3× of the run without the kill', async () => {
+    const calm = await faultRun(options(), false);
+    const faulted = await faultRun(options(), true);
+    const report = JSON.stringify({ calm: { ...calm, results: undefined }, faulted: { ...faulted, results: undefined } });
+    expect(calm.lost, report).toBe(0);
+    expect(faulted.lost, report).toBe(0);
+    expect(faulted.failedOver, report).toBeGreaterThan(0);
+    expect(faulted.servedByHealed, report).toBeGreaterThan(0);
+    expect(faulted.ttftMaxMs / calm.ttftMaxMs, report).toBeLessThanOrEqual(1.3);
+    console.log(`kill under load: worst TTFT ${Math.round(faulted.ttftMaxMs)} ms vs ${Math.round(calm.ttftMaxMs)} ms without (${(faulted.ttftMaxMs / calm.ttftMaxMs).toFixed(2)}×); failed over ${faulted.failedOver}, served by the healed replica ${faulted.servedByHealed}`);
+  }, 900_000);
+});
