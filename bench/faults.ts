@@ -27,6 +27,8 @@ export interface FaultRun {
   failedOver: number;
   /** Requests the killed replica served after it healed (it took queued work). */
   servedByHealed: number;
+  /** From the kill until the replica was ready again (0 without a kill). */
+  healMs: number;
   ttftP50Ms: number;
   ttftP99Ms: number;
   ttftMaxMs: number;
@@ -47,9 +49,20 @@ export async function faultRun(options: FaultRunOptions, kill: boolean): Promise
       const runs = Array.from({ length: options.streams }, (_, i) =>
         streamRequest(client, target.model, { kind: 'completion', prompt: prompt(options.promptTokens, (kill ? 1000 : 0) + i * 13) }, options.answerTokens, i + 1),
       );
+      let healMs = 0;
       if (kill) {
         await new Promise((resolve) => setTimeout(resolve, options.killAfterMs));
-        served.workstation.replicas.supervisorOf(VICTIM).signal('SIGKILL');
+        const { replicas } = served.workstation;
+        const killedAt = performance.now();
+        const healed = new Promise<void>((resolve) => {
+          const off = replicas.onReady(() => {
+            off();
+            healMs = performance.now() - killedAt;
+            resolve();
+          });
+        });
+        replicas.supervisorOf(VICTIM).signal('SIGKILL');
+        await healed;
       }
       const results = await Promise.all(runs);
       const wallMs = performance.now() - started;
@@ -60,6 +73,7 @@ export async function faultRun(options: FaultRunOptions, kill: boolean): Promise
         lost: results.filter((r) => r.error !== null || r.completionTokens < options.answerTokens).length,
         failedOver: results.filter((r) => r.failedOver.length > 0).length,
         servedByHealed: kill ? results.filter((r) => !r.error && r.replica === VICTIM).length : 0,
+        healMs,
         ttftP50Ms: percentile(ttfts, 50),
         ttftP99Ms: percentile(ttfts, 99),
         ttftMaxMs: Math.max(0, ...ttfts),
@@ -74,12 +88,13 @@ export async function runFaults(options: FaultRunOptions) {
   const [calm, faulted] = runs as [FaultRun, FaultRun];
   const ratio = faulted.ttftMaxMs / calm.ttftMaxMs;
   const text = table(
-    ['run', 'requests', 'lost', 'failed over', 'served by healed', 'TTFT p50 ms', 'TTFT p99 ms', 'TTFT max ms', 'wall s'],
+    ['run', 'requests', 'lost', 'failed over', 'healed in ms', 'served by healed', 'TTFT p50 ms', 'TTFT p99 ms', 'TTFT max ms', 'wall s'],
     runs.map((r) => [
       r.kill ? `SIGKILL replica ${VICTIM} at ${options.killAfterMs} ms` : 'no fault',
       String(r.results.length),
       String(r.lost),
       String(r.failedOver),
+      r.kill ? Math.round(r.healMs) : '-',
       String(r.servedByHealed),
       Math.round(r.ttftP50Ms),
       Math.round(r.ttftP99Ms),
