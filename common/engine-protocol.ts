@@ -1,7 +1,9 @@
 /**
  * The engine protocol: every message between core and an engine child, as zod schemas of unions tagged by
  * `type`. Requests carry an `id`; every reply and stream event carries the `id` of the request it answers,
- * so replies are matched by id and never by order. Both sides parse what they receive with these schemas.
+ * so replies are matched by id and never by order. Each side parses what it receives once: the engine with
+ * engineRequestSchema, core with parseEngineMessage (a hand check for the per-token `tokens` message, the
+ * schema for the rest). Core sends requests as it built them (typed inputs); the engine applies the defaults.
  */
 import { z } from 'zod';
 import {
@@ -90,6 +92,8 @@ export const engineRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('restore'), id: requestId, pools: z.array(z.enum(POOLS)).min(1), sizes: poolSizesSchema.partial() }),
 ]);
 export type EngineRequest = z.infer<typeof engineRequestSchema>;
+/** A request as core sends it: defaults left for the engine's parse to apply. */
+export type EngineRequestInput = z.input<typeof engineRequestSchema>;
 export type EngineRequestType = EngineRequest['type'];
 export const ENGINE_REQUEST_TYPES = engineRequestSchema.options.map((o) => o.shape.type.value);
 
@@ -214,3 +218,24 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
 ]);
 export type EngineMessage = z.infer<typeof engineMessageSchema>;
 export type EngineMessageOf<T extends EngineMessage['type']> = Extract<EngineMessage, { type: T }>;
+
+/** A request id or a token id: a non-negative integer (zod's `int()` means a safe integer). */
+const isNonNegativeInteger = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+
+/** A `tokens` message checked by hand for exactly its schema's shape; undefined when it is not one. */
+function asTokensMessage(raw: unknown): EngineMessageOf<'tokens'> | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { type, id, tokens, text } = raw as Record<string, unknown>;
+  if (type !== 'tokens' || !isNonNegativeInteger(id) || typeof text !== 'string' || !Array.isArray(tokens) || !tokens.every(isNonNegativeInteger)) return undefined;
+  return { type, id, tokens, text };
+}
+
+/**
+ * Parses one message from an engine, once. A `tokens` message (one per generated token, the hot path) is
+ * validated by a hand check of its shape; every other message, and a `tokens` message that check refuses
+ * (so a malformed one is reported in the schema's words), goes through engineMessageSchema.
+ */
+export function parseEngineMessage(raw: unknown): z.ZodSafeParseResult<EngineMessage> {
+  const tokens = asTokensMessage(raw);
+  return tokens ? { success: true, data: tokens } : engineMessageSchema.safeParse(raw);
+}

@@ -1,17 +1,16 @@
 /**
- * Core's side of the engine protocol for one engine child: sends requests with fresh ids, parses every
- * message the child sends with the protocol's schemas, and settles each request from the replies that
- * carry its id. When the child exits, every pending request fails with EngineExitedError.
+ * Core's side of the engine protocol for one engine child: sends requests with fresh ids (as built, from
+ * typed values: the engine parses and defaults them), parses every message the child sends once
+ * (parseEngineMessage), and settles each request from the replies that carry its id. When the child exits,
+ * every pending request fails with EngineExitedError.
  */
 import {
-  engineMessageSchema,
-  loadOptionsSchema,
-  generateRequestSchema,
+  parseEngineMessage,
   type Activity,
   type EngineErrorCode,
   type EngineMessage,
   type EngineMessageOf,
-  type EngineRequest,
+  type EngineRequestInput,
   type GenerateDone,
   type GenerateRequestInput,
   type LoadOptionsInput,
@@ -51,7 +50,7 @@ export interface GenerationHandle {
   cancel(): Promise<boolean>;
 }
 
-type RequestBody = EngineRequest extends infer R ? (R extends EngineRequest ? Omit<R, 'id'> : never) : never;
+type RequestBody = EngineRequestInput extends infer R ? (R extends EngineRequestInput ? Omit<R, 'id'> : never) : never;
 
 interface Pending {
   readonly replyType: EngineMessage['type'];
@@ -87,7 +86,7 @@ export class EngineClient {
   }
 
   load(options: LoadOptionsInput, onProgress?: (stage: 'model' | 'context', progress: number) => void): Promise<ReadyInfo> {
-    return this.call({ type: 'load', options: loadOptionsSchema.parse(options) }, 'ready', (m) => {
+    return this.call({ type: 'load', options }, 'ready', (m) => {
       if (m.type === 'progress') onProgress?.(m.stage, m.progress);
     }).then((m) => m.info);
   }
@@ -101,7 +100,7 @@ export class EngineClient {
       failStart = reject;
     });
     const done = this.call(
-      { type: 'generate', request: generateRequestSchema.parse(request) },
+      { type: 'generate', request },
       'done',
       (m) => {
         if (m.type === 'started') markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs });
@@ -170,7 +169,7 @@ export class EngineClient {
   }
 
   private receive(raw: unknown): void {
-    const parsed = engineMessageSchema.safeParse(raw);
+    const parsed = parseEngineMessage(raw);
     if (!parsed.success) {
       this.onProtocolError(`engine sent a malformed message: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
       return;
