@@ -21,6 +21,8 @@ export interface ControlClient {
   close(): void;
 }
 
+const CALL_BOUND_MS = 180_000;
+
 /** Opens `/control` with the front's token and collects every message. */
 export async function openControl(front: Front, headers: Record<string, string> = {}): Promise<ControlClient> {
   const socket = new WebSocket(`${front.url.replace('http', 'ws')}/control?token=${front.token}`, { headers });
@@ -37,7 +39,8 @@ export async function openControl(front: Front, headers: Record<string, string> 
     call: (name, args = {}) => {
       const id = nextId++;
       socket.send(JSON.stringify({ type: 'call', id, name, args }));
-      return waitFor(() => messages.find((m) => m.type === 'result' && m.id === id), `the answer to ${name}`);
+      // An event wait: the bound only keeps a broken server from hanging the run (a 2-replica load on a busy machine took over 10 s).
+      return waitFor(() => messages.find((m) => m.type === 'result' && m.id === id), `the answer to ${name}`, CALL_BOUND_MS);
     },
     events: (name) => messages.filter((m) => m.type === 'event' && m.name === name).map((m) => m.payload),
     close: () => socket.close(),
