@@ -13,6 +13,7 @@ import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { enginePrivateBytes } from './arena/engine-memory.js';
 import { ArenaError } from './arena/model-arena.js';
+import type { ChatBackend } from './chat/chat-backend.js';
 import { ChatService } from './chat/chat-service.js';
 import { ConversationStore } from './chat/conversation-store.js';
 import { ModelLibrary } from './models/model-library.js';
@@ -57,7 +58,8 @@ interface LoadedModel {
   started: boolean;
 }
 
-export class Workstation {
+/** Implements the chat's backend: chat/ sees the workstation only through that interface. */
+export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
   readonly gpus: GpuMonitor;
   readonly chat: ChatService;
