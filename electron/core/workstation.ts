@@ -1,11 +1,11 @@
 /**
  * The workstation: core put together around one loaded model — the shared arena, the tokenizer, the
- * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log buffer and
+ * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log and
  * the listeners. A model is loaded from a run config at start or later from the UI's loader (the old one
  * is unloaded first); without one, the views are empty and requests get a clear 503. The HTTP front, the
  * control API and the Electron shell all drive this one object; nothing in it knows which is in front.
  */
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import type { ArenaStatus, EventPayload, GpuReport, LoadStep } from '../../common/contract.js';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
 import { readGgufFileHeader } from '../../common/node/gguf-file.js';
@@ -21,6 +21,8 @@ import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
 import type { SpawnEngine } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
+import { CoreLog, type LogSink } from './logging/core-log.js';
+import type { LogRotation } from './logging/log-file.js';
 import { NoReplicaError, ReplicaSet, type ReplicaGenerateOptions, type ReplicaGenerateResult, type ReplicaSetOptions } from './replicas/replica-set.js';
 import { ThroughputMeter } from './throughput-meter.js';
 import { Tokenizer } from './tokenizer.js';
@@ -32,8 +34,11 @@ export interface WorkstationOptions {
   config?: RunConfig | null;
   machine: MachineFacts;
   spawn: SpawnEngine;
-  /** Also print log lines here (the serve CLI prints to stderr). */
-  log?: (line: string) => void;
+  /** Also hand log lines here (the serve CLI prints them to stderr). */
+  log?: LogSink;
+  /** The rotating log file; default `<dataDir>/logs/manifold.log`, null for none. */
+  logFile?: string | null;
+  logRotation?: LogRotation;
   /** Replica-set settings beyond the config (tests shorten the watchdog and heal times). */
   replicaOptions?: Partial<ReplicaSetOptions>;
   /** NVML's reader (the serve CLI's, which also found the cards); one of its own otherwise. */
@@ -45,8 +50,6 @@ export interface WorkstationOptions {
   /** The folder the loader lists GGUF files from; none: only recent models and typed paths. */
   modelsDir?: string | null;
 }
-
-const LOG_LINES_KEPT = 500;
 
 /** Everything that belongs to one loaded model. */
 interface LoadedModel {
@@ -64,14 +67,16 @@ export class Workstation implements ChatBackend {
   readonly gpus: GpuMonitor;
   readonly chat: ChatService;
   readonly models: ModelLibrary;
+  readonly log: CoreLog;
   private loaded: LoadedModel;
   private loading = false;
-  private readonly logLines: string[] = [];
-  private readonly logListeners = new Set<(line: string) => void>();
   private readonly rebuildListeners = new Set<(progress: RebuildProgress) => void>();
   private readonly loadListeners = new Set<(step: LoadStep) => void>();
 
   constructor(private readonly options: WorkstationOptions) {
+    const logFile = options.logFile === undefined ? join(options.dataDir, 'logs', 'manifold.log') : options.logFile;
+    this.log = new CoreLog({ file: logFile, ...(options.logRotation ? { rotation: options.logRotation } : {}), ...(options.log ? { echo: options.log } : {}) });
+    this.log.info(`manifold started (pid ${process.pid})${logFile ? `, logging to ${logFile}` : ''}`);
     this.gpus = options.gpuMonitor ?? new GpuMonitor();
     this.chat = new ChatService(new ConversationStore(options.dataDir), this);
     this.models = new ModelLibrary(options.dataDir, options.modelsDir ?? null);
@@ -80,7 +85,7 @@ export class Workstation implements ChatBackend {
 
   /** The parts of `config`'s model, not started; an empty set when there is no model. */
   private prepare(config: RunConfig | null): LoadedModel {
-    const log = (line: string): void => this.log(line);
+    const log = this.log.sink;
     if (!config) {
       return {
         config: { model: '' },
@@ -138,7 +143,7 @@ export class Workstation implements ChatBackend {
       requested: config.shared_arena === true,
       engines: replicas.size,
       enginePrivateBytes: config.shared_arena ? await this.enginePrivateBytes(loaded) : 0,
-      log: (line) => this.log(line),
+      log: this.log.sink,
       onProgress: (fraction) => this.step({ step: 'arena', detail: 'reading the model into the arena', fraction }),
       ...(this.options.arenaFacts ? { facts: this.options.arenaFacts } : {}),
     });
@@ -153,8 +158,8 @@ export class Workstation implements ChatBackend {
       offReady();
     }
     loaded.started = true;
-    await this.models.noteLoaded(config.model).catch((error: Error) => this.log(`recent models: not saved (${error.message})`));
-    this.log(`workstation ready: ${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`);
+    await this.models.noteLoaded(config.model).catch((error: Error) => this.log.warn(`recent models: not saved (${error.message})`));
+    this.log.info(`workstation ready: ${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`);
     this.step({ step: 'ready', detail: `${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`, fraction: 1 });
   }
 
@@ -248,7 +253,7 @@ export class Workstation implements ChatBackend {
     const outcomes = await this.replicas.rebuild(request, (progress) => {
       for (const listener of this.rebuildListeners) listener(progress);
     });
-    for (const o of outcomes) this.log(`rebuild of replica ${o.replica}: ${o.outcome}${'reason' in o ? ` (${o.reason})` : ''}`);
+    for (const o of outcomes) this.log.write(o.outcome === 'Applied' ? 'info' : 'warn', `rebuild of replica ${o.replica}: ${o.outcome}${'reason' in o ? ` (${o.reason})` : ''}`);
     return outcomes;
   }
 
@@ -272,25 +277,10 @@ export class Workstation implements ChatBackend {
     };
   }
 
-  log(line: string): void {
-    this.logLines.push(line);
-    if (this.logLines.length > LOG_LINES_KEPT) this.logLines.shift();
-    this.options.log?.(line);
-    for (const listener of this.logListeners) listener(line);
-  }
-
-  recentLogs(): readonly string[] {
-    return this.logLines;
-  }
-
-  onLog(listener: (line: string) => void): () => void {
-    this.logListeners.add(listener);
-    return () => this.logListeners.delete(listener);
-  }
-
-  /** Unloads the model, then releases NVML. */
+  /** Unloads the model, releases NVML, then closes the log file. */
   async close(): Promise<void> {
     await this.unload();
     this.gpus.close();
+    await this.log.close();
   }
 }

@@ -20,6 +20,7 @@ import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
 import { ExactPrefixIndex } from '../router/prefix-index.js';
 import { Router, type RouteCandidate } from '../router/router.js';
 import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
+import type { LogSink } from '../logging/core-log.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
 
 export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'latched' | 'healing' | 'failed' | 'stopped';
@@ -37,7 +38,7 @@ export interface ReplicaSetOptions {
   plans: readonly ReplicaPlan[];
   modelPath: string;
   spawn: SpawnEngine;
-  log: (line: string) => void;
+  log: LogSink;
   routing?: RoutingPolicy;
   heal?: Partial<HealPolicy>;
   watchdog?: { heartbeatMs?: number; hangTimeoutMs?: number };
@@ -257,7 +258,7 @@ export class ReplicaSet {
     try {
       await pinProcess(pid, replica.cpus);
     } catch (error) {
-      this.options.log(`[replica ${replica.index}] CPU pinning failed (${(error as Error).message}); it runs on every core`);
+      this.options.log(`[replica ${replica.index}] CPU pinning failed (${(error as Error).message}); it runs on every core`, 'warn');
     }
   }
 
@@ -285,14 +286,14 @@ export class ReplicaSet {
     replica.consecutiveFailures = stayedUp ? 1 : replica.consecutiveFailures + 1;
     if (replica.consecutiveFailures >= this.heal.maxConsecutiveFailures) {
       this.setState(replica, 'failed');
-      this.options.log(`[replica ${replica.index}] failed ${replica.consecutiveFailures} times in a row; not restarting until asked`);
+      this.options.log(`[replica ${replica.index}] failed ${replica.consecutiveFailures} times in a row; not restarting until asked`, 'error');
       return;
     }
     // The first failure after a stable run heals at once; a crash loop waits a cooldown, doubling each time.
     const wait = replica.lastStartAt + this.heal.cooldownMs * 2 ** (replica.consecutiveFailures - 1) - Date.now();
     const delay = stayedUp ? 0 : Math.max(0, wait);
     this.setState(replica, 'healing');
-    this.options.log(`[replica ${replica.index}] healing in ${delay} ms (failure ${replica.consecutiveFailures} of ${this.heal.maxConsecutiveFailures})`);
+    this.options.log(`[replica ${replica.index}] healing in ${delay} ms (failure ${replica.consecutiveFailures} of ${this.heal.maxConsecutiveFailures})`, 'warn');
     replica.healTimer = setTimeout(() => {
       replica.healTimer = undefined;
       if (this.closing) return;
@@ -342,7 +343,7 @@ export class ReplicaSet {
       } catch (error) {
         if (error instanceof EngineExitedError && !options.signal?.aborted) {
           failedOver.push(replica.index);
-          this.options.log(`[replica ${replica.index}] died before the first token; sending the request to another replica`);
+          this.options.log(`[replica ${replica.index}] died before the first token; sending the request to another replica`, 'warn');
           continue;
         }
         throw error;
@@ -470,7 +471,7 @@ export class ReplicaSet {
       case 'Latched':
         this.index.forgetReplica(replica.index);
         replica.latchReason = `rebuild failed (${outcome.reason}) and so did its rollback (${outcome.rollback_error}); restart the replica`;
-        this.options.log(`[replica ${replica.index}] latched: ${replica.latchReason}`);
+        this.options.log(`[replica ${replica.index}] latched: ${replica.latchReason}`, 'error');
         this.setState(replica, 'latched');
         return;
       case 'RejectedIntact':
@@ -586,9 +587,7 @@ export class ReplicaSet {
     this.closing = true;
     for (const r of this.replicas) clearTimeout(r.healTimer);
     await Promise.all(this.replicas.map((r) => r.supervisor.stop()));
-    for (const r of this.replicas) {
-      this.setState(r, 'stopped');
-      r.supervisor.close();
-    }
+    for (const r of this.replicas) this.setState(r, 'stopped');
+    await Promise.all(this.replicas.map((r) => r.supervisor.close()));
   }
 }
