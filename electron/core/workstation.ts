@@ -112,6 +112,9 @@ export class Workstation implements ChatBackend {
     this.loading = true;
     try {
       await this.startLoaded(this.loaded);
+    } catch (error) {
+      this.log.error(`start failed: ${(error as Error).message}`);
+      throw error;
     } finally {
       this.loading = false;
     }
@@ -126,6 +129,7 @@ export class Workstation implements ChatBackend {
       this.loaded = this.prepare(config);
       await this.startLoaded(this.loaded);
     } catch (error) {
+      this.log.error(`loading ${config.model} failed: ${(error as Error).message}`);
       await this.unload();
       this.step({ step: 'failed', detail: (error as Error).message, fraction: null });
       throw error;
