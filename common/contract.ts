@@ -192,6 +192,13 @@ export const loadModelRequestSchema = z
   })
   .strict();
 
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** One line of core's log. `seq` counts this process's entries (the previous run's lines, read back from the file, come first). */
+export const logEntrySchema = z.object({ seq: z.number().int(), time: z.number(), level: z.enum(LOG_LEVELS), line: z.string() });
+export type LogEntry = z.infer<typeof logEntrySchema>;
+
 const noArgs = z.object({}).strict();
 
 export const contract = {
@@ -232,13 +239,15 @@ export const contract = {
     stopGeneration: { args: conversationIdArgs, result: z.object({ stopped: z.boolean() }) },
     /** The desktop's file dialog for a GGUF; in a browser there is none (path null, with why). */
     pickModelFile: { args: noArgs, result: z.object({ path: z.string().nullable(), reason: z.string().nullable() }) },
+    /** Core's recent log entries, oldest first; after a restart they begin with the previous run's last lines. */
+    getLogs: { args: noArgs, result: z.array(logEntrySchema) },
   },
   events: {
     replicas: z.array(replicaViewSchema),
     slots: z.array(globalSlotViewSchema),
     throughput: throughputSchema,
     gpus: gpuReportSchema,
-    log: z.object({ line: z.string() }),
+    log: logEntrySchema,
     rebuild: rebuildProgressSchema,
     load: loadStepSchema,
     /** A piece of an answer as it streams. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { feedEvents } from './core/contract-events.js';
 import { contractHandlers } from './core/contract-handlers.js';
+import { terminalLine } from './core/logging/core-log.js';
 import { serve } from './core/serve.js';
 import { registerContractIpc, sendContractEvent } from './core/shell/ipc-bridge.js';
 import { denyPermission, denyWindowOpen, guardNavigation, windowOptions, withCsp } from './core/shell/window-policy.js';
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
     spawn: utilityEngine,
     dataDir: app.getPath('userData'),
     modelsDir: join(app.getPath('home'), 'models'),
-    log: (line) => console.log(line),
+    log: (line, level) => console.log(terminalLine(line, level)),
     front: { port, anyPortIfTaken: true },
   });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
       return picked.canceled ? null : (picked.filePaths[0] ?? null);
     },
   });
-  const unregister = registerContractIpc(ipcMain, handlers, () => appUrl, (line) => served.workstation.log(line));
+  const unregister = registerContractIpc(ipcMain, handlers, () => appUrl, (line) => served.workstation.log.warn(line));
   const toWindow = (channel: string, payload: unknown): void => {
     if (!window.isDestroyed()) window.webContents.send(channel, payload);
   };

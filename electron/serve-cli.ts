@@ -2,7 +2,7 @@
  * `npm run serve`: the headless workstation for a machine without a display. With no arguments it
  * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
  * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise; `--idle` starts with no model
- * (the dashboard's loader loads one); `--data-dir` keeps conversations, `--models-dir` is the folder
+ * (the dashboard's loader loads one); `--data-dir` keeps conversations and logs/, `--models-dir` is the folder
  * the loader lists. The built UI (`npm run build:ui`) is served at `/`. Ctrl-C stops the engines.
  */
 import { existsSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureTestModel } from '../build/test-model.js';
 import { ConfigError, parseRunConfig } from './core/config/run-config.js';
+import { terminalLine } from './core/logging/core-log.js';
 import { serve } from './core/serve.js';
 
 const USAGE =
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   const uiDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'renderer');
   if (!existsSync(join(uiDir, 'index.html'))) console.error('the UI is not built: run `npm run build:ui` for the dashboard (the API works without it)');
   const served = await serve(config, {
-    log: (line) => console.error(line),
+    log: (line, level) => console.error(terminalLine(line, level)),
     front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiDir },
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     modelsDir: values['models-dir'] ?? null,

@@ -1,20 +1,30 @@
 /**
  * Engines under Electron: `utilityProcess.fork` of the built engine (dist/engine-bin/main.js), adapted to
- * core's `EngineProcess`. The child talks over `process.parentPort` (engine-bin/transport.ts).
+ * core's `EngineProcess`. The child talks over `process.parentPort` (engine-bin/transport.ts). Each is
+ * forked under a name of its own so that its exit carries the reason app's `child-process-gone` gives.
  */
-import { utilityProcess } from 'electron';
+import { app, utilityProcess } from 'electron';
 import { join } from 'node:path';
 import { forwardLines, type EngineExit, type SpawnEngine } from './core/engine/engine-process.js';
+import { UtilityExitReasons } from './core/shell/utility-exits.js';
 
 const engineScript = join(import.meta.dirname, '..', 'engine-bin', 'main.js');
+const exitReasons = new UtilityExitReasons(app);
 
 export const utilityEngine: SpawnEngine = (options) => {
-  const child = utilityProcess.fork(engineScript, [], { env: { ...process.env, ...options.env }, stdio: 'pipe', serviceName: 'Manifold engine' });
+  const name = exitReasons.nextName();
+  const child = utilityProcess.fork(engineScript, [], { env: { ...process.env, ...options.env }, stdio: 'pipe', serviceName: name });
   const logListeners: ((line: string) => void)[] = [];
+  const exitListeners: ((exit: EngineExit) => void)[] = [];
   forwardLines(child.stdout, logListeners);
   forwardLines(child.stderr, logListeners);
   let exited = false;
-  child.on('exit', () => (exited = true));
+  child.on('exit', (code) => {
+    exited = true;
+    exitReasons.exited(name, code, (exit) => {
+      for (const listener of exitListeners) listener(exit);
+    });
+  });
   return {
     get pid() {
       return child.pid;
@@ -25,7 +35,7 @@ export const utilityEngine: SpawnEngine = (options) => {
       return true;
     },
     onMessage: (listener) => child.on('message', listener),
-    onExit: (listener) => child.on('exit', (code) => listener({ code, signal: null } satisfies EngineExit)),
+    onExit: (listener) => exitListeners.push(listener),
     onLog: (listener) => logListeners.push(listener),
     kill: (signal) => {
       if (child.pid !== undefined && signal && signal !== 'SIGTERM') process.kill(child.pid, signal);

@@ -39,7 +39,7 @@ export function feedEvents(workstation: Workstation, send: SendEvent, intervalMs
   const timer = setInterval(() => void pushState().catch(() => {}), intervalMs);
   timer.unref();
   const unsubscribe = [
-    workstation.onLog((line) => send('log', { line })),
+    workstation.log.onEntry((entry) => send('log', entry)),
     workstation.onRebuildProgress((progress) => send('rebuild', progress)),
     workstation.onLoadStep((step) => send('load', step)),
     workstation.chat.onPiece((piece) => send('chat', piece)),

@@ -103,6 +103,7 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
       shell.pickModelFile
         ? { path: await shell.pickModelFile(), reason: null }
         : { path: null, reason: 'no file dialog in a browser: type the path, or pick a recent or found model' },
+    getLogs: async () => workstation.log.recent(),
   };
 }
 

@@ -10,16 +10,22 @@ import type { RunConfig } from './config/run-config.js';
 import { forkEngine, type SpawnEngine } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
 import { startFront, type Front, type FrontOptions } from './http/front-server.js';
+import type { LogSink } from './logging/core-log.js';
+import type { LogRotation } from './logging/log-file.js';
 import type { ReplicaSetOptions } from './replicas/replica-set.js';
 import { Workstation } from './workstation.js';
 
 export interface ServeOptions {
   front?: FrontOptions;
-  log?: (line: string) => void;
+  /** Also hand each log line here (the file is written either way). */
+  log?: LogSink;
+  /** Core's rotating log file; default `<dataDir>/logs/manifold.log`, null for none. */
+  logFile?: string | null;
+  logRotation?: LogRotation;
   spawn?: SpawnEngine;
   replicaOptions?: Partial<ReplicaSetOptions>;
   arenaFacts?: Partial<ArenaFacts>;
-  /** Conversations and recent models; default: `$XDG_DATA_HOME/manifold` (or ~/.local/share/manifold). */
+  /** Conversations, recent models and logs; default: `$XDG_DATA_HOME/manifold` (or ~/.local/share/manifold). */
   dataDir?: string;
   modelsDir?: string | null;
 }
@@ -47,6 +53,8 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     ...(options.arenaFacts ? { arenaFacts: options.arenaFacts } : {}),
     spawn: options.spawn ?? forkEngine,
     ...(options.log ? { log: options.log } : {}),
+    ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
+    ...(options.logRotation ? { logRotation: options.logRotation } : {}),
     ...(options.replicaOptions ? { replicaOptions: options.replicaOptions } : {}),
   });
   try {

@@ -1,11 +1,11 @@
 /**
  * The workstation: core put together around one loaded model — the shared arena, the tokenizer, the
- * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log buffer and
+ * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log and
  * the listeners. A model is loaded from a run config at start or later from the UI's loader (the old one
  * is unloaded first); without one, the views are empty and requests get a clear 503. The HTTP front, the
  * control API and the Electron shell all drive this one object; nothing in it knows which is in front.
  */
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import type { ArenaStatus, EventPayload, GpuReport, LoadStep } from '../../common/contract.js';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
 import { readGgufFileHeader } from '../../common/node/gguf-file.js';
@@ -13,6 +13,7 @@ import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { enginePrivateBytes } from './arena/engine-memory.js';
 import { ArenaError } from './arena/model-arena.js';
+import type { ChatBackend } from './chat/chat-backend.js';
 import { ChatService } from './chat/chat-service.js';
 import { ConversationStore } from './chat/conversation-store.js';
 import { ModelLibrary } from './models/model-library.js';
@@ -20,6 +21,8 @@ import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
 import type { SpawnEngine } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
+import { CoreLog, type LogSink } from './logging/core-log.js';
+import type { LogRotation } from './logging/log-file.js';
 import { NoReplicaError } from './replicas/replica-errors.js';
 import { ReplicaSet, type ReplicaSetOptions } from './replicas/replica-set.js';
 import type { ReplicaGenerateOptions, ReplicaGenerateResult } from './replicas/request-dispatcher.js';
@@ -33,8 +36,11 @@ export interface WorkstationOptions {
   config?: RunConfig | null;
   machine: MachineFacts;
   spawn: SpawnEngine;
-  /** Also print log lines here (the serve CLI prints to stderr). */
-  log?: (line: string) => void;
+  /** Also hand log lines here (the serve CLI prints them to stderr). */
+  log?: LogSink;
+  /** The rotating log file; default `<dataDir>/logs/manifold.log`, null for none. */
+  logFile?: string | null;
+  logRotation?: LogRotation;
   /** Replica-set settings beyond the config (tests shorten the watchdog and heal times). */
   replicaOptions?: Partial<ReplicaSetOptions>;
   /** NVML's reader (the serve CLI's, which also found the cards); one of its own otherwise. */
@@ -47,8 +53,6 @@ export interface WorkstationOptions {
   modelsDir?: string | null;
 }
 
-const LOG_LINES_KEPT = 500;
-
 /** Everything that belongs to one loaded model. */
 interface LoadedModel {
   config: RunConfig;
@@ -59,19 +63,22 @@ interface LoadedModel {
   started: boolean;
 }
 
-export class Workstation {
+/** Implements the chat's backend: chat/ sees the workstation only through that interface. */
+export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
   readonly gpus: GpuMonitor;
   readonly chat: ChatService;
   readonly models: ModelLibrary;
+  readonly log: CoreLog;
   private loaded: LoadedModel;
   private loading = false;
-  private readonly logLines: string[] = [];
-  private readonly logListeners = new Set<(line: string) => void>();
   private readonly rebuildListeners = new Set<(progress: RebuildProgress) => void>();
   private readonly loadListeners = new Set<(step: LoadStep) => void>();
 
   constructor(private readonly options: WorkstationOptions) {
+    const logFile = options.logFile === undefined ? join(options.dataDir, 'logs', 'manifold.log') : options.logFile;
+    this.log = new CoreLog({ file: logFile, ...(options.logRotation ? { rotation: options.logRotation } : {}), ...(options.log ? { echo: options.log } : {}) });
+    this.log.info(`manifold started (pid ${process.pid})${logFile ? `, logging to ${logFile}` : ''}`);
     this.gpus = options.gpuMonitor ?? new GpuMonitor();
     this.chat = new ChatService(new ConversationStore(options.dataDir), this);
     this.models = new ModelLibrary(options.dataDir, options.modelsDir ?? null);
@@ -80,7 +87,7 @@ export class Workstation {
 
   /** The parts of `config`'s model, not started; an empty set when there is no model. */
   private prepare(config: RunConfig | null): LoadedModel {
-    const log = (line: string): void => this.log(line);
+    const log = this.log.sink;
     if (!config) {
       return {
         config: { model: '' },
@@ -107,6 +114,9 @@ export class Workstation {
     this.loading = true;
     try {
       await this.startLoaded(this.loaded);
+    } catch (error) {
+      this.log.error(`start failed: ${(error as Error).message}`);
+      throw error;
     } finally {
       this.loading = false;
     }
@@ -121,6 +131,7 @@ export class Workstation {
       this.loaded = this.prepare(config);
       await this.startLoaded(this.loaded);
     } catch (error) {
+      this.log.error(`loading ${config.model} failed: ${(error as Error).message}`);
       await this.unload();
       this.step({ step: 'failed', detail: (error as Error).message, fraction: null });
       throw error;
@@ -138,7 +149,7 @@ export class Workstation {
       requested: config.shared_arena === true,
       engines: replicas.size,
       enginePrivateBytes: config.shared_arena ? await this.enginePrivateBytes(loaded) : 0,
-      log: (line) => this.log(line),
+      log: this.log.sink,
       onProgress: (fraction) => this.step({ step: 'arena', detail: 'reading the model into the arena', fraction }),
       ...(this.options.arenaFacts ? { facts: this.options.arenaFacts } : {}),
     });
@@ -153,8 +164,8 @@ export class Workstation {
       offReady();
     }
     loaded.started = true;
-    await this.models.noteLoaded(config.model).catch((error: Error) => this.log(`recent models: not saved (${error.message})`));
-    this.log(`workstation ready: ${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`);
+    await this.models.noteLoaded(config.model).catch((error: Error) => this.log.warn(`recent models: not saved (${error.message})`));
+    this.log.info(`workstation ready: ${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`);
     this.step({ step: 'ready', detail: `${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`, fraction: 1 });
   }
 
@@ -248,7 +259,7 @@ export class Workstation {
     const outcomes = await this.replicas.rebuild(request, (progress) => {
       for (const listener of this.rebuildListeners) listener(progress);
     });
-    for (const o of outcomes) this.log(`rebuild of replica ${o.replica}: ${o.outcome}${'reason' in o ? ` (${o.reason})` : ''}`);
+    for (const o of outcomes) this.log.write(o.outcome === 'Applied' ? 'info' : 'warn', `rebuild of replica ${o.replica}: ${o.outcome}${'reason' in o ? ` (${o.reason})` : ''}`);
     return outcomes;
   }
 
@@ -275,25 +286,10 @@ export class Workstation {
     };
   }
 
-  log(line: string): void {
-    this.logLines.push(line);
-    if (this.logLines.length > LOG_LINES_KEPT) this.logLines.shift();
-    this.options.log?.(line);
-    for (const listener of this.logListeners) listener(line);
-  }
-
-  recentLogs(): readonly string[] {
-    return this.logLines;
-  }
-
-  onLog(listener: (line: string) => void): () => void {
-    this.logListeners.add(listener);
-    return () => this.logListeners.delete(listener);
-  }
-
-  /** Unloads the model, then releases NVML. */
+  /** Unloads the model, releases NVML, then closes the log file. */
   async close(): Promise<void> {
     await this.unload();
     this.gpus.close();
+    await this.log.close();
   }
 }

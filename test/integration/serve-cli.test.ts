@@ -66,17 +66,20 @@ describe('npm run serve with bad input', () => {
       await writeFile(join(dir, 'uneven.json'), JSON.stringify({ model: join(dir, 'm.gguf'), gpu: [0, 1, 2, 3], replicas: 3 }));
       await writeFile(join(dir, 'm.gguf'), 'not a model');
 
-      const badJson = await cli(['--config', join(dir, 'bad.json')]);
+      const badJson = await cli(['--config', join(dir, 'bad.json'), '--data-dir', dir]);
       expect(badJson.code).toBe(1);
       expect(badJson.stderr).toMatch(/config error: cannot read the config .*bad\.json: /);
 
-      const uneven = await cli(['--config', join(dir, 'uneven.json')]);
+      const uneven = await cli(['--config', join(dir, 'uneven.json'), '--data-dir', dir]);
       expect(uneven.code).toBe(1);
       expect(uneven.stderr).toContain('config error: replicas: 3 replicas cannot split the 4 cards [0, 1, 2, 3] into equal groups');
 
-      const notModel = await cli(['--model', join(dir, 'm.gguf')]);
+      const notModel = await cli(['--model', join(dir, 'm.gguf'), '--data-dir', dir]);
       expect(notModel.code).toBe(1);
       expect(notModel.stderr).toContain('not a GGUF file');
+      // The failure outlives the process, in the data dir's log.
+      const logged = (await readFile(join(dir, 'logs', 'manifold.log'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; msg: string });
+      expect(logged.find((l) => l.msg.startsWith('start failed: ') && l.msg.includes('not a GGUF file'))?.level).toBe('error');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -91,9 +91,10 @@ describe('contract over IPC', () => {
 describe('events over IPC', () => {
   it('sends each event on its channel, checked against its schema', () => {
     const sent: [string, unknown][] = [];
-    sendContractEvent((channel, payload) => sent.push([channel, payload]), 'log', { line: 'hello' });
-    expect(sent).toEqual([[eventChannel('log'), { line: 'hello' }]]);
-    expect(() => sendContractEvent(() => {}, 'log', { line: 5 } as unknown as { line: string })).toThrow();
+    const entry = { seq: 1, time: 1000, level: 'info', line: 'hello' } as const;
+    sendContractEvent((channel, payload) => sent.push([channel, payload]), 'log', entry);
+    expect(sent).toEqual([[eventChannel('log'), entry]]);
+    expect(() => sendContractEvent(() => {}, 'log', { ...entry, line: 5 } as unknown as typeof entry)).toThrow();
   });
 });
 

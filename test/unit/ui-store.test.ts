@@ -9,7 +9,7 @@ import { connectStore, createAppStore } from '../../renderer/src/store/app-store
 import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store/chat-slice.js';
 import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
 import { describeOutcome, selectCanApply, selectResizeChange } from '../../renderer/src/store/resize-slice.js';
-import { cacheHitPercent, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
+import { cacheHitPercent, logText, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
 import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
 
 type Script = { [N in CallName]?: (args: CallArgs<N>) => CallResult<N> | Promise<CallResult<N>> };
@@ -61,8 +61,25 @@ describe('workstation slice', () => {
     expect(selectGpuPanel(store.getState()).note).toBe('waiting for the first GPU report');
     emit('gpus', { source: 'none', cards: [], note: 'no GPU: none here' });
     expect(selectGpuPanel(store.getState())).toEqual({ note: 'no GPU: none here', cards: [] });
-    emit('log', { line: 'hello' });
-    expect(store.getState().logs).toEqual(['hello']);
+    emit('log', { seq: 1, time: 0, level: 'warn', line: 'hello' });
+    expect(store.getState().logs.map((e) => e.line)).toEqual(['hello']);
+    expect(logText(store.getState().logs)).toMatch(/^\d\d:\d\d:\d\d warn  hello$/);
+  });
+
+  it('backfills the log on connect, keeping the entries that arrived while it was asked for, once each', async () => {
+    const entry = (seq: number, line: string) => ({ seq, time: 1000 * seq, level: 'info' as const, line });
+    let answer!: (entries: ReturnType<typeof entry>[]) => void;
+    const { client, emit } = scriptedClient({ getLogs: () => new Promise((resolve) => (answer = resolve)), getInfo: () => new Promise(() => {}), getArena: () => new Promise(() => {}) });
+    const store = createAppStore(client);
+    connectStore(store, client);
+    emit('log', entry(1, 'from before a reconnect'));
+    store.getState().setConnected(true);
+    // While the call is out: one entry the answer holds, one it does not.
+    emit('log', entry(7, 'seen by both'));
+    emit('log', entry(8, 'newer than the answer'));
+    answer([entry(5, 'previous run'), entry(6, 'started'), entry(7, 'seen by both')]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(store.getState().logs.map((e) => e.line)).toEqual(['previous run', 'started', 'seen by both', 'newer than the answer']);
   });
 });
 

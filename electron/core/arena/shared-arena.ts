@@ -10,6 +10,7 @@ import { formatBytes } from '../../../common/format-bytes.js';
 import { arenaRamWarning, planArena, type ArenaFacts } from './arena-plan.js';
 import { ArenaError, ModelArena, readArenaFacts } from './model-arena.js';
 import { removeStaleArenaFiles } from './stale-arena-files.js';
+import type { LogSink } from '../logging/core-log.js';
 
 export interface SharedArenaOptions {
   modelPath: string;
@@ -18,7 +19,7 @@ export interface SharedArenaOptions {
   /** Engines that will load from it, and each one's estimated private memory, for the RAM warning. */
   engines: number;
   enginePrivateBytes: number;
-  log: (line: string) => void;
+  log: LogSink;
   /** The fill's progress, 0..1. */
   onProgress?: (fraction: number) => void;
   /** Facts given instead of read off the machine (tests force the /dev/shm fallback or low RAM). */
@@ -62,7 +63,7 @@ export class SharedArena {
       return;
     }
     const warning = arenaRamWarning({ arenaBytes: facts.modelBytes, engines: options.engines, enginePrivateBytes: options.enginePrivateBytes, availableRamBytes: facts.availableRamBytes });
-    if (warning) log(`arena: warning: ${warning}`);
+    if (warning) log(`arena: warning: ${warning}`, 'warn');
     this.statusValue = { ...this.statusValue, state: 'filling', kind: plan.kind, warning };
     log(`arena: reading ${options.modelPath} (${formatBytes(facts.modelBytes)}) into a ${plan.kind}`);
     let nextStep = 1;
@@ -79,7 +80,7 @@ export class SharedArena {
       this.statusValue = { ...this.statusValue, state: 'off', kind: null, filledBytes: 0, reason: (error as Error).message };
       // A model that is not a GGUF fails the start; a machine that refuses the arena only loses the arena.
       if (error instanceof ArenaError) throw error;
-      log(`arena: none (${plan.kind} failed: ${(error as Error).message}); each replica loads the model file itself`);
+      log(`arena: none (${plan.kind} failed: ${(error as Error).message}); each replica loads the model file itself`, 'warn');
       return;
     }
     const arena = this.arena;

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatMessageData, Conversation, EventPayload } from '../../../common/contract.js';
-import type { Workstation } from '../workstation.js';
+import type { ChatBackend } from './chat-backend.js';
 import { ConversationError, type ConversationStore } from './conversation-store.js';
 
 const TITLE_CHARS = 48;
@@ -17,7 +17,7 @@ export class ChatService {
 
   constructor(
     readonly store: ConversationStore,
-    private readonly workstation: Workstation,
+    private readonly workstation: ChatBackend,
   ) {}
 
   onPiece(listener: (piece: EventPayload<'chat'>) => void): () => void {
@@ -70,7 +70,7 @@ export class ChatService {
     const answer: ChatMessageData = { id: randomUUID(), role: 'assistant', content: '', servedBy: null, stopped: false, error: null };
     try {
       const history = conversation.messages.filter((m) => m.error === null).map((m) => ({ role: m.role, content: m.content }));
-      const { tokens } = this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
+      const { tokens } = await this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
       const { temperature, topP, topK, maxTokens, seed } = conversation.sampling;
       const done = await this.workstation.generate(
         {

@@ -7,7 +7,10 @@ import { fork } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export type EngineExit = { code: number | null; signal: NodeJS.Signals | null };
+/** Why Electron says a utility process is gone (app's `child-process-gone`); plain Node says only code and signal. */
+export type EngineGoneReason = 'clean-exit' | 'abnormal-exit' | 'killed' | 'crashed' | 'oom' | 'launch-failed' | 'integrity-failure' | 'memory-eviction';
+
+export type EngineExit = { code: number | null; signal: NodeJS.Signals | null; reason?: EngineGoneReason };
 
 export interface EngineProcess {
   readonly pid: number | undefined;

@@ -134,7 +134,8 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     route(req, res).catch((error: unknown) => {
       const failure = error instanceof HttpError ? error : new HttpError(500, `internal error: ${(error as Error).message}`, 'server_error');
-      if (failure.status >= 500) workstation.log(`front: ${req.method} ${req.url}: ${failure.message}`);
+      // A 503 (no replica, no model) is a state the workstation reports elsewhere; a 500 is a fault.
+      if (failure.status >= 500) workstation.log.write(failure.status === 503 ? 'warn' : 'error', `front: ${req.method} ${req.url}: ${failure.message}`);
       sendError(res, failure);
     });
   });
@@ -165,7 +166,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     });
   await listen(options.port ?? 0).catch(async (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EADDRINUSE' || !options.anyPortIfTaken) throw error;
-    workstation.log(`front: port ${options.port} is taken; using a free one`);
+    workstation.log.warn(`front: port ${options.port} is taken; using a free one`);
     await listen(0);
   });
   const { port } = server.address() as AddressInfo;

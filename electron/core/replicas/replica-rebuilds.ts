@@ -7,6 +7,7 @@
 import type { ReadyInfo } from '../../../common/engine-protocol.js';
 import { poolSizesOf, type PrecheckRequest, type RebuildChange, type RebuildOutcome, type RebuildRequest, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../../common/rebuild.js';
 import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
+import type { LogSink } from '../logging/core-log.js';
 import type { Replica, ReplicaState } from './replica.js';
 import { RebuildInProgressError } from './replica-errors.js';
 import type { RoutingState } from './routing-state.js';
@@ -16,7 +17,7 @@ export interface RebuildHost {
   scope(which: number | 'all'): Replica[];
   setState(replica: Replica, state: ReplicaState): void;
   routing: RoutingState;
-  log: (line: string) => void;
+  log: LogSink;
 }
 
 export class ReplicaRebuilds {
@@ -79,7 +80,7 @@ export class ReplicaRebuilds {
       case 'Latched':
         routing.forgetReplica(replica.index);
         replica.latchReason = `rebuild failed (${outcome.reason}) and so did its rollback (${outcome.rollback_error}); restart the replica`;
-        this.host.log(`[replica ${replica.index}] latched: ${replica.latchReason}`);
+        this.host.log(`[replica ${replica.index}] latched: ${replica.latchReason}`, 'error');
         this.host.setState(replica, 'latched');
         return;
       case 'RejectedIntact':

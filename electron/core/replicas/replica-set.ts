@@ -16,6 +16,7 @@ import type { EngineGpuState } from '../gpu/gpu-report.js';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/request-queue.js';
 import type { QueueStats } from '../queue/queue-stats.js';
 import type { OnRebuildProgress } from '../rebuild/replica-rebuild.js';
+import type { LogSink } from '../logging/core-log.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
@@ -28,7 +29,7 @@ export interface ReplicaSetOptions {
   plans: readonly ReplicaPlan[];
   modelPath: string;
   spawn: SpawnEngine;
-  log: (line: string) => void;
+  log: LogSink;
   routing?: RoutingPolicy;
   heal?: Partial<HealPolicy>;
   /** The core-held queue's bounds (config `queue`). */
@@ -169,7 +170,7 @@ export class ReplicaSet {
     try {
       await pinProcess(pid, replica.cpus);
     } catch (error) {
-      this.options.log(`[replica ${replica.index}] CPU pinning failed (${(error as Error).message}); it runs on every core`);
+      this.options.log(`[replica ${replica.index}] CPU pinning failed (${(error as Error).message}); it runs on every core`, 'warn');
     }
   }
 
@@ -196,11 +197,11 @@ export class ReplicaSet {
     replica.consecutiveFailures = decision.failures;
     if (decision.kind === 'failed') {
       this.setState(replica, 'failed');
-      this.options.log(`[replica ${replica.index}] failed ${decision.failures} times in a row; not restarting until asked`);
+      this.options.log(`[replica ${replica.index}] failed ${decision.failures} times in a row; not restarting until asked`, 'error');
       return;
     }
     this.setState(replica, 'healing');
-    this.options.log(`[replica ${replica.index}] healing in ${decision.delayMs} ms (failure ${decision.failures} of ${this.heal.maxConsecutiveFailures})`);
+    this.options.log(`[replica ${replica.index}] healing in ${decision.delayMs} ms (failure ${decision.failures} of ${this.heal.maxConsecutiveFailures})`, 'warn');
     replica.healTimer = setTimeout(() => {
       replica.healTimer = undefined;
       if (this.closing) return;
@@ -351,9 +352,7 @@ export class ReplicaSet {
     this.closing = true;
     for (const r of this.replicas) clearTimeout(r.healTimer);
     await Promise.all(this.replicas.map((r) => r.supervisor.stop()));
-    for (const r of this.replicas) {
-      this.setState(r, 'stopped');
-      r.supervisor.close();
-    }
+    for (const r of this.replicas) this.setState(r, 'stopped');
+    await Promise.all(this.replicas.map((r) => r.supervisor.close()));
   }
 }

@@ -11,6 +11,7 @@ import { EngineExitedError } from '../engine/engine-client.js';
 import { planDispatch } from '../queue/dispatch-plan.js';
 import { RequestQueue, type QueueSettings, type Waiting } from '../queue/request-queue.js';
 import { blockHashes } from '../router/block-hash.js';
+import type { LogSink } from '../logging/core-log.js';
 import type { Replica } from './replica.js';
 import { NoReplicaError, ReplicaDiedError } from './replica-errors.js';
 import type { RoutingState } from './routing-state.js';
@@ -42,7 +43,7 @@ export interface DispatcherOptions {
   replicas: readonly Replica[];
   routing: RoutingState;
   queue: QueueSettings;
-  log: (line: string) => void;
+  log: LogSink;
   /** The global number of a replica's first slot. */
   slotOffset: (replica: number) => number;
 }
@@ -80,7 +81,7 @@ export class RequestDispatcher {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
         failedOver.push(replica.index);
         if (failedOver.length > MAX_FAILOVERS) throw new NoReplicaError(`replicas ${failedOver.join(', ')} died before answering; the request was not retried again`);
-        this.options.log(`[replica ${replica.index}] died before the first token; the request goes back to its place in the queue`);
+        this.options.log(`[replica ${replica.index}] died before the first token; the request goes back to its place in the queue`, 'warn');
       } finally {
         replica.running--;
         this.dispatchSoon();

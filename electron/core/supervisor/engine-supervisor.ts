@@ -1,19 +1,22 @@
 /**
  * The supervisor of one replica's engine child: spawns it with its cards' env, loads the model, watches
- * it (a heartbeat ping; no answer within the bound means hung: it is killed — core's own stalls do not count), stops it gracefully and
- * then kills it, prefixes its log lines with `[replica N pid]`, and says why it exited. Each start is a
- * new child; healing (when and whether to start again) belongs to the replica set.
+ * it (a heartbeat ping; no answer within the bound means hung: it is killed — core's own stalls do not
+ * count), stops it gracefully and then kills it, prefixes its log lines with `[replica N pid]` and gives
+ * them a level, and says why it exited (with Electron's reason when the engine is a utility process).
+ * Each start is a new child; healing (when and whether to start again) belongs to the replica set.
  */
 import { EventEmitter } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { LogLevel } from '../../../common/contract.js';
 import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
 import { EngineClient } from '../engine/engine-client.js';
-import type { EngineExit, SpawnEngine } from '../engine/engine-process.js';
+import type { EngineExit, EngineGoneReason, SpawnEngine } from '../engine/engine-process.js';
+import type { LogSink } from '../logging/core-log.js';
+import { DEFAULT_ROTATION, LogFile } from '../logging/log-file.js';
 import { SilenceClock } from './silence-clock.js';
 
 export type ExitReason =
   | { kind: 'stopped' }
-  | { kind: 'crashed'; code: number | null; signal: string | null }
+  | { kind: 'crashed'; code: number | null; signal: string | null; reason?: EngineGoneReason }
   | { kind: 'hung'; silentMs: number }
   | { kind: 'load_failed'; message: string };
 
@@ -29,8 +32,8 @@ export interface EngineSupervisorOptions {
   /** What the engine loads once it is up. */
   load: LoadOptionsInput;
   /** Receives every log line, already prefixed. */
-  log: (line: string) => void;
-  /** Also append log lines to this file (`<log>.r<i>`). */
+  log: LogSink;
+  /** Also append log lines to this rotating file (`<log>.r<i>`). */
   logFile?: string | null;
   /** How often the watchdog pings a ready engine. */
   heartbeatMs?: number;
@@ -56,7 +59,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   private hung: { silentMs: number } | undefined;
   private loadFailure: string | undefined;
   private watchdog: NodeJS.Timeout | undefined;
-  private logStream: WriteStream | undefined;
+  private logFile: LogFile | undefined;
   private readonly heartbeatMs: number;
   private readonly hangTimeoutMs: number;
   private readonly loadTimeoutMs: number;
@@ -93,9 +96,9 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     this.hung = undefined;
     this.loadFailure = undefined;
     const child = this.options.spawn({ env: { ...this.options.env } });
-    const client = new EngineClient(child, (problem) => this.log(`protocol: ${problem}`));
+    const client = new EngineClient(child, (problem) => this.log(`protocol: ${problem}`, 'warn'));
     this.current = client;
-    child.onLog((line) => this.log(line));
+    child.onLog((line) => this.log(line, engineLineLevel(line)));
     void client.exited.then((exit) => this.onChildExit(client, exit));
     this.log('starting');
     const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
@@ -118,7 +121,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
       return info;
     } catch (error) {
       this.loadFailure = (error as Error).message;
-      this.log(`start failed: ${this.loadFailure}`);
+      this.log(`start failed: ${this.loadFailure}`, 'error');
       child.kill('SIGKILL');
       await client.exited;
       throw error;
@@ -163,7 +166,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
       const silentMs = Math.round(silence.tick(performance.now()));
       if (silentMs > this.hangTimeoutMs) {
         this.hung = { silentMs };
-        this.log(`hung: no heartbeat for ${silentMs} ms; killing`);
+        this.log(`hung: no heartbeat for ${silentMs} ms; killing`, 'warn');
         clearInterval(this.watchdog);
         client.process.kill('SIGKILL');
         return;
@@ -192,32 +195,55 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
         ? { kind: 'hung', silentMs: this.hung.silentMs }
         : this.loadFailure !== undefined
           ? { kind: 'load_failed', message: this.loadFailure }
-          : { kind: 'crashed', code: exit.code, signal: exit.signal };
+          : { kind: 'crashed', code: exit.code, signal: exit.signal, ...(exit.reason ? { reason: exit.reason } : {}) };
     this.stateValue = 'exited';
-    this.log(`exited: ${describeExit(reason)}`);
+    this.log(`exited: ${describeExit(reason)}`, reason.kind === 'stopped' ? 'info' : 'warn');
     this.emit('exit', reason);
   }
 
-  private log(line: string): void {
+  private log(line: string, level: LogLevel = 'info'): void {
     const prefixed = `[replica ${this.options.replica} ${this.pid ?? '-'}] ${line}`;
-    this.options.log(prefixed);
+    this.options.log(prefixed, level);
     if (this.options.logFile) {
-      this.logStream ??= createWriteStream(this.options.logFile, { flags: 'a' });
-      this.logStream.write(`${new Date().toISOString()} ${prefixed}\n`);
+      this.logFile ??= new LogFile(this.options.logFile, DEFAULT_ROTATION, (problem) => this.options.log(`[replica ${this.options.replica}] ${problem}`, 'error'));
+      this.logFile.write(level, prefixed);
     }
   }
 
-  /** Closes the log file (after the last stop). */
-  close(): void {
-    this.logStream?.end();
-    this.logStream = undefined;
+  /** Writes out and closes the log file (after the last stop). */
+  async close(): Promise<void> {
+    const file = this.logFile;
+    this.logFile = undefined;
+    await file?.close();
   }
 }
+
+/** The level of a line the engine printed: llama.cpp's own level where it says one, error for an uncaught failure. */
+export function engineLineLevel(line: string): LogLevel {
+  const llama = /^llama\.cpp (\w+):/.exec(line)?.[1];
+  if (llama === 'warn') return 'warn';
+  if (llama === 'error' || llama === 'fatal' || /^(uncaught exception|unhandled rejection):/.test(line)) return 'error';
+  return 'info';
+}
+
+const GONE_REASON_WORDS: Record<EngineGoneReason, string> = {
+  'clean-exit': 'exited cleanly',
+  'abnormal-exit': 'exited abnormally',
+  killed: 'killed',
+  crashed: 'crashed',
+  oom: 'out of memory',
+  'launch-failed': 'failed to launch',
+  'integrity-failure': 'failed a code integrity check',
+  'memory-eviction': 'evicted to free memory',
+};
 
 export function describeExit(reason: ExitReason): string {
   switch (reason.kind) {
     case 'stopped': return 'stopped';
-    case 'crashed': return `crashed (code ${reason.code ?? 'none'}, signal ${reason.signal ?? 'none'})`;
+    case 'crashed': {
+      const codes = `code ${reason.code ?? 'none'}, signal ${reason.signal ?? 'none'}`;
+      return reason.reason ? `crashed: ${GONE_REASON_WORDS[reason.reason]} (reason ${reason.reason}, ${codes})` : `crashed (${codes})`;
+    }
     case 'hung': return `hung (silent for ${reason.silentMs} ms)`;
     case 'load_failed': return `failed to load: ${reason.message}`;
   }

@@ -1,9 +1,10 @@
 /**
  * The dashboard's state: the workstation's info, replicas, slots, GPU report and arena, plus the
- * history of samples the charts draw (routed per replica, tokens/s, queue) and the recent log lines —
- * all fed by the contract's events, with named pure selectors for what each panel shows.
+ * history of samples the charts draw (routed per replica, tokens/s, queue) and the recent log entries —
+ * all fed by the contract's events (the log also backfilled from core on each connect), with named pure
+ * selectors for what each panel shows.
  */
-import type { ArenaStatus, CallResult, EventPayload, GpuReport } from '../../../common/contract.js';
+import type { ArenaStatus, CallResult, EventPayload, GpuReport, LogEntry } from '../../../common/contract.js';
 import type { SliceCreator } from './slice.js';
 
 export type ReplicaView = EventPayload<'replicas'>[number];
@@ -31,10 +32,14 @@ export interface WorkstationSlice {
   gpus: GpuReport | null;
   arena: ArenaStatus | null;
   history: Sample[];
-  logs: string[];
+  logs: LogEntry[];
+  /** `log` events taken so far: a backfill keeps the ones that arrived while it was being asked for. */
+  logEventsTaken: number;
   setConnected(connected: boolean): void;
   applyEvent<E extends 'replicas' | 'slots' | 'throughput' | 'gpus' | 'log'>(name: E, payload: EventPayload<E>): void;
   refreshInfo(): Promise<void>;
+  /** Replaces the log with core's recent entries (the previous run's last lines after a restart). */
+  refreshLogs(): Promise<void>;
 }
 
 export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get, client) => ({
@@ -46,9 +51,12 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
   arena: null,
   history: [],
   logs: [],
+  logEventsTaken: 0,
   setConnected: (connected) => {
     set({ connected });
-    if (connected) void get().refreshInfo();
+    if (!connected) return;
+    void get().refreshInfo();
+    void get().refreshLogs().catch(() => {});
   },
   applyEvent: (name, payload) => {
     switch (name) {
@@ -62,7 +70,7 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
         set({ gpus: payload as GpuReport });
         return;
       case 'log':
-        set((s) => ({ logs: [...s.logs, (payload as { line: string }).line].slice(-LOG_LINES_KEPT) }));
+        set((s) => ({ logs: [...s.logs, payload as LogEntry].slice(-LOG_LINES_KEPT), logEventsTaken: s.logEventsTaken + 1 }));
         return;
       case 'throughput': {
         const t = payload as EventPayload<'throughput'>;
@@ -75,7 +83,25 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
     const [info, arena] = await Promise.all([client.call('getInfo', {}), client.call('getArena', {})]);
     set({ info, arena });
   },
+  refreshLogs: async () => {
+    const takenBefore = get().logEventsTaken;
+    const recent = await client.call('getLogs', {});
+    const last = recent.at(-1)?.seq ?? 0;
+    set((s) => {
+      // Events that came while the call was out: those after the answer's last entry are newer than it.
+      const arrived = s.logs.slice(s.logs.length - Math.min(s.logs.length, s.logEventsTaken - takenBefore));
+      return { logs: [...recent, ...arrived.filter((e) => e.seq > last)].slice(-LOG_LINES_KEPT) };
+    });
+  },
 });
+
+/** The log panel's text: the last `lines` entries, each as `HH:MM:SS level line`. */
+export function logText(logs: readonly LogEntry[], lines = 80): string {
+  return logs
+    .slice(-lines)
+    .map((e) => `${new Date(e.time).toTimeString().slice(0, 8)} ${e.level.padEnd(5)} ${e.line}`)
+    .join('\n');
+}
 
 /** Percent of a replica's prompt tokens that came from its KV cache. */
 export function cacheHitPercent(view: Pick<ReplicaView, 'cacheHitTokens' | 'promptTokens'>): number {

@@ -1,0 +1,77 @@
+/**
+ * The allow-map of `manifold/layering` (build/eslint/layering-rule.js), in one place: the process layers
+ * (DESIGN §1) and the sub-layers of core. Each entry names what it may import: other layers (or, inside
+ * core, other sub-layers), and the npm packages on its allow-list; anything not listed is refused.
+ * A file belongs to the first entry whose path holds it (a path names a folder, or a file without its
+ * extension, or both: `tokenizer` is tokenizer.ts and a tokenizer/ folder). Folders not listed (test/,
+ * e2e/, bench/, root config files) are not restricted. Keep it true: a new import that the map does not
+ * allow fails lint until the map says why it may.
+ */
+
+/**
+ * Core's sub-layers, paths relative to electron/core, listed bottom-up. Every file of core must be in
+ * one; an import between two of them must be allowed here, so the map is also the proof that core has
+ * no import circle between its parts (the unit test checks the map is acyclic).
+ * @type {import('./layer-map.js').Sublayer[]}
+ */
+export const coreSublayers = [
+  // Leaves: they import nothing else of core.
+  { name: 'config', allow: [], packages: ['zod'] },
+  { name: 'logging', allow: [], packages: ['pino', 'rotating-file-stream'] },
+  { name: 'engine', allow: [] },
+  { name: 'cpu', allow: [] },
+  { name: 'gpu', allow: [] },
+  { name: 'throughput-meter', allow: [] },
+  { name: 'tokenizer', allow: [], packages: ['node-llama-cpp', '@huggingface/jinja'] },
+  // A generic helper that happens to live beside its first user; models/ uses it too.
+  { name: 'chat/atomic-file', allow: [] },
+  // Routing is pure: the run config's policy names and nothing else of core.
+  { name: 'router', allow: ['config'] },
+  // The request queue and dispatcher: routing decisions only; replicas/ drives it, never the reverse.
+  { name: 'queue', allow: ['router'] },
+  { name: 'rebuild', allow: ['engine'] },
+  { name: 'supervisor', allow: ['engine', 'logging'] },
+  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'rebuild', 'cpu', 'config', 'gpu', 'logging'] },
+  { name: 'arena', allow: ['logging'] },
+  { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
+  // The chat sees the workstation only through its ChatBackend interface.
+  { name: 'chat', allow: ['chat/atomic-file'] },
+  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'replicas', 'throughput-meter', 'tokenizer'] },
+  { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging'] },
+  { name: 'contract-events', allow: ['workstation', 'logging'] },
+  // Core's half of the Electron shell: the window policy and the IPC bridge (Electron's objects come in as interfaces).
+  { name: 'shell', allow: ['contract-handlers', 'contract-events', 'engine', 'logging'] },
+  // The HTTP front may use the workstation and anything below it; only serve.ts imports it.
+  {
+    name: 'http',
+    allow: [
+      'config', 'logging', 'engine', 'cpu', 'gpu', 'throughput-meter', 'tokenizer', 'chat/atomic-file', 'router', 'queue', 'rebuild',
+      'supervisor', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events',
+    ],
+    packages: ['ws', 'zod'],
+  },
+  { name: 'serve', allow: ['http', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging'] },
+];
+
+/**
+ * The process layers. `node`: whether Node builtins may be imported; `packages`: the npm packages the
+ * layer may import (an allow-list); `sublayers`: the map inside the layer.
+ * @type {import('./layer-map.js').Layer[]}
+ */
+export const layers = [
+  { name: 'common/node', folder: 'common/node', allow: ['common'], node: true, packages: ['zod'] },
+  { name: 'common', folder: 'common', allow: [], node: false, packages: ['zod'] },
+  {
+    name: 'core',
+    folder: 'electron/core',
+    allow: ['common', 'common/node', 'native'],
+    node: true,
+    packages: ['zod', 'ws', 'node-llama-cpp', '@huggingface/jinja', 'pino', 'rotating-file-stream'],
+    sublayers: coreSublayers,
+  },
+  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },
+  { name: 'renderer', folder: 'renderer', allow: ['common'], node: false, packages: ['react', 'react-dom', 'zustand', 'recharts'] },
+  { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: ['node-llama-cpp', 'zod'] },
+  { name: 'native', folder: 'native', allow: ['common'], node: true, packages: ['koffi', 'zod'] },
+  { name: 'build', folder: 'build', allow: ['common', 'common/node'], node: true, packages: ['esbuild'] },
+];

@@ -1,0 +1,29 @@
+/**
+ * What the chat service needs of the workstation, and nothing more: the loaded model's chat template
+ * and a generation through the router. The workstation implements it; chat/ never imports the
+ * workstation (the layering lint forbids it), so the two do not import each other.
+ */
+import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
+
+export interface ChatTemplateMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A generation's result as the chat records it: the text and who served it. */
+export interface ChatGeneration {
+  text: string;
+  replica: number;
+  /** The slot numbered across all replicas; null when the request never reached a slot. */
+  globalSlot: number | null;
+  reusedTokens: number;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+export interface ChatBackend {
+  /** The loaded model's tokenizer; throws (with why) when no model is loaded. */
+  readonly tokenizer: {
+    applyChatTemplate(messages: readonly ChatTemplateMessage[]): { tokens: number[] } | Promise<{ tokens: number[] }>;
+  };
+  generate(request: GenerateRequestInput, options: { signal: AbortSignal; onTokens: (chunk: { text: string }) => void }): Promise<ChatGeneration>;
+}
