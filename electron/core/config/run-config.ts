@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ROUTING_POLICY_NAMES } from '../../../common/contract.js';
 import { flashAttentionSchema } from '../../../common/engine-protocol.js';
+import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 import { kvTypeSchema } from '../../../common/rebuild.js';
 
 export class ConfigError extends Error {
@@ -102,11 +103,8 @@ function divisorsOf(n: number): number[] {
 
 /** Parses a config object, naming the first field that is wrong. */
 export function parseRunConfig(input: unknown): RunConfig {
-  const parsed = runConfigSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`config ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  }
+  const parsed = runConfigSchema.safeParse(input, { error: inWords });
+  if (!parsed.success) throw new ConfigError(`config ${firstIssueInWords(parsed.error, '(root)').message}`);
   return parsed.data;
 }
 
