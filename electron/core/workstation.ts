@@ -71,7 +71,7 @@ export class Workstation {
 
   constructor(private readonly options: WorkstationOptions) {
     this.gpus = options.gpuMonitor ?? new GpuMonitor();
-    this.chat = new ChatService(new ConversationStore(options.dataDir), this);
+    this.chat = new ChatService(new ConversationStore(options.dataDir, (line) => this.log(line)), this);
     this.models = new ModelLibrary(options.dataDir, options.modelsDir ?? null);
     this.loaded = this.prepare(options.config ?? null);
   }

@@ -56,6 +56,8 @@ export const runConfigSchema = z
     pinCores: z.boolean().optional(),
     /** Hold the weights in RAM once for every replica (DESIGN §6); off unless true. */
     shared_arena: z.boolean().optional(),
+    /** On SIGTERM / Ctrl-C / the desktop's quit: how long running answers get to finish before they are cut. */
+    shutdownGraceMs: z.number().int().min(0).max(600_000).optional(),
     heal: z
       .object({
         cooldownMs: z.number().int().nonnegative(),
@@ -67,6 +69,9 @@ export const runConfigSchema = z
   })
   .strict();
 export type RunConfig = z.infer<typeof runConfigSchema>;
+
+/** The grace period of a graceful stop when the config does not set `shutdownGraceMs`. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** What one replica runs on. */
 export interface ReplicaPlan {

@@ -4,7 +4,7 @@
  * per-start token), the admin calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
  * are size-limited JSON; every failure is a 4xx/5xx with a message, never a crash of the process.
  * `drain` is the front's part of a graceful stop: new requests get 503, open generations get a grace
- * period and are then ended cleanly (`open-generations.ts`).
+ * period and are then ended cleanly (`../open-generations.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -18,7 +18,7 @@ import { ADMIN_CALLS, handleAdminCall } from './admin-routes.js';
 import { ControlSocket } from './control-socket.js';
 import { HttpError, sendError, sendJson, toHttpError } from './http-error.js';
 import { renderMetrics } from './metrics.js';
-import { OpenGenerations, type DrainReport } from './open-generations.js';
+import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { handleChatCompletions, handleCompletions, handleModels } from './openai-routes.js';
 import { bearer, checkSource, readJsonBody, sameSecret } from './request-guard.js';
 
@@ -52,7 +52,7 @@ export interface Front {
    * up to `graceMs` for the open generations, then ends those left: a stream with an SSE error event
    * (code `server_shutdown`) and `[DONE]`, a JSON answer with a 503.
    */
-  drain(graceMs: number): Promise<DrainReport>;
+  drain(graceMs: number, signal?: AbortSignal): Promise<DrainReport>;
   close(): Promise<void>;
 }
 
@@ -102,7 +102,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
   const handlers = contractHandlers(workstation);
   const control = new ControlSocket(workstation, handlers, options.eventIntervalMs);
-  const open = new OpenGenerations();
+  const open = new OpenGenerations<HttpError>();
   /** While draining, the seconds a refused client is asked to wait (the grace period, at least 1). */
   let drainRetryAfter: number | null = null;
 
@@ -211,15 +211,25 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     get openGenerations() {
       return open.size;
     },
-    drain: (graceMs) => {
+    drain: (graceMs, signal) => {
       drainRetryAfter = Math.max(1, Math.ceil(graceMs / 1000));
       server.closeIdleConnections();
-      return open.drain(graceMs, shuttingDown(drainRetryAfter));
+      return open.drain(graceMs, shuttingDown(drainRetryAfter), signal);
     },
     close: async () => {
       control.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if (drainRetryAfter === null) server.closeAllConnections();
+      else {
+        // After a drain, the last events of cut streams may still be on their way: connections close as
+        // they go idle, and any left after a second are dropped.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        const force = setTimeout(() => server.closeAllConnections(), 1000);
+        await closed;
+        clearInterval(idle);
+        clearTimeout(force);
+      }
+      await closed;
     },
   };
 }

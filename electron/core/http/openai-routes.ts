@@ -14,7 +14,7 @@ import type { ChatMessage } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
-import type { OpenGenerations } from './open-generations.js';
+import type { OpenGenerations } from '../open-generations.js';
 
 type Kind = 'chat' | 'text';
 
@@ -92,7 +92,7 @@ function tokenized(tokenize: () => number[], param: string, log: (line: string) 
 
 async function serveGeneration(
   workstation: Workstation,
-  open: OpenGenerations,
+  open: OpenGenerations<HttpError>,
   kind: Kind,
   body: SamplingRequest,
   tokens: number[],
@@ -186,7 +186,7 @@ async function serveGeneration(
 const messageText = (content: ChatMessage['content'] | { type: 'text'; text: string }[] | null): string =>
   content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('');
 
-export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations, raw: unknown, res: ServerResponse): Promise<void> {
+export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse): Promise<void> {
   const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
   const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m.content) }));
@@ -195,7 +195,7 @@ export async function handleChatCompletions(workstation: Workstation, open: Open
   await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res);
 }
 
-export async function handleCompletions(workstation: Workstation, open: OpenGenerations, raw: unknown, res: ServerResponse): Promise<void> {
+export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse): Promise<void> {
   const body = parseRequest(completionRequestSchema, raw);
   checkModel(workstation, body.model);
   const prompt = body.prompt;
