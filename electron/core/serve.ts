@@ -78,10 +78,12 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     await workstation.close();
     throw error;
   }
-  const close = async (): Promise<void> => {
-    await front.close();
-    await workstation.close();
-  };
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closed ??= (async () => {
+      await front.close();
+      await workstation.close();
+    })());
   return {
     workstation,
     front,
