@@ -138,6 +138,14 @@ export const chatMessageSchema = z.object({
   stopped: z.boolean().default(false),
   /** For an answer that failed: why. */
   error: z.string().nullable().default(null),
+  /**
+   * For an answer: `streaming` while it is written (it is saved as it streams), `interrupted` when the
+   * process writing it stopped first (a crash, or a shutdown past its grace period): the part written
+   * is kept and Regenerate is offered.
+   */
+  state: z.enum(['complete', 'streaming', 'interrupted']).default('complete'),
+  /** While streaming: the run (one start of the process) writing it; another run reads it as interrupted. */
+  writer: z.string().nullable().default(null),
 });
 export type ChatMessageData = z.infer<typeof chatMessageSchema>;
 

@@ -64,12 +64,18 @@ export const samplingSchema = z.object({
 });
 export type Sampling = z.infer<typeof samplingSchema>;
 
+/** The most stop strings a request may have, and the longest one. */
+export const MAX_STOP_STRINGS = 16;
+export const MAX_STOP_LENGTH = 256;
+/** The most tokens a request may ask for; the engine caps it further by what the slot can hold. */
+export const MAX_GENERATE_TOKENS = 1 << 20;
+
 export const generateRequestSchema = z.object({
   tokens: z.array(tokenId).min(1),
   conversationId: z.string().max(256).optional(),
   sampling: samplingSchema.default(samplingSchema.parse({})),
-  stop: z.array(z.string().min(1).max(256)).max(16).default([]),
-  maxTokens: z.number().int().min(1).max(1 << 20).default(256),
+  stop: z.array(z.string().min(1).max(MAX_STOP_LENGTH)).max(MAX_STOP_STRINGS).default([]),
+  maxTokens: z.number().int().min(1).max(MAX_GENERATE_TOKENS).default(256),
   /** Keep generating past end-of-generation tokens (llama-server's ignore_eos). */
   ignoreEos: z.boolean().default(false),
 });

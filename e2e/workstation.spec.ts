@@ -3,7 +3,8 @@
  * generated model as 2 replicas from the loader (a corrupt file first: a clear error), chat two
  * conversations of two turns (streaming seen, reused prompt tokens rising), the dashboard's routed
  * counts and slot view following, and a live resize of the context from the controls (Applied, prefixes
- * kept). A screenshot of each screen is saved under test-results/screens.
+ * kept), and an answer a crash cut off, shown as interrupted and regenerated. A screenshot of each
+ * screen is saved under test-results/screens.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ let server: ChildProcess;
 let dashboard = '';
 let modelPath = '';
 let corruptPath = '';
+let dataDir = '';
 let page: Page;
 
 test.beforeAll(async ({ browser }) => {
@@ -28,7 +30,8 @@ test.beforeAll(async ({ browser }) => {
   const { mkdirSync } = await import('node:fs');
   mkdirSync(join(work, 'models'));
   writeFileSync(corruptPath, Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), Buffer.alloc(64, 0xff)]));
-  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', '0', '--data-dir', join(work, 'data'), '--models-dir', join(work, 'models')], {
+  dataDir = join(work, 'data');
+  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', '0', '--data-dir', dataDir, '--models-dir', join(work, 'models')], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -158,4 +161,35 @@ test('resizes the context live from the controls: checked, then Applied with pre
     expect(Number(kept![1])).toBeGreaterThanOrEqual(1);
   }
   await shot('resize-applied');
+});
+
+test('shows an answer a crash cut off as interrupted, and regenerates it', async () => {
+  // What a process killed mid-answer leaves: the answer saved as streaming by a run that is gone.
+  const now = Date.now();
+  const message = { servedBy: null, stopped: false, error: null };
+  writeFileSync(
+    join(dataDir, 'conversations', 'crashed-chat.json'),
+    JSON.stringify({
+      id: 'crashed-chat',
+      title: 'Crashed chat',
+      systemPrompt: 'Be brief.',
+      sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 24, seed: 3 },
+      messages: [
+        { id: 'q', role: 'user', content: 'hello there', ...message, state: 'complete', writer: null },
+        { id: 'a', role: 'assistant', content: 'the first half of an ans', ...message, state: 'streaming', writer: 'a-run-that-crashed' },
+      ],
+      createdAt: now,
+      updatedAt: now,
+    }),
+  );
+  await page.getByRole('button', { name: 'Chat' }).click();
+  await page.getByRole('button', { name: 'Crashed chat', exact: true }).click();
+  const answer = page.getByTestId('answer').last();
+  await expect(answer).toContainText('the first half of an ans');
+  const note = answer.getByTestId('interrupted');
+  await expect(note).toContainText('interrupted');
+  await shot('chat-interrupted');
+  await note.getByRole('button', { name: 'Regenerate' }).click();
+  await expect(page.getByTestId('answer').last().getByTestId('served-by')).toBeVisible();
+  await expect(page.getByTestId('interrupted')).toHaveCount(0);
 });

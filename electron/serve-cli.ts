@@ -3,7 +3,9 @@
  * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
  * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise; `--idle` starts with no model
  * (the dashboard's loader loads one); `--data-dir` keeps conversations and logs/, `--models-dir` is the folder
- * the loader lists. The built UI (`npm run build:ui`) is served at `/`. Ctrl-C stops the engines.
+ * the loader lists. The built UI (`npm run build:ui`) is served at `/`. Ctrl-C or SIGTERM stops
+ * gracefully: running answers get `--shutdown-grace MS` (default: the config's `shutdownGraceMs`, else
+ * 10 s) to finish, then the engines stop and it exits 0; a second Ctrl-C ends the grace at once.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -13,10 +15,11 @@ import { parseArgs } from 'node:util';
 import { ensureTestModel } from '../build/test-model.js';
 import { ConfigError, parseRunConfig } from './core/config/run-config.js';
 import { terminalLine } from './core/logging/core-log.js';
+import { PortTakenError } from './core/http/front-server.js';
 import { serve } from './core/serve.js';
 
 const USAGE =
-  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR]';
+  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS]';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -30,6 +33,7 @@ async function main(): Promise<void> {
       idle: { type: 'boolean' },
       'data-dir': { type: 'string' },
       'models-dir': { type: 'string' },
+      'shutdown-grace': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -55,6 +59,10 @@ async function main(): Promise<void> {
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, got ${values.port}`);
+  const grace = values['shutdown-grace'] === undefined ? undefined : Number(values['shutdown-grace']);
+  if (grace !== undefined && (!Number.isInteger(grace) || grace < 0 || grace > 600_000)) {
+    throw new ConfigError(`--shutdown-grace must be a whole number of milliseconds from 0 to 600000, got ${values['shutdown-grace']}`);
+  }
 
   const config = raw.model === undefined ? null : parseRunConfig(raw);
   const uiDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'renderer');
@@ -64,25 +72,40 @@ async function main(): Promise<void> {
     front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiDir },
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     modelsDir: values['models-dir'] ?? null,
+    ...(grace === undefined ? {} : { shutdownGraceMs: grace }),
   });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
   console.log(`Dashboard:             ${served.front.dashboardUrl}`);
+  const cutGrace = new AbortController();
   let stopping = false;
-  const stop = (): void => {
-    if (stopping) return;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      console.error(`${signal} again: ending the grace period now`);
+      cutGrace.abort();
+      return;
+    }
     stopping = true;
-    console.error('stopping engines…');
-    served.close().then(
+    console.error(`${signal}: stopping gracefully (again to stop at once)`);
+    served.stop(undefined, cutGrace.signal).then(
       () => process.exit(0),
-      () => process.exit(1),
+      (error: unknown) => {
+        console.error(`stopping failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
     );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }
 
+function failure(error: unknown): string {
+  if (error instanceof ConfigError) return `config error: ${error.message}`;
+  if (error instanceof PortTakenError) return `${error.message}; use --port N or --port 0`;
+  return `manifold serve failed: ${(error as Error).message}`;
+}
+
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `config error: ${error.message}` : `manifold serve failed: ${(error as Error).message}`);
+  console.error(failure(error));
   console.error(USAGE);
   process.exit(1);
 });

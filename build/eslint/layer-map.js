@@ -22,9 +22,12 @@ export const coreSublayers = [
   { name: 'cpu', allow: [] },
   { name: 'gpu', allow: [] },
   { name: 'throughput-meter', allow: [] },
+  { name: 'process-alive', allow: [] },
+  // What the front and the chat have open, so a graceful stop can finish or cut each in its own format.
+  { name: 'open-generations', allow: [] },
   { name: 'tokenizer', allow: [], packages: ['node-llama-cpp', '@huggingface/jinja'] },
   // A generic helper that happens to live beside its first user; models/ uses it too.
-  { name: 'chat/atomic-file', allow: [] },
+  { name: 'chat/atomic-file', allow: ['process-alive'] },
   // Routing is pure: the run config's policy names and nothing else of core.
   { name: 'router', allow: ['config'] },
   // The request queue and dispatcher: routing decisions only; replicas/ drives it, never the reverse.
@@ -32,10 +35,10 @@ export const coreSublayers = [
   { name: 'rebuild', allow: ['engine'] },
   { name: 'supervisor', allow: ['engine', 'logging'] },
   { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'rebuild', 'cpu', 'config', 'gpu', 'logging'] },
-  { name: 'arena', allow: ['logging'] },
+  { name: 'arena', allow: ['logging', 'process-alive'] },
   { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
-  { name: 'chat', allow: ['chat/atomic-file'] },
+  { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
   { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'replicas', 'throughput-meter', 'tokenizer'] },
   { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging'] },
   { name: 'contract-events', allow: ['workstation', 'logging'] },
@@ -46,11 +49,11 @@ export const coreSublayers = [
     name: 'http',
     allow: [
       'config', 'logging', 'engine', 'cpu', 'gpu', 'throughput-meter', 'tokenizer', 'chat/atomic-file', 'router', 'queue', 'rebuild',
-      'supervisor', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events',
+      'supervisor', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events', 'open-generations',
     ],
     packages: ['ws', 'zod'],
   },
-  { name: 'serve', allow: ['http', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging'] },
+  { name: 'serve', allow: ['http', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging', 'open-generations'] },
 ];
 
 /**

@@ -6,6 +6,7 @@
 import { CALL_NAMES, contract, type CallName, type CallResult, type ContractHandlers, type ModelInspection } from '../../common/contract.js';
 import { formatBytes } from '../../common/format-bytes.js';
 import { GgufFormatError } from '../../common/gguf/header-reader.js';
+import { firstIssueInWords, inWords } from '../../common/issue-words.js';
 import { ModelFileError } from '../../common/node/gguf-file.js';
 import { parseRunConfig } from './config/run-config.js';
 import { inspectModel, type InspectPlan } from './models/model-inspector.js';
@@ -132,11 +133,8 @@ function checkReplica(workstation: Workstation, replica: number | 'all'): void {
 export async function invokeCall(handlers: ContractHandlers, name: string, args: unknown): Promise<unknown> {
   if (!(CALL_NAMES as string[]).includes(name)) throw new ContractCallError(`unknown call "${name}" (known: ${CALL_NAMES.join(', ')})`);
   const call = name as CallName;
-  const parsed = contract.calls[call].args.safeParse(args ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ContractCallError(`${call}: ${issue.path.join('.') || 'arguments'}: ${issue.message}`);
-  }
+  const parsed = contract.calls[call].args.safeParse(args ?? {}, { error: inWords });
+  if (!parsed.success) throw new ContractCallError(`${call}: ${firstIssueInWords(parsed.error, 'arguments').message}`);
   const handler = handlers[call] as (a: unknown) => Promise<unknown>;
   return handler(parsed.data);
 }

@@ -1,17 +1,20 @@
 /**
  * The headless workstation: a run config started as a workstation with its front in front of it. The
- * `npm run serve` CLI and the tests start it the same way; the Electron shell will start the same
- * workstation with IPC instead of a browser.
+ * `npm run serve` CLI, the desktop shell and the tests start it the same way. The front binds its port
+ * first, so a port that is taken fails the start before any engine is spawned. `stop` is the graceful
+ * stop (SIGTERM, Ctrl-C, the desktop's quit): nothing new is taken, running answers get a grace period,
+ * those left are ended cleanly, then the engines are stopped.
  */
 import os from 'node:os';
 import { join } from 'node:path';
 import type { ArenaFacts } from './arena/arena-plan.js';
-import type { RunConfig } from './config/run-config.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, type RunConfig } from './config/run-config.js';
 import { forkEngine, type SpawnEngine } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
 import { startFront, type Front, type FrontOptions } from './http/front-server.js';
 import type { LogSink } from './logging/core-log.js';
 import type { LogRotation } from './logging/log-file.js';
+import type { DrainReport } from './open-generations.js';
 import type { ReplicaSetOptions } from './replicas/replica-set.js';
 import { Workstation } from './workstation.js';
 
@@ -28,15 +31,30 @@ export interface ServeOptions {
   /** Conversations, recent models and logs; default: `$XDG_DATA_HOME/manifold` (or ~/.local/share/manifold). */
   dataDir?: string;
   modelsDir?: string | null;
+  /** The graceful stop's grace period; default: the config's `shutdownGraceMs`, else 10 s. */
+  shutdownGraceMs?: number;
 }
 
 export function defaultDataDir(): string {
   return join(process.env.XDG_DATA_HOME ?? join(os.homedir(), '.local', 'share'), 'manifold');
 }
 
+export interface StopReport {
+  graceMs: number;
+  http: DrainReport;
+  chat: DrainReport;
+}
+
 export interface Served {
   workstation: Workstation;
   front: Front;
+  /**
+   * Stops gracefully: new requests get 503 and no chat answer starts; running answers get `graceMs`
+   * (or until `signal` aborts: a second Ctrl-C); each one left is ended cleanly; then the front closes
+   * and the engines stop.
+   */
+  stop(graceMs?: number, signal?: AbortSignal): Promise<StopReport>;
+  /** Stops at once: open connections are dropped. */
   close(): Promise<void>;
 }
 
@@ -57,22 +75,33 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     ...(options.logRotation ? { logRotation: options.logRotation } : {}),
     ...(options.replicaOptions ? { replicaOptions: options.replicaOptions } : {}),
   });
-  try {
-    await workstation.start();
-  } catch (error) {
-    await workstation.close();
-    throw error;
-  }
   const front = await startFront(workstation, options.front).catch(async (error: unknown) => {
     await workstation.close();
     throw error;
   });
+  try {
+    await workstation.start();
+  } catch (error) {
+    await front.close();
+    await workstation.close();
+    throw error;
+  }
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closed ??= (async () => {
+      await front.close();
+      await workstation.close();
+    })());
   return {
     workstation,
     front,
-    close: async () => {
-      await front.close();
-      await workstation.close();
+    stop: async (graceMs = options.shutdownGraceMs ?? config?.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, signal) => {
+      workstation.log.info(`stopping: ${front.openGenerations} requests and ${workstation.chat.answering} chat answers running get ${graceMs} ms to finish; new requests get 503`);
+      const [http, chat] = await Promise.all([front.drain(graceMs, signal), workstation.chat.drain(graceMs, signal)]);
+      workstation.log.info(`stopping: ${http.finished + chat.finished} answers finished, ${http.cut + chat.cut} cut at the end of the grace period; stopping the engines`);
+      await close();
+      return { graceMs, http, chat };
     },
+    close,
   };
 }

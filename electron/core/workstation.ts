@@ -80,7 +80,7 @@ export class Workstation implements ChatBackend {
     this.log = new CoreLog({ file: logFile, ...(options.logRotation ? { rotation: options.logRotation } : {}), ...(options.log ? { echo: options.log } : {}) });
     this.log.info(`manifold started (pid ${process.pid})${logFile ? `, logging to ${logFile}` : ''}`);
     this.gpus = options.gpuMonitor ?? new GpuMonitor();
-    this.chat = new ChatService(new ConversationStore(options.dataDir), this);
+    this.chat = new ChatService(new ConversationStore(options.dataDir, (line) => this.log.warn(line)), this);
     this.models = new ModelLibrary(options.dataDir, options.modelsDir ?? null);
     this.loaded = this.prepare(options.config ?? null);
   }

@@ -37,6 +37,9 @@ export function promptTokens(length: number, offset = 0): number[] {
   return Array.from({ length }, (_, i) => 300 + ((i * 7 + offset) % 300));
 }
 
+/** At temperature 0 the test model answers this chat message (after "Be brief.") with over 3,000 tokens: seconds of streaming. */
+export const LONG_ANSWER_PROMPT = 'Count to a thousand.';
+
 export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

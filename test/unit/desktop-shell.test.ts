@@ -2,10 +2,12 @@
  * The Electron shell's checklist, without Electron: the window options (contextIsolation, sandbox, no
  * nodeIntegration, …), the CSP on responses, navigation / window.open / permissions denied, the IPC
  * wrapper refusing a wrong sender and a bad payload (fake event objects), and the preload exposing only
- * named verbs with an `on()` that unsubscribes (electron's module replaced by a recorder).
+ * named verbs with an `on()` that unsubscribes (electron's module replaced by a recorder), and the app's
+ * lifetime: one instance, and a quit that runs the graceful stop once before quitting.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CALL_NAMES, EVENT_NAMES, callChannel, eventChannel, type ContractHandlers } from '../../common/contract.js';
+import { claimSingleInstance, quitGracefully, type AppLike, type WindowLike } from '../../electron/core/shell/app-lifetime.js';
 import { registerContractIpc, sendContractEvent, type IpcInvokeEvent, type IpcMainLike } from '../../electron/core/shell/ipc-bridge.js';
 import { denyPermission, denyWindowOpen, guardNavigation, isTrustedSender, RENDERER_CSP, windowOptions, withCsp } from '../../electron/core/shell/window-policy.js';
 
@@ -127,5 +129,82 @@ describe('preload', () => {
     expect(() => (api.on as (n: string, l: () => void) => void)('teleport', () => {})).toThrow('unknown event "teleport"');
     expect(EVENT_NAMES).toContain('chat');
     vi.doUnmock('electron');
+  });
+});
+
+describe('app lifetime', () => {
+  /** Electron's `app` as a recorder: listeners kept by event, quits counted, the lock given or not. */
+  function recordedApp(lockFree = true) {
+    const listeners = new Map<string, ((event: { preventDefault(): void }) => void)[]>();
+    const app = {
+      quits: 0,
+      requestSingleInstanceLock: () => lockFree,
+      on: (event: string, listener: (event: { preventDefault(): void }) => void) => listeners.set(event, [...(listeners.get(event) ?? []), listener]),
+      quit: () => {
+        app.quits++;
+        app.emit('before-quit');
+      },
+      /** Emits like Electron; returns whether a listener prevented the default. */
+      emit: (event: string): boolean => {
+        let prevented = false;
+        for (const listener of listeners.get(event) ?? []) listener({ preventDefault: () => (prevented = true) });
+        return prevented;
+      },
+    };
+    return app satisfies AppLike;
+  }
+  const recordedWindow = (minimized: boolean) => {
+    const calls: string[] = [];
+    const window: WindowLike = {
+      isDestroyed: () => false,
+      isMinimized: () => minimized,
+      restore: () => void calls.push('restore'),
+      show: () => void calls.push('show'),
+      focus: () => void calls.push('focus'),
+    };
+    return { window, calls };
+  };
+
+  it('takes the single-instance lock; a second launch focuses the first window, restoring it when minimized', () => {
+    const first = recordedApp(true);
+    const { window, calls } = recordedWindow(true);
+    let shown: WindowLike | null = null;
+    expect(claimSingleInstance(first, () => shown)).toBe(true);
+    first.emit('second-instance');
+    expect(calls).toEqual([]);
+    shown = window;
+    first.emit('second-instance');
+    expect(calls).toEqual(['restore', 'show', 'focus']);
+    expect(first.quits).toBe(0);
+
+    const second = recordedApp(false);
+    expect(claimSingleInstance(second, () => null)).toBe(false);
+    expect(second.quits).toBe(1);
+  });
+
+  it('prevents the first quit, runs the graceful stop once, then quits for real', async () => {
+    const app = recordedApp();
+    let finishStop: () => void = () => {};
+    const stop = vi.fn(() => new Promise<void>((resolve) => (finishStop = resolve)));
+    quitGracefully(app, stop, () => {});
+    expect(app.emit('before-quit')).toBe(true);
+    expect(stop).toHaveBeenCalledTimes(1);
+    // A second quit while stopping waits for the same stop.
+    expect(app.emit('before-quit')).toBe(true);
+    expect(stop).toHaveBeenCalledTimes(1);
+    expect(app.quits).toBe(0);
+    finishStop();
+    await vi.waitFor(() => expect(app.quits).toBe(1));
+    expect(app.emit('before-quit')).toBe(false);
+    expect(stop).toHaveBeenCalledTimes(1);
+  });
+
+  it('quits even when the graceful stop fails, saying why', async () => {
+    const app = recordedApp();
+    const logged: string[] = [];
+    quitGracefully(app, () => Promise.reject(new Error('engine gone')), (line) => logged.push(line));
+    expect(app.emit('before-quit')).toBe(true);
+    await vi.waitFor(() => expect(app.quits).toBe(1));
+    expect(logged).toEqual(['quit: the graceful stop failed (engine gone); quitting anyway']);
   });
 });

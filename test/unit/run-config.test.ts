@@ -82,6 +82,11 @@ describe('run config', () => {
     expect(() => parseRunConfig({ model: 'm', engine: { slots: 0 } })).toThrow(/^config engine\.slots: /);
     expect(() => parseRunConfig({ model: 'm', surprise: true })).toThrow(ConfigError);
     expect(() => parseRunConfig({})).toThrow(/^config model: /);
+    // In words: the field, the value's problem and the limit.
+    expect(() => parseRunConfig({ model: 'm', engine: { slots: 300 } })).toThrow('config engine.slots: at most 256 (got 300)');
+    expect(() => parseRunConfig({ model: 'm', gpu: 'gpu' })).toThrow('config gpu: expected "cpu" or an array, got "gpu"');
+    expect(() => parseRunConfig({ model: 'm', shutdownGraceMs: -1 })).toThrow('config shutdownGraceMs: at least 0 (got -1)');
+    expect(parseRunConfig({ model: 'm', shutdownGraceMs: 1500 }).shutdownGraceMs).toBe(1500);
     expect(planError({ gpu: 'cpu', replicas: [{ gpus: [0] }, { gpus: [1] }] })).toMatch(/groups name cards but "gpu" is "cpu"/);
   });
 });

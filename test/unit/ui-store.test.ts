@@ -120,8 +120,8 @@ describe('chat slice', () => {
       ...conversation,
       title: 'hi',
       messages: [
-        { id: 'u1', role: 'user' as const, content: 'hi', servedBy: null, stopped: false, error: null },
-        { id: 'a1', role: 'assistant' as const, content: 'hello there', servedBy: { replica: 1, slot: 2, reusedTokens: 0, promptTokens: 9, completionTokens: 2 }, stopped: false, error: null },
+        { id: 'u1', role: 'user' as const, content: 'hi', servedBy: null, stopped: false, error: null, state: 'complete' as const, writer: null },
+        { id: 'a1', role: 'assistant' as const, content: 'hello there', servedBy: { replica: 1, slot: 2, reusedTokens: 0, promptTokens: 9, completionTokens: 2 }, stopped: false, error: null, state: 'complete' as const, writer: null },
       ],
     };
     let release: () => void = () => {};
@@ -146,6 +146,18 @@ describe('chat slice', () => {
     expect(selectIsStreaming(s())).toBe(false);
     expect(selectShownMessages(s()).map((m) => [m.role, m.content, m.servedBy?.replica ?? null])).toEqual([['user', 'hi', null], ['assistant', 'hello there', 1]]);
     expect(s().conversations[0]!.title).toBe('hi');
+  });
+
+  it('shows the live answer instead of its copy saved as it streams, and an interrupted answer as interrupted', () => {
+    const message = (id: string, role: 'user' | 'assistant', content: string, state: 'complete' | 'streaming' | 'interrupted') => ({ id, role, content, servedBy: null, stopped: false, error: null, state, writer: null });
+    const base = { id: 'c1', title: 't', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, createdAt: 1, updatedAt: 1 };
+    const streamingHere = {
+      active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'streaming')] },
+      streaming: { c1: { userText: 'hi', messageId: 'a1', text: 'hello' } },
+    };
+    expect(selectShownMessages(streamingHere).map((m) => [m.id, m.content, m.streaming])).toEqual([['u1', 'hi', false], ['a1', 'hello', true]]);
+    const afterCrash = { active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'interrupted')] }, streaming: {} };
+    expect(selectShownMessages(afterCrash).map((m) => [m.id, m.state, m.streaming])).toEqual([['u1', 'complete', false], ['a1', 'interrupted', false]]);
   });
 
   it('reports a damaged conversation instead of showing an empty chat', async () => {

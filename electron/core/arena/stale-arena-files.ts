@@ -5,17 +5,8 @@
  */
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { processAlive } from '../process-alive.js';
 import { SHM_ARENA_FILE } from './arena-plan.js';
-
-/** Whether a process with this pid exists (EPERM: it does, another user's). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Removes `dir`'s arena files of dead workstations of `uid`; returns the paths removed. */
 export async function removeStaleArenaFiles(dir: string, uid: number, alive: (pid: number) => boolean = processAlive): Promise<string[]> {

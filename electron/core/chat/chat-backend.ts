@@ -25,5 +25,7 @@ export interface ChatBackend {
   readonly tokenizer: {
     applyChatTemplate(messages: readonly ChatTemplateMessage[]): { tokens: number[] } | Promise<{ tokens: number[] }>;
   };
+  /** Where the chat reports what it could not do (an answer not saved). */
+  readonly log: { warn(line: string): void };
   generate(request: GenerateRequestInput, options: { signal: AbortSignal; onTokens: (chunk: { text: string }) => void }): Promise<ChatGeneration>;
 }

@@ -3,10 +3,14 @@
  * the router (the conversation id keeps it on the replica that holds its prefix), streams each piece of
  * the answer to listeners, records which replica and slot served it and how many prompt tokens were
  * reused, and saves the conversation after each change. One answer streams per conversation at a time.
+ * An answer is saved as it streams (`streaming`, at most once a second) so a crash keeps what was
+ * written; a graceful stop gives answers a grace period, then saves the ones left as `interrupted`.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatMessageData, Conversation, EventPayload } from '../../../common/contract.js';
 import type { ChatBackend } from './chat-backend.js';
+import { OpenGenerations, type DrainReport } from '../open-generations.js';
+import { AnswerSaver } from './answer-saver.js';
 import { ConversationError, type ConversationStore } from './conversation-store.js';
 
 const TITLE_CHARS = 48;
@@ -14,6 +18,8 @@ const TITLE_CHARS = 48;
 export class ChatService {
   private readonly streaming = new Map<string, AbortController>();
   private readonly listeners = new Set<(piece: EventPayload<'chat'>) => void>();
+  private readonly open = new OpenGenerations<void>();
+  private stopping = false;
 
   constructor(
     readonly store: ConversationStore,
@@ -28,7 +34,7 @@ export class ChatService {
   /** Adds the user's message and answers it. */
   async send(id: string, content: string): Promise<ChatMessageData> {
     return this.answerAfter(id, (c) => {
-      c.messages.push({ id: randomUUID(), role: 'user', content, servedBy: null, stopped: false, error: null });
+      c.messages.push({ id: randomUUID(), role: 'user', content, servedBy: null, stopped: false, error: null, state: 'complete', writer: null });
       if (c.messages.length === 1 && c.title === 'New chat') c.title = content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
     });
   }
@@ -48,26 +54,52 @@ export class ChatService {
     return controller !== undefined;
   }
 
+  /** Answers streaming now. */
+  get answering(): number {
+    return this.open.size;
+  }
+
   /**
-   * Claims the conversation's one answer, applies `change` (the new message, or the old answer dropped),
-   * streams the answer to the conversation as it is then, and adds it to the conversation as it is after.
+   * A graceful stop's part for the chat: no new answer starts; the ones streaming get `graceMs` (or
+   * until `signal` aborts), then each one left is stopped and saved as interrupted.
+   */
+  drain(graceMs: number, signal?: AbortSignal): Promise<DrainReport> {
+    this.stopping = true;
+    return this.open.drain(graceMs, undefined, signal);
+  }
+
+  /**
+   * Claims the conversation's one answer, applies `change` (the new message, or the old answer dropped)
+   * and adds the answer as `streaming` in the same save, then streams the answer into it.
    */
   private async answerAfter(id: string, change: (conversation: Conversation) => void): Promise<ChatMessageData> {
+    if (this.stopping) throw new ConversationError('the server is shutting down; no new answer is started');
     if (this.streaming.has(id)) throw new ConversationError('an answer is still streaming in this conversation; stop it first');
     const controller = new AbortController();
     this.streaming.set(id, controller);
-    let conversation: Conversation;
+    const answer: ChatMessageData = { id: randomUUID(), role: 'assistant', content: '', servedBy: null, stopped: false, error: null, state: 'streaming', writer: this.store.run };
+    let history: Conversation;
     try {
-      conversation = await this.store.update(id, change);
+      history = await this.store.update(id, (c) => {
+        change(c);
+        c.messages.push({ ...answer });
+      });
     } catch (error) {
       this.streaming.delete(id);
       throw error;
     }
-    return this.answer(conversation, controller);
+    return this.answer({ ...history, messages: history.messages.filter((m) => m.id !== answer.id) }, answer, controller);
   }
 
-  private async answer(conversation: Conversation, controller: AbortController): Promise<ChatMessageData> {
-    const answer: ChatMessageData = { id: randomUUID(), role: 'assistant', content: '', servedBy: null, stopped: false, error: null };
+  private async answer(conversation: Conversation, answer: ChatMessageData, controller: AbortController): Promise<ChatMessageData> {
+    let interrupted = false;
+    const untrack = this.open.add({
+      cut: () => {
+        interrupted = true;
+        controller.abort();
+      },
+    });
+    const saver = new AnswerSaver(this.store, conversation.id, answer, (error) => this.workstation.log.warn(`chat: the answer so far was not saved (${error.message})`));
     try {
       const history = conversation.messages.filter((m) => m.error === null).map((m) => ({ role: m.role, content: m.content }));
       const { tokens } = await this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
@@ -84,20 +116,27 @@ export class ChatService {
           onTokens: (chunk) => {
             if (!chunk.text) return;
             answer.content += chunk.text;
+            saver.grew();
             for (const listener of this.listeners) listener({ conversationId: conversation.id, messageId: answer.id, text: chunk.text });
           },
         },
       );
       answer.content = done.text;
-      answer.stopped = controller.signal.aborted;
+      answer.stopped = controller.signal.aborted && !interrupted;
       answer.servedBy = { replica: done.replica, slot: done.globalSlot, reusedTokens: done.reusedTokens, promptTokens: done.usage.promptTokens, completionTokens: done.usage.completionTokens };
     } catch (error) {
-      if (controller.signal.aborted) answer.stopped = true;
+      if (controller.signal.aborted) answer.stopped = !interrupted;
       else answer.error = (error as Error).message;
     } finally {
       this.streaming.delete(conversation.id);
     }
-    await this.store.update(conversation.id, (c) => void c.messages.push(answer));
+    answer.state = interrupted ? 'interrupted' : 'complete';
+    answer.writer = null;
+    try {
+      await saver.finish();
+    } finally {
+      untrack();
+    }
     return answer;
   }
 }

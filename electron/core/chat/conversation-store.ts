@@ -2,13 +2,15 @@
  * Conversations on disk (DESIGN §7): one JSON file per conversation under `<data dir>/conversations`,
  * each written atomically. A file that does not parse or fails the schema (a torn write, a hand edit) is
  * listed as damaged with the reason and kept as it is: it is never shown as an empty chat, never
- * overwritten by one.
+ * overwritten by one. Each store is one run (a random id): an answer saved as `streaming` by another
+ * run was cut off by a crash and reads as `interrupted`. The temporary files of writes a crash cut off
+ * are swept before the store first writes.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chatSamplingSchema, conversationSchema, type Conversation } from '../../../common/contract.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { sweepStaleTemps, writeFileAtomic } from './atomic-file.js';
 
 export class ConversationError extends Error {
   constructor(message: string) {
@@ -31,9 +33,25 @@ export class ConversationStore {
   private readonly dir: string;
   /** The last change queued per conversation: changes to one conversation run one after another. */
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** This start of the process; answers it streams are saved with it as their writer. */
+  readonly run = randomUUID();
+  private opened: Promise<void> | undefined;
 
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    private readonly log: (line: string) => void = () => {},
+  ) {
     this.dir = join(dataDir, 'conversations');
+  }
+
+  /** Makes the folder and sweeps the temporary files crashed writes left, once, before anything is read or written. */
+  private ready(): Promise<void> {
+    this.opened ??= (async () => {
+      await mkdir(this.dir, { recursive: true });
+      const swept = await sweepStaleTemps(this.dir);
+      if (swept.length) this.log(`conversations: removed ${swept.length} temporary files left by interrupted writes (${swept.join(', ')})`);
+    })();
+    return this.opened;
   }
 
   private pathOf(id: string): string {
@@ -42,6 +60,7 @@ export class ConversationStore {
   }
 
   private async read(id: string): Promise<Read> {
+    await this.ready();
     let text: string;
     try {
       text = await readFile(this.pathOf(id), 'utf8');
@@ -58,12 +77,15 @@ export class ConversationStore {
     const parsed = conversationSchema.safeParse(raw);
     if (!parsed.success) return { damaged: `its file does not hold a conversation (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); it is kept at ${this.pathOf(id)}` };
     if (parsed.data.id !== id) return { damaged: `its file holds conversation ${parsed.data.id}; it is kept at ${this.pathOf(id)}` };
+    for (const message of parsed.data.messages) {
+      if (message.state === 'streaming' && message.writer !== this.run) Object.assign(message, { state: 'interrupted', writer: null });
+    }
     return { conversation: parsed.data };
   }
 
   /** Every conversation, newest first; damaged ones listed with why. */
   async list(): Promise<ConversationSummary[]> {
-    await mkdir(this.dir, { recursive: true });
+    await this.ready();
     const ids = (await readdir(this.dir)).filter((n) => /^[a-z0-9-]{1,64}\.json$/.test(n)).map((n) => n.slice(0, -5));
     const summaries = await Promise.all(
       ids.map(async (id): Promise<ConversationSummary> => {
@@ -124,11 +146,12 @@ export class ConversationStore {
   }
 
   async save(conversation: Conversation): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+    await this.ready();
     await writeFileAtomic(this.pathOf(conversation.id), `${JSON.stringify(conversationSchema.parse(conversation), null, 1)}\n`);
   }
 
   async delete(id: string): Promise<void> {
+    await this.ready();
     await unlink(this.pathOf(id)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ROUTING_POLICY_NAMES } from '../../../common/contract.js';
 import { flashAttentionSchema } from '../../../common/engine-protocol.js';
+import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 import { kvTypeSchema } from '../../../common/rebuild.js';
 
 export class ConfigError extends Error {
@@ -55,6 +56,8 @@ export const runConfigSchema = z
     pinCores: z.boolean().optional(),
     /** Hold the weights in RAM once for every replica (DESIGN §6); off unless true. */
     shared_arena: z.boolean().optional(),
+    /** On SIGTERM / Ctrl-C / the desktop's quit: how long running answers get to finish before they are cut. */
+    shutdownGraceMs: z.number().int().min(0).max(600_000).optional(),
     heal: z
       .object({
         cooldownMs: z.number().int().nonnegative(),
@@ -76,6 +79,9 @@ export const runConfigSchema = z
   })
   .strict();
 export type RunConfig = z.infer<typeof runConfigSchema>;
+
+/** The grace period of a graceful stop when the config does not set `shutdownGraceMs`. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** What one replica runs on. */
 export interface ReplicaPlan {
@@ -112,11 +118,8 @@ function divisorsOf(n: number): number[] {
 
 /** Parses a config object, naming the first field that is wrong. */
 export function parseRunConfig(input: unknown): RunConfig {
-  const parsed = runConfigSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`config ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  }
+  const parsed = runConfigSchema.safeParse(input, { error: inWords });
+  if (!parsed.success) throw new ConfigError(`config ${firstIssueInWords(parsed.error, '(root)').message}`);
   return parsed.data;
 }
 

@@ -3,6 +3,8 @@
  * (`/v1/*`, optional API key), `/health`, `/metrics`, `/slots`, the control WebSocket (`/control`, the
  * per-start token), the admin calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
  * are size-limited JSON; every failure is a 4xx/5xx with a message, never a crash of the process.
+ * `drain` is the front's part of a graceful stop: new requests get 503, open generations get a grace
+ * period and are then ended cleanly (`../open-generations.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -14,8 +16,9 @@ import { contractHandlers } from '../contract-handlers.js';
 import type { Workstation } from '../workstation.js';
 import { ADMIN_CALLS, handleAdminCall } from './admin-routes.js';
 import { ControlSocket } from './control-socket.js';
-import { HttpError, sendError, sendJson } from './http-error.js';
+import { HttpError, sendError, sendJson, toHttpError } from './http-error.js';
 import { renderMetrics } from './metrics.js';
+import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { handleChatCompletions, handleCompletions, handleModels } from './openai-routes.js';
 import { bearer, checkSource, readJsonBody, sameSecret } from './request-guard.js';
 
@@ -42,7 +45,31 @@ export interface Front {
   /** The control API's token for this start. */
   readonly token: string;
   readonly dashboardUrl: string;
+  /** Generations whose responses have not ended yet. */
+  readonly openGenerations: number;
+  /**
+   * Stops taking requests (each new one is a 503 "the server is shutting down" with Retry-After), waits
+   * up to `graceMs` for the open generations, then ends those left: a stream with an SSE error event
+   * (code `server_shutdown`) and `[DONE]`, a JSON answer with a 503.
+   */
+  drain(graceMs: number, signal?: AbortSignal): Promise<DrainReport>;
   close(): Promise<void>;
+}
+
+/** The port asked for is in use; the front does not take another unless told to (`anyPortIfTaken`). */
+export class PortTakenError extends Error {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(`port ${port} on ${host} is taken (another Manifold or llama-server?)`);
+    this.name = 'PortTakenError';
+  }
+}
+
+/** The answer to a request that arrives while the server drains, and the end of a generation cut short. */
+function shuttingDown(retryAfterSeconds: number): HttpError {
+  return new HttpError(503, 'the server is shutting down', 'server_error', null, 'server_shutdown', { 'retry-after': String(retryAfterSeconds), connection: 'close' });
 }
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
@@ -75,8 +102,12 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
   const handlers = contractHandlers(workstation);
   const control = new ControlSocket(workstation, handlers, options.eventIntervalMs);
+  const open = new OpenGenerations<HttpError>();
+  /** While draining, the seconds a refused client is asked to wait (the grace period, at least 1). */
+  let drainRetryAfter: number | null = null;
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (drainRetryAfter !== null) throw shuttingDown(drainRetryAfter);
     checkSource(req, allowedHosts);
     const url = new URL(req.url ?? '/', 'http://front.invalid');
     const path = url.pathname;
@@ -96,10 +127,10 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     switch (path) {
       case '/v1/chat/completions':
         only('POST');
-        return handleChatCompletions(workstation, await readJsonBody(req, bodyLimit), req, res);
+        return handleChatCompletions(workstation, open, await readJsonBody(req, bodyLimit), res);
       case '/v1/completions':
         only('POST');
-        return handleCompletions(workstation, await readJsonBody(req, bodyLimit), req, res);
+        return handleCompletions(workstation, open, await readJsonBody(req, bodyLimit), res);
       case '/v1/models':
         only('GET');
         return handleModels(workstation, res);
@@ -133,9 +164,9 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   // Host is checked by checkHost (403), not by the parser (which would answer 400).
   const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     route(req, res).catch((error: unknown) => {
-      const failure = error instanceof HttpError ? error : new HttpError(500, `internal error: ${(error as Error).message}`, 'server_error');
-      // A 503 (no replica, no model) is a state the workstation reports elsewhere; a 500 is a fault.
-      if (failure.status >= 500) workstation.log.write(failure.status === 503 ? 'warn' : 'error', `front: ${req.method} ${req.url}: ${failure.message}`);
+      const failure = toHttpError(error, (line) => workstation.log.error(`${line} (${req.method} ${req.url})`));
+      // A 503 (no replica, no model, shutting down) is a state the workstation reports elsewhere; a 500 is a fault.
+      if (failure.status >= 500 && failure.code !== 'server_shutdown') workstation.log.write(failure.status === 503 ? 'warn' : 'error', `front: ${req.method} ${req.url}: ${failure.status} ${failure.message}`);
       sendError(res, failure);
     });
   });
@@ -143,6 +174,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     const refuse = (status: number, message: string): void => {
       socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
+    if (drainRetryAfter !== null) return refuse(503, 'Service Unavailable');
     try {
       checkSource(req, allowedHosts);
     } catch {
@@ -165,7 +197,8 @@ export async function startFront(workstation: Workstation, options: FrontOptions
       });
     });
   await listen(options.port ?? 0).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EADDRINUSE' || !options.anyPortIfTaken) throw error;
+    if (error.code !== 'EADDRINUSE') throw error;
+    if (!options.anyPortIfTaken) throw new PortTakenError(host, options.port ?? 0);
     workstation.log.warn(`front: port ${options.port} is taken; using a free one`);
     await listen(0);
   });
@@ -176,10 +209,28 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     url,
     token,
     dashboardUrl: `${url}/?token=${token}`,
+    get openGenerations() {
+      return open.size;
+    },
+    drain: (graceMs, signal) => {
+      drainRetryAfter = Math.max(1, Math.ceil(graceMs / 1000));
+      server.closeIdleConnections();
+      return open.drain(graceMs, shuttingDown(drainRetryAfter), signal);
+    },
     close: async () => {
       control.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if (drainRetryAfter === null) server.closeAllConnections();
+      else {
+        // After a drain, the last events of cut streams may still be on their way: connections close as
+        // they go idle, and any left after a second are dropped.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        const force = setTimeout(() => server.closeAllConnections(), 1000);
+        await closed;
+        clearInterval(idle);
+        clearTimeout(force);
+      }
+      await closed;
     },
   };
 }

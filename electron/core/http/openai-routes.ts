@@ -2,19 +2,21 @@
  * `/v1/chat/completions`, `/v1/completions` and `/v1/models`: OpenAI-shaped requests mapped onto the
  * workstation (chat template in core, routing, sampling, stop, max tokens, seed) and answered as JSON
  * or as server-sent events. Usage reports the reused prompt tokens as `prompt_tokens_details.cached_tokens`.
- * A client that goes away cancels its generation.
+ * A client that goes away cancels its generation. Each generation is tracked in the front's open
+ * generations until its response ends, so a graceful stop can end it cleanly.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
+import type { ServerResponse } from 'node:http';
+import { MAX_GENERATE_TOKENS, type GenerateRequestInput } from '../../../common/engine-protocol.js';
 import { EngineRequestError } from '../engine/engine-client.js';
 import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../queue/queue-errors.js';
 import { NoReplicaError, ReplicaDiedError } from '../replicas/replica-errors.js';
 import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
 import type { ChatMessage } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
-import { HttpError, schemaError, sendJson } from './http-error.js';
+import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
+import type { OpenGenerations } from '../open-generations.js';
 
 type Kind = 'chat' | 'text';
 
@@ -24,11 +26,12 @@ function checkModel(workstation: Workstation, model: string | undefined): void {
   }
 }
 
-function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined): GenerateRequestInput {
+/** The engine request for a parsed body (every limit of the engine protocol was checked by its schema). */
+export function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   return {
     tokens,
-    maxTokens: maxTokens ?? 1 << 20,
+    maxTokens: maxTokens ?? MAX_GENERATE_TOKENS,
     stop,
     ignoreEos: body.ignore_eos ?? false,
     sampling: {
@@ -71,19 +74,37 @@ const servedBy = (result: ReplicaGenerateResult, withTokens: boolean) => ({
 });
 
 function mapGenerationError(workstation: Workstation, error: unknown): HttpError {
-  if (error instanceof HttpError) return error;
   const retryAfter = (): Record<string, string> => ({ 'retry-after': String(workstation.replicas.retryAfterSeconds()) });
   if (error instanceof QueueFullError) return new HttpError(429, error.message, 'rate_limit_error', null, 'rate_limit_exceeded', retryAfter());
   if (error instanceof QueueTimeoutError) return new HttpError(503, error.message, 'server_error', null, 'queue_timeout', retryAfter());
   if (error instanceof RequestCancelledError) return new HttpError(499, error.message, 'invalid_request_error', null, 'cancelled');
   if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
   if (error instanceof EngineRequestError && error.code === 'bad_message') return new HttpError(400, error.message, 'invalid_request_error', 'prompt');
+  if (error instanceof EngineRequestError && error.code === 'generate_failed') return new HttpError(500, `generation failed: ${error.message}`, 'server_error');
   if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica', retryAfter());
   if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');
-  return new HttpError(500, `generation failed: ${(error as Error).message}`, 'server_error');
+  return toHttpError(error, (line) => workstation.log.error(line));
 }
 
-async function serveGeneration(workstation: Workstation, kind: Kind, body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Tokens from the tokenizer; no model is a 503, a text it refuses a 400 on `param`. */
+function tokenized(workstation: Workstation, tokenize: () => number[], param: string): number[] {
+  try {
+    return tokenize();
+  } catch (error) {
+    if (error instanceof NoReplicaError) throw mapGenerationError(workstation, error);
+    throw new HttpError(400, `${param}: ${(error as Error).message}`, 'invalid_request_error', param);
+  }
+}
+
+async function serveGeneration(
+  workstation: Workstation,
+  open: OpenGenerations<HttpError>,
+  kind: Kind,
+  body: SamplingRequest,
+  tokens: number[],
+  maxTokens: number | null | undefined,
+  res: ServerResponse,
+): Promise<void> {
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
@@ -105,12 +126,21 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
   }
 
   if (!body.stream) {
+    const untrack = open.add({
+      cut: (failure) => {
+        sendError(res, failure);
+        abort.abort();
+      },
+    });
     let result: ReplicaGenerateResult;
     try {
       result = await workstation.generate(request, { signal: abort.signal });
     } catch (error) {
       throw mapGenerationError(workstation, error);
+    } finally {
+      untrack();
     }
+    if (res.headersSent) return;
     const choice =
       kind === 'chat'
         ? { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result) }
@@ -122,6 +152,15 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
   const chunkObject = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const send = (payload: unknown): void => {
     if (!res.writableEnded) res.write(`data: ${JSON.stringify(payload)}\n\n`);
+  };
+  const end = (): void => {
+    if (!res.writableEnded) res.end('data: [DONE]\n\n');
+  };
+  // Before the stream opened, a failure is still a status code (429 and 503 with Retry-After).
+  const fail = (failure: HttpError): void => {
+    if (!res.headersSent) return sendError(res, failure);
+    send(errorBody(failure));
+    end();
   };
   const chunk = (delta: string | null, finish: string | null, extra: Record<string, unknown> = {}) => ({
     id,
@@ -136,15 +175,21 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
   });
   // The stream opens when the request leaves the queue for a replica: until then a refusal (429, 503) is
   // still an HTTP status with Retry-After, which clients retry on.
-  const open = (): void => {
+  const openStream = (): void => {
     if (res.headersSent) return;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
   };
+  const untrack = open.add({
+    cut: (failure) => {
+      fail(failure);
+      abort.abort();
+    },
+  });
   try {
     const result = await workstation.generate(request, {
       signal: abort.signal,
-      onDispatched: open,
+      onDispatched: openStream,
       // One chunk per token, even when its text is still held (a split UTF-8 character, a possible stop
       // string), so a client sees the first token when it is made.
       onTokens: ({ text, tokens }) => {
@@ -153,47 +198,35 @@ async function serveGeneration(workstation: Workstation, kind: Kind, body: Sampl
     });
     send(chunk(null, finishReason(result), { manifold: servedBy(result, body.return_tokens === true) }));
     if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
-    res.end('data: [DONE]\n\n');
+    end();
   } catch (error) {
-    const failure = mapGenerationError(workstation, error);
-    if (!res.headersSent) throw failure;
-    send({ error: { message: failure.message, type: failure.type, code: failure.code } });
-    res.end();
+    fail(mapGenerationError(workstation, error));
+  } finally {
+    untrack();
   }
 }
 
 const messageText = (content: ChatMessage['content'] | { type: 'text'; text: string }[] | null): string =>
   content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('');
 
-export async function handleChatCompletions(workstation: Workstation, raw: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const parsed = chatCompletionRequestSchema.safeParse(raw);
-  if (!parsed.success) throw schemaError(parsed.error);
-  const body = parsed.data;
+export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse): Promise<void> {
+  const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
   const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m.content) }));
-  let tokens: number[];
-  try {
-    tokens = workstation.tokenizer.applyChatTemplate(messages).tokens;
-  } catch (error) {
-    throw new HttpError(400, (error as Error).message, 'invalid_request_error', 'messages');
-  }
-  await serveGeneration(workstation, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, req, res);
+  const tokens = tokenized(workstation, () => workstation.tokenizer.applyChatTemplate(messages).tokens, 'messages');
+  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res);
 }
 
-export async function handleCompletions(workstation: Workstation, raw: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const parsed = completionRequestSchema.safeParse(raw);
-  if (!parsed.success) throw schemaError(parsed.error);
-  const body = parsed.data;
+export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse): Promise<void> {
+  const body = parseRequest(completionRequestSchema, raw);
   checkModel(workstation, body.model);
   const prompt = body.prompt;
   const tokens =
-    typeof prompt === 'string'
-      ? workstation.tokenizer.tokenizePrompt(prompt)
-      : typeof prompt[0] === 'string'
-        ? workstation.tokenizer.tokenizePrompt(prompt[0])
-        : (prompt as number[]);
+    typeof prompt === 'string' || typeof prompt[0] === 'string'
+      ? tokenized(workstation, () => workstation.tokenizer.tokenizePrompt(typeof prompt === 'string' ? prompt : (prompt[0] as string)), 'prompt')
+      : (prompt as number[]);
   if (tokens.length === 0) throw new HttpError(400, 'prompt: the prompt is empty', 'invalid_request_error', 'prompt');
-  await serveGeneration(workstation, 'text', body, tokens, body.max_tokens, req, res);
+  await serveGeneration(workstation, open, 'text', body, tokens, body.max_tokens, res);
 }
 
 export function handleModels(workstation: Workstation, res: ServerResponse): void {

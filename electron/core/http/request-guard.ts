@@ -46,10 +46,13 @@ export function checkSource(req: IncomingMessage, allowedHosts: readonly string[
   checkOrigin(req);
 }
 
-/** The bearer credential of a request: `Authorization: Bearer …`, else the `token` query parameter when allowed. */
+/**
+ * The bearer credential of a request: `Authorization: Bearer …` (the scheme in any case, RFC 9110), else
+ * the `token` query parameter when allowed.
+ */
 export function bearer(req: IncomingMessage, url: URL, allowQuery: boolean): string | null {
-  const header = req.headers.authorization;
-  if (header?.startsWith('Bearer ')) return header.slice(7).trim();
+  const credential = /^bearer[ \t]+(.*)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
+  if (credential !== undefined) return credential;
   return allowQuery ? url.searchParams.get('token') : null;
 }
 

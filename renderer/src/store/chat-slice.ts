@@ -29,16 +29,19 @@ export interface ShownMessage extends ChatMessageData {
   streaming: boolean;
 }
 
-/** The open conversation's messages, with the one being asked and answered shown as it streams. */
+/**
+ * The open conversation's messages, with the one being asked and answered shown as it streams (the
+ * copy core saves as it streams is replaced by the live text); an answer saved as streaming by another
+ * window is shown as streaming.
+ */
 export function selectShownMessages(state: Pick<ChatSlice, 'active' | 'streaming'>): ShownMessage[] {
   if (!state.active) return [];
-  const shown: ShownMessage[] = state.active.messages.map((m) => ({ ...m, streaming: false }));
   const live = state.streaming[state.active.id];
+  const shown: ShownMessage[] = state.active.messages.filter((m) => !(live && m.state === 'streaming')).map((m) => ({ ...m, streaming: m.state === 'streaming' }));
   if (live) {
-    if (live.userText && shown.at(-1)?.content !== live.userText) {
-      shown.push({ id: 'pending-user', role: 'user', content: live.userText, servedBy: null, stopped: false, error: null, streaming: false });
-    }
-    shown.push({ id: live.messageId ?? 'pending-answer', role: 'assistant', content: live.text, servedBy: null, stopped: false, error: null, streaming: true });
+    const pending = { servedBy: null, stopped: false, error: null, writer: null } as const;
+    if (live.userText && shown.at(-1)?.content !== live.userText) shown.push({ id: 'pending-user', role: 'user', content: live.userText, ...pending, state: 'complete', streaming: false });
+    shown.push({ id: live.messageId ?? 'pending-answer', role: 'assistant', content: live.text, ...pending, state: 'streaming', streaming: true });
   }
   return shown;
 }

@@ -52,8 +52,8 @@ export function ChatView() {
           </p>
         )}
         <ol className="messages" aria-label="messages">
-          {messages.map((m) => (
-            <li key={m.id} className={`message ${m.role}${m.streaming ? ' streaming' : ''}`} data-testid={m.role === 'assistant' ? 'answer' : 'question'}>
+          {messages.map((m, index) => (
+            <li key={m.id} className={`message ${m.role}${m.streaming ? ' streaming' : ''}${m.state === 'interrupted' ? ' interrupted' : ''}`} data-testid={m.role === 'assistant' ? 'answer' : 'question'}>
               {m.role === 'assistant' ? <Markdown text={m.content || (m.streaming ? '…' : '')} /> : <p>{m.content}</p>}
               {m.servedBy && (
                 <p className="served" data-testid="served-by">
@@ -62,6 +62,19 @@ export function ChatView() {
                 </p>
               )}
               {m.stopped && <p className="note">stopped</p>}
+              {m.state === 'interrupted' && (
+                <p className="note" data-testid="interrupted">
+                  interrupted: the server stopped before this answer was finished
+                  {index === messages.length - 1 && !streaming && (
+                    <>
+                      {' '}
+                      <button className="link" onClick={() => void actions.regenerate()}>
+                        Regenerate
+                      </button>
+                    </>
+                  )}
+                </p>
+              )}
               {m.error && <p className="error">{m.error}</p>}
             </li>
           ))}

@@ -1,0 +1,54 @@
+/** Test helper: `npm run serve` as a child process (the CLI itself, through tsx), its output collected. */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { engineEntry } from '../../electron/core/engine/engine-process.js';
+import { waitFor } from './engines.js';
+
+const root = join(import.meta.dirname, '..', '..');
+
+export interface ServeChild {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  /** Everything printed so far. */
+  readonly out: string;
+  readonly err: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  /** The API's base URL (`http://127.0.0.1:<port>`), once it is printed. */
+  base(): Promise<string>;
+  /** The control token, once it is printed. */
+  token(): Promise<string>;
+  /** The engine pids, from the replicas' `ready` log lines (waits for `count`). */
+  enginePids(count: number): Promise<number[]>;
+}
+
+/** Starts `electron/serve-cli.ts` with `args`. */
+export function startServeChild(args: string[], env: Record<string, string> = {}): ServeChild {
+  const child = spawn(process.execPath, [...engineEntry().execArgv, join(root, 'electron', 'serve-cli.ts'), ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    get out() {
+      return out;
+    },
+    get err() {
+      return err;
+    },
+    exited,
+    base: () => waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)?.[1], `the API URL (stderr: ${err.slice(-500)})`, 120_000),
+    token: () => waitFor(() => /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1], 'the control token', 120_000),
+    enginePids: (count) =>
+      waitFor(() => {
+        const pids = [...err.matchAll(/\[replica \d+ (\d+)\] ready/g)].map((m) => Number(m[1]));
+        return pids.length >= count ? pids : undefined;
+      }, `${count} engines ready`, 120_000),
+  };
+}
