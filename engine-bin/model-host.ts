@@ -12,7 +12,7 @@ import { getLlama, LlamaLogLevel, TokenBias, type Llama, type LlamaContext, type
 import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, Rebuilt, SlotView } from '../common/engine-protocol.js';
 import { changedSizes, MAX_CONTEXT_CELLS, poolSizesOf, touchedPools, type Pool, type PoolSizes, type PrecheckVerdict, type RebuildChange } from '../common/rebuild.js';
 import { GgufFormatError, metadataArrayLength, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
-import { ModelFileError, readGgufFileHeader } from '../common/node/gguf-file.js';
+import { ModelFileError, readModelFileHeader } from '../common/node/gguf-file.js';
 import { EngineError } from './engine-error.js';
 import { precheck } from './precheck.js';
 import { makeSlots, type Slot } from './slot.js';
@@ -549,10 +549,10 @@ function createContext(model: LlamaModel, options: LoadOptions): Promise<LlamaCo
   });
 }
 
-/** Our bounded header check, before node-llama-cpp (native code) sees the file. */
+/** Our bounded header check and hyper-parameter bounds, before node-llama-cpp (native code) sees the file. */
 async function checkModelFile(path: string): Promise<GgufHeader> {
   try {
-    return await readGgufFileHeader(path);
+    return await readModelFileHeader(path);
   } catch (error) {
     if (error instanceof ModelFileError) throw new EngineError(error.code === 'not_found' ? 'model_not_found' : 'model_invalid', error.message);
     if (error instanceof GgufFormatError) throw new EngineError('model_invalid', `${path} is not a usable GGUF model: ${error.message}`);
