@@ -9,13 +9,15 @@ import { layeringRule } from './build/eslint/layering-rule.js';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 const uiOnly = ['react', 'react-dom', 'zustand', 'recharts'];
+/** Native code that reads model files runs only in the children (engine-bin/), never in the main process. */
+const modelNative = ['node-llama-cpp'];
 
 /** Order matters: the first layer whose folder holds a file is its layer. */
 export const layers = [
   { name: 'common/node', folder: 'common/node', allow: ['common'], node: true, packages: { only: ['zod'] } },
   { name: 'common', folder: 'common', allow: [], node: false, packages: { only: ['zod'] } },
-  { name: 'core', folder: 'electron/core', allow: ['common', 'common/node', 'native'], node: true, packages: { deny: ['electron', ...uiOnly] } },
-  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: { deny: uiOnly } },
+  { name: 'core', folder: 'electron/core', allow: ['common', 'common/node', 'native'], node: true, packages: { deny: ['electron', ...modelNative, ...uiOnly] } },
+  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: { deny: [...modelNative, ...uiOnly] } },
   { name: 'renderer', folder: 'renderer', allow: ['common'], node: false, packages: { deny: ['electron', 'node-llama-cpp', 'koffi'] } },
   { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: { deny: ['electron', ...uiOnly] } },
   { name: 'native', folder: 'native', allow: ['common'], node: true, packages: { only: ['koffi', 'zod'] } },

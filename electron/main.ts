@@ -1,8 +1,9 @@
 /**
  * The Electron shell (thin): one window under core's security policy (window-policy.ts: contextIsolation,
  * sandbox, no nodeIntegration, a CSP, navigation, window.open and permission requests denied), the
- * contract over IPC through core's one wrapper (sender frame checked, arguments parsed), engines spawned
- * with utilityProcess, the file dialog, and the OpenAI endpoint on loopback. All logic lives in core.
+ * contract over IPC through core's one wrapper (sender frame checked, arguments parsed), engines and the
+ * tokenizer spawned with utilityProcess, the file dialog, and the OpenAI endpoint on loopback. All logic
+ * lives in core.
  */
 import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { contractHandlers } from './core/contract-handlers.js';
 import { serve } from './core/serve.js';
 import { registerContractIpc, sendContractEvent } from './core/shell/ipc-bridge.js';
 import { denyPermission, denyWindowOpen, guardNavigation, windowOptions, withCsp } from './core/shell/window-policy.js';
-import { utilityEngine } from './utility-engine.js';
+import { utilityEngine, utilityTokenizer } from './utility-engine.js';
 
 const rendererPage = join(import.meta.dirname, '..', 'renderer', 'index.html');
 const appUrl = pathToFileURL(rendererPage).href;
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
 
   const served = await serve(null, {
     spawn: utilityEngine,
+    spawnTokenizer: utilityTokenizer,
     dataDir: app.getPath('userData'),
     modelsDir: join(app.getPath('home'), 'models'),
     log: (line) => console.log(line),

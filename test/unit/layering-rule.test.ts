@@ -33,8 +33,14 @@ describe('layering rule', () => {
     expect(await layeringErrors('common/x.ts', "import 'node:path';\n")).toHaveLength(1);
   });
 
+  it('keeps node-llama-cpp (native code that reads model files) out of the main process', async () => {
+    expect(await layeringErrors('electron/core/x.ts', "import 'node-llama-cpp';\n")).toEqual(['core may not import the package node-llama-cpp.']);
+    expect(await layeringErrors('electron/main.ts', "import { getLlama } from 'node-llama-cpp';\nexport { getLlama };\n")).toEqual(['shell may not import the package node-llama-cpp.']);
+    expect(await layeringErrors('engine-bin/x.ts', "import 'node-llama-cpp';\n")).toEqual([]);
+  });
+
   it('allows what the map allows', async () => {
-    expect(await layeringErrors('electron/core/x.ts', "import '../../common/engine-protocol.js';\nimport 'node:fs';\nimport 'node-llama-cpp';\n")).toEqual([]);
+    expect(await layeringErrors('electron/core/x.ts', "import '../../common/engine-protocol.js';\nimport 'node:fs';\n")).toEqual([]);
     expect(await layeringErrors('electron/main.ts', "import 'electron';\nimport './core/tokenizer.js';\n")).toEqual([]);
     expect(await layeringErrors('engine-bin/x.ts', "import '../common/node/gguf-file.js';\n")).toEqual([]);
     expect(await layeringErrors('test/x.ts', "import 'electron';\nimport '../renderer/x.js';\n")).toEqual([]);

@@ -70,7 +70,7 @@ export class ChatService {
     const answer: ChatMessageData = { id: randomUUID(), role: 'assistant', content: '', servedBy: null, stopped: false, error: null };
     try {
       const history = conversation.messages.filter((m) => m.error === null).map((m) => ({ role: m.role, content: m.content }));
-      const { tokens } = this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
+      const { tokens } = await this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
       const { temperature, topP, topK, maxTokens, seed } = conversation.sampling;
       const done = await this.workstation.generate(
         {

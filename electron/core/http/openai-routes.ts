@@ -1,15 +1,15 @@
 /**
  * `/v1/chat/completions`, `/v1/completions` and `/v1/models`: OpenAI-shaped requests mapped onto the
- * workstation (chat template in core, routing, sampling, stop, max tokens, seed) and answered as JSON
- * or as server-sent events. Usage reports the reused prompt tokens as `prompt_tokens_details.cached_tokens`.
- * A client that goes away cancels its generation.
+ * workstation (chat template in the tokenizer process, routing, sampling, stop, max tokens, seed) and
+ * answered as JSON or as server-sent events. Usage reports the reused prompt tokens as
+ * `prompt_tokens_details.cached_tokens`. A client that goes away cancels its generation.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
 import { EngineRequestError } from '../engine/engine-client.js';
 import { NoReplicaError, ReplicaDiedError, type ReplicaGenerateResult } from '../replicas/replica-set.js';
-import type { ChatMessage } from '../tokenizer.js';
+import { TokenizerError, TokenizerUnavailableError, type ChatMessage } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
 import { HttpError, schemaError, sendJson } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
@@ -75,6 +75,21 @@ function mapGenerationError(error: unknown): HttpError {
   if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica');
   if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');
   return new HttpError(500, `generation failed: ${(error as Error).message}`, 'server_error');
+}
+
+/**
+ * A request's tokens from the tokenizer: input it refuses (a template that fails on these messages) is a
+ * 400 naming the field; a tokenizer process that died or hung under the call is a 503.
+ */
+async function tokensOf(tokenize: () => Promise<number[]>, param: string): Promise<number[]> {
+  try {
+    return await tokenize();
+  } catch (error) {
+    if (error instanceof TokenizerUnavailableError) throw new HttpError(503, error.message, 'server_error', null, 'tokenizer_unavailable');
+    if (error instanceof TokenizerError) throw new HttpError(400, error.message, 'invalid_request_error', param);
+    if (error instanceof NoReplicaError) throw mapGenerationError(error);
+    throw error;
+  }
 }
 
 async function serveGeneration(workstation: Workstation, kind: Kind, body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -148,12 +163,7 @@ export async function handleChatCompletions(workstation: Workstation, raw: unkno
   const body = parsed.data;
   checkModel(workstation, body.model);
   const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m.content) }));
-  let tokens: number[];
-  try {
-    tokens = workstation.tokenizer.applyChatTemplate(messages).tokens;
-  } catch (error) {
-    throw new HttpError(400, (error as Error).message, 'invalid_request_error', 'messages');
-  }
+  const tokens = await tokensOf(async () => (await workstation.tokenizer.applyChatTemplate(messages)).tokens, 'messages');
   await serveGeneration(workstation, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, req, res);
 }
 
@@ -165,9 +175,9 @@ export async function handleCompletions(workstation: Workstation, raw: unknown, 
   const prompt = body.prompt;
   const tokens =
     typeof prompt === 'string'
-      ? workstation.tokenizer.tokenizePrompt(prompt)
+      ? await tokensOf(() => workstation.tokenizer.tokenizePrompt(prompt), 'prompt')
       : typeof prompt[0] === 'string'
-        ? workstation.tokenizer.tokenizePrompt(prompt[0])
+        ? await tokensOf(() => workstation.tokenizer.tokenizePrompt(prompt[0] as string), 'prompt')
         : (prompt as number[]);
   if (tokens.length === 0) throw new HttpError(400, 'prompt: the prompt is empty', 'invalid_request_error', 'prompt');
   await serveGeneration(workstation, 'text', body, tokens, body.max_tokens, req, res);
