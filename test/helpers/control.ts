@@ -37,7 +37,8 @@ export async function openControl(front: Front, headers: Record<string, string> 
     call: (name, args = {}) => {
       const id = nextId++;
       socket.send(JSON.stringify({ type: 'call', id, name, args }));
-      return waitFor(() => messages.find((m) => m.type === 'result' && m.id === id), `the answer to ${name}`);
+      // A loadModel starts child processes (the tokenizer for validation, the replicas): tens of seconds on a busy machine.
+      return waitFor(() => messages.find((m) => m.type === 'result' && m.id === id), `the answer to ${name}`, 120_000);
     },
     events: (name) => messages.filter((m) => m.type === 'event' && m.name === name).map((m) => m.payload),
     close: () => socket.close(),

@@ -52,6 +52,7 @@ describe('the tokenizer child with the header bounds bypassed', () => {
       expect(alive(pid)).toBe(false);
       expect(logs.some((l) => l.includes('exited: failed to load'))).toBe(true);
     },
+    180_000,
   );
 });
 
@@ -92,5 +93,5 @@ describe('loading hostile models on a running workstation', () => {
     expect(after.error).toBeNull();
     expect(after.servedBy).toMatchObject({ replica: 0, completionTokens: 4 });
     control.close();
-  });
+  }, 300_000);
 });

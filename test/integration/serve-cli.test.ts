@@ -101,5 +101,5 @@ describe('npm run serve with bad input', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 300_000); // four starts of the CLI (and one tokenizer child): slow on a busy machine
 });

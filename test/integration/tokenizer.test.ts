@@ -92,10 +92,11 @@ describe('tokenizer', () => {
     } finally {
       await crashing.dispose();
     }
-  });
+  }, 180_000);
 
   it('a hung child is killed after the hang bound and restarted; past the restart cap the tokenizer stays down', async () => {
-    const hanging = await Tokenizer.open(testModelPath(), { hangTimeoutMs: 300, maxRestarts: 1, restartWindowMs: 600_000 });
+    // 5 s: far above what a short call takes even on a busy machine, so only the stopped child is hung.
+    const hanging = await Tokenizer.open(testModelPath(), { hangTimeoutMs: 5000, maxRestarts: 1, restartWindowMs: 600_000 });
     try {
       hanging.signal('SIGSTOP');
       const error = await hanging.tokenize('hello').catch((e: unknown) => e);
@@ -109,5 +110,5 @@ describe('tokenizer', () => {
     } finally {
       await hanging.dispose();
     }
-  });
+  }, 180_000);
 });
