@@ -12,6 +12,9 @@ import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/h
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, OpenStage, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 
+/** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
+const NATIVE_LOG_GRACE_MS = 200;
+
 export class TokenizerFailure extends Error {
   constructor(
     readonly code: TokenizerErrorCode,
@@ -140,6 +143,8 @@ export class TokenizerHost {
     try {
       return await llama.loadModel(options);
     } catch (error) {
+      // llama.cpp's log lines reach JS through their own queue, which may come after the rejection.
+      if (!this.lastNativeError) await new Promise((resolve) => setTimeout(resolve, NATIVE_LOG_GRACE_MS));
       const native = this.lastNativeError ? ` (llama.cpp: ${this.lastNativeError})` : '';
       throw new TokenizerFailure(code, `${what}: ${(error as Error).message}${native}`);
     }

@@ -97,7 +97,7 @@ describe('npm run serve with bad input', () => {
       const probeOnly = await writeHostileModel(dir, hostile('feed-forward-512'));
       const result = await cli(['--model', probeOnly]);
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(new RegExp(`manifold serve failed: ${probeOnly} failed validation: the weights do not load: .*wrong shape`));
+      expect(result.stderr).toMatch(new RegExp(`manifold serve failed: ${probeOnly} failed validation: the weights do not load: `));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

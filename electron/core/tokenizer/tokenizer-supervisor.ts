@@ -156,7 +156,8 @@ export class TokenizerSupervisor extends EventEmitter<SupervisorEvents> {
     this.hung = undefined;
     this.recentLines = [];
     const modelPath = this.modelPath;
-    const child = this.options.spawn({});
+    // An abort in the child is expected on a hostile file: no backtrace (ggml would attach gdb, seconds).
+    const child = this.options.spawn({ env: { GGML_NO_BACKTRACE: '1' } });
     let stage: OpenStage | undefined;
     const channel = new TokenizerChannel(
       child,
