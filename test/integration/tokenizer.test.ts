@@ -1,7 +1,8 @@
 /**
  * Core's tokenizer on the generated model, through its child process: tokens round-trip, the model's ChatML
- * template is applied, calls pipeline in order, and a tokenizer child that crashes or hangs under a call
- * gives that call a clear error while the next call is served by a restarted child.
+ * template is applied, calls pipeline, a 1 MB text does not stall this process, and a tokenizer child that
+ * crashes or hangs under a call gives that call a clear error while the next call is served by a restarted
+ * child.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,6 +53,20 @@ describe('tokenizer', () => {
     const one = await Promise.all(texts.map(async (t) => tokenizer.detokenize(await tokenizer.tokenize(t))));
     expect(one.map((t) => t.trim())).toEqual(texts);
     expect(all).toEqual(await Promise.all(texts.map((t) => tokenizer.tokenize(t))));
+  });
+
+  it("tokenizes a 1 MB text in the child while this process's event loop keeps turning", async () => {
+    const text = 'hello the world of models and tokens. '.repeat(27_000);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = performance.now();
+    const tokens = await tokenizer.tokenize(text);
+    const ms = performance.now() - started;
+    clearInterval(timer);
+    expect(tokens.length).toBeGreaterThan(200_000);
+    // Tokenized in this process, the loop could not turn until the native call returned.
+    expect(ticks).toBeGreaterThan(3);
+    console.log(`1 MB (${tokens.length} tokens) in ${Math.round(ms)} ms; the event loop turned ${ticks} times meanwhile`);
   });
 
   it('feeds an engine: a templated prompt generates', async () => {
