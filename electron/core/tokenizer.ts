@@ -23,8 +23,6 @@ export class Tokenizer {
     private readonly supervisor: TokenizerSupervisor,
     /** Whether the template came from the model (false: the ChatML fallback). */
     readonly hasModelTemplate: boolean,
-    /** How long the weights probe took; null when there was none. */
-    readonly probeMs: number | null,
   ) {}
 
   /** Starts a tokenizer child on `modelPath`; rejects with TokenizerError naming why the model does not open. */
@@ -32,7 +30,7 @@ export class Tokenizer {
     const { probeWeights = false, ...rest } = options;
     const supervisor = new TokenizerSupervisor({ spawn: forkTokenizer, log: () => {}, ...rest, modelPath });
     const opened = await supervisor.start(probeWeights);
-    return new Tokenizer(supervisor, opened.hasModelTemplate, opened.probeMs);
+    return new Tokenizer(supervisor, opened.hasModelTemplate);
   }
 
   /** Token ids of `text`; with `special`, control-token text such as `<|im_start|>` becomes those tokens. */

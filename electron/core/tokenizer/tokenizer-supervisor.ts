@@ -6,7 +6,6 @@
  * in flight when the child dies fail with TokenizerUnavailableError; calls made while it restarts wait for
  * the new child. The main process never runs native code on the model file.
  */
-import { EventEmitter } from 'node:events';
 import type { OpenStage, TokenizerMessage, TokenizerMessageOf } from '../../../common/tokenizer-protocol.js';
 import type { EngineExit, SpawnTokenizer } from '../engine/engine-process.js';
 import { describeExit, type ExitReason } from '../supervisor/engine-supervisor.js';
@@ -33,17 +32,12 @@ export interface TokenizerSupervisorOptions {
   testOnlySkipHeaderCheck?: boolean;
 }
 
-export type TokenizerState = 'idle' | 'opening' | 'ready' | 'restarting' | 'down' | 'stopped';
+type TokenizerState = 'idle' | 'opening' | 'ready' | 'restarting' | 'down' | 'stopped';
 
 export interface TokenizerOpened {
   hasModelTemplate: boolean;
   /** How long the weights probe took; null when there was none. */
   probeMs: number | null;
-}
-
-interface SupervisorEvents {
-  ready: [TokenizerOpened];
-  exit: [ExitReason];
 }
 
 /** The line of a child's last words that says what failed (llama.cpp's assert, or an error). */
@@ -66,7 +60,7 @@ const STAGE_WORDS: Record<OpenStage, string> = {
 
 const RECENT_LINES = 20;
 
-export class TokenizerSupervisor extends EventEmitter<SupervisorEvents> {
+export class TokenizerSupervisor {
   private channel: TokenizerChannel | undefined;
   private stateValue: TokenizerState = 'idle';
   private modelPath: string;
@@ -84,17 +78,12 @@ export class TokenizerSupervisor extends EventEmitter<SupervisorEvents> {
   private readonly stopGraceMs: number;
 
   constructor(private readonly options: TokenizerSupervisorOptions) {
-    super();
     this.modelPath = options.modelPath;
     this.openTimeoutMs = options.openTimeoutMs ?? 60_000;
     this.hangTimeoutMs = options.hangTimeoutMs ?? 30_000;
     this.maxRestarts = options.maxRestarts ?? 3;
     this.restartWindowMs = options.restartWindowMs ?? 60_000;
     this.stopGraceMs = options.stopGraceMs ?? 2000;
-  }
-
-  get state(): TokenizerState {
-    return this.stateValue;
   }
 
   get pid(): number | undefined {
@@ -190,7 +179,6 @@ export class TokenizerSupervisor extends EventEmitter<SupervisorEvents> {
       this.stateValue = 'ready';
       this.startHangCheck(channel);
       this.log(`ready${info.probeMs === null ? '' : ` (weights probe ${Math.round(info.probeMs)} ms)`}`);
-      this.emit('ready', info);
       return info;
     } catch (error) {
       const failure =
@@ -239,7 +227,6 @@ export class TokenizerSupervisor extends EventEmitter<SupervisorEvents> {
           ? { kind: 'crashed', code: exit.code, signal: exit.signal }
           : { kind: 'load_failed', message: 'the model did not open' };
     this.log(`exited: ${describeExit(reason)}`);
-    this.emit('exit', reason);
     if (wasReady && !this.stopRequested) {
       this.stateValue = 'restarting';
       this.restarting = this.restart().finally(() => (this.restarting = undefined));
