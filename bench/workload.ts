@@ -141,8 +141,8 @@ export async function multiTurn(target: ClientTarget, options: MultiTurnOptions,
     const message = sentence(random, options.userWords);
     const prompt =
       turn === 0
-        ? tokenizer.applyChatTemplate([{ role: 'system', content: system }, { role: 'user', content: message }]).tokens
-        : [...history, ...tokenizer.tokenize(`<|im_end|>\n<|im_start|>user\n${message}<|im_end|>\n<|im_start|>assistant\n`, { special: true })];
+        ? (await tokenizer.applyChatTemplate([{ role: 'system', content: system }, { role: 'user', content: message }])).tokens
+        : [...history, ...(await tokenizer.tokenize(`<|im_end|>\n<|im_start|>user\n${message}<|im_end|>\n<|im_start|>assistant\n`, { special: true }))];
     const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, options.seed * 1000 + user * 10 + turn);
     results.push({ ...result, user, turn });
     if (turn + 1 < options.turns) queue.push(userTurn(user, turn + 1, [...prompt, ...result.tokens]));

@@ -1,7 +1,7 @@
 /**
  * `npm run build:electron`: bundles the desktop app's Node side with esbuild into dist/ — the main
- * process (ESM), the preload (CommonJS, as the sandbox requires) and the engine child — keeping npm
- * packages external (they ship in node_modules, native ones unpacked from the asar).
+ * process (ESM), the preload (CommonJS, as the sandbox requires), the engine child and the tokenizer
+ * child — keeping npm packages external (they ship in node_modules, native ones unpacked from the asar).
  */
 import { build } from 'esbuild';
 
@@ -11,5 +11,6 @@ await Promise.all([
   build({ ...common, entryPoints: ['electron/main.ts'], outfile: 'dist/electron/main.js', format: 'esm', packages: 'external' }),
   build({ ...common, entryPoints: ['electron/preload.ts'], outfile: 'dist/electron/preload.cjs', format: 'cjs', external: ['electron'] }),
   build({ ...common, entryPoints: ['engine-bin/main.ts'], outfile: 'dist/engine-bin/main.js', format: 'esm', packages: 'external' }),
+  build({ ...common, entryPoints: ['engine-bin/tokenizer-main.ts'], outfile: 'dist/engine-bin/tokenizer-main.js', format: 'esm', packages: 'external' }),
 ]);
-console.log('built dist/electron/main.js, dist/electron/preload.cjs, dist/engine-bin/main.js');
+console.log('built dist/electron/main.js, dist/electron/preload.cjs, dist/engine-bin/main.js, dist/engine-bin/tokenizer-main.js');

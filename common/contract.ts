@@ -93,7 +93,7 @@ export type ArenaStatus = z.infer<typeof arenaStatusSchema>;
 
 /** One step of loading a model, for the loader's progress. */
 export const loadStepSchema = z.object({
-  step: z.enum(['arena', 'tokenizer', 'replicas', 'ready', 'failed']),
+  step: z.enum(['validate', 'arena', 'replicas', 'ready', 'failed']),
   detail: z.string(),
   /** How far the step is, 0..1; null when it has no measure. */
   fraction: z.number().nullable(),

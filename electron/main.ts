@@ -1,9 +1,10 @@
 /**
  * The Electron shell (thin): one window under core's security policy (window-policy.ts: contextIsolation,
  * sandbox, no nodeIntegration, a CSP, navigation, window.open and permission requests denied), the
- * contract over IPC through core's one wrapper (sender frame checked, arguments parsed), engines spawned
- * with utilityProcess, the file dialog, and the OpenAI endpoint on loopback. One instance (a second
- * launch focuses this window), and quitting stops gracefully (`shell/app-lifetime.ts`). All logic lives in core.
+ * contract over IPC through core's one wrapper (sender frame checked, arguments parsed), engines and the
+ * tokenizer spawned with utilityProcess, the file dialog, and the OpenAI endpoint on loopback. One
+ * instance (a second launch focuses this window), and quitting stops gracefully (`shell/app-lifetime.ts`).
+ * All logic lives in core.
  */
 import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import { serve, type Served } from './core/serve.js';
 import { claimSingleInstance, quitGracefully } from './core/shell/app-lifetime.js';
 import { registerContractIpc, sendContractEvent } from './core/shell/ipc-bridge.js';
 import { denyPermission, denyWindowOpen, guardNavigation, windowOptions, withCsp } from './core/shell/window-policy.js';
-import { utilityEngine } from './utility-engine.js';
+import { utilityEngine, utilityTokenizer } from './utility-engine.js';
 
 const rendererPage = join(import.meta.dirname, '..', 'renderer', 'index.html');
 const appUrl = pathToFileURL(rendererPage).href;
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
 
   const server = await serve(null, {
     spawn: utilityEngine,
+    spawnTokenizer: utilityTokenizer,
     dataDir: app.getPath('userData'),
     modelsDir: join(app.getPath('home'), 'models'),
     log: (line, level) => console.log(terminalLine(line, level)),

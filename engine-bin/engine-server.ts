@@ -4,6 +4,7 @@
  * request, gets a typed error reply; nothing a parent sends can make the engine die.
  */
 import { ENGINE_REQUEST_TYPES, engineRequestSchema, type EngineMessage, type EngineRequest } from '../common/engine-protocol.js';
+import { describeBadMessage } from './bad-message.js';
 import { EngineError } from './engine-error.js';
 import type { ModelHost } from './model-host.js';
 import type { EngineTransport } from './transport.js';
@@ -24,7 +25,7 @@ export class EngineServer {
   handle(raw: unknown): void {
     const parsed = engineRequestSchema.safeParse(raw);
     if (!parsed.success) {
-      this.reject(raw, parsed.error.issues);
+      this.send({ type: 'error', ...describeBadMessage(raw, parsed.error.issues, ENGINE_REQUEST_TYPES) });
       return;
     }
     this.dispatch(parsed.data).catch((error: unknown) => {
@@ -32,17 +33,6 @@ export class EngineServer {
       if (error instanceof EngineError) this.send({ type: 'error', id, code: error.code, message: error.message });
       else this.send({ type: 'error', id, code: 'generate_failed', message: `unexpected engine error: ${String(error)}` });
     });
-  }
-
-  private reject(raw: unknown, issues: readonly { path: PropertyKey[]; message: string }[]): void {
-    const record = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
-    const id = Number.isInteger(record.id) && (record.id as number) >= 0 ? (record.id as number) : null;
-    if (typeof record.type === 'string' && !(ENGINE_REQUEST_TYPES as string[]).includes(record.type)) {
-      this.send({ type: 'error', id, code: 'unknown_type', message: `unknown message type "${record.type}" (known: ${ENGINE_REQUEST_TYPES.join(', ')})` });
-      return;
-    }
-    const detail = issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
-    this.send({ type: 'error', id, code: 'bad_message', message: `bad message: ${detail}` });
   }
 
   private async dispatch(request: EngineRequest): Promise<void> {

@@ -10,7 +10,7 @@ import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaConte
 import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, Rebuilt, SlotView } from '../common/engine-protocol.js';
 import type { Pool, PoolSizes, PrecheckVerdict, RebuildChange } from '../common/rebuild.js';
 import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
-import { ModelFileError, readGgufFileHeader } from '../common/node/gguf-file.js';
+import { ModelFileError, readModelFileHeader } from '../common/node/gguf-file.js';
 import { EngineError } from './engine-error.js';
 import { cancelledWhileQueued, checkPrompt, generateOnSlot, type GenerationSink } from './generation.js';
 import { checkKvType, createContext, vocabularySize, type LoadedModel } from './model-context.js';
@@ -206,10 +206,10 @@ async function warmUp(model: LlamaModel, sequence: LlamaContextSequence): Promis
   await sequence.clearHistory();
 }
 
-/** Our bounded header check, before node-llama-cpp (native code) sees the file. */
+/** Our bounded header check and hyper-parameter bounds, before node-llama-cpp (native code) sees the file. */
 async function checkModelFile(path: string): Promise<GgufHeader> {
   try {
-    return await readGgufFileHeader(path);
+    return await readModelFileHeader(path);
   } catch (error) {
     if (error instanceof ModelFileError) throw new EngineError(error.code === 'not_found' ? 'model_not_found' : 'model_invalid', error.message);
     if (error instanceof GgufFormatError) throw new EngineError('model_invalid', `${path} is not a usable GGUF model: ${error.message}`);

@@ -1,18 +1,21 @@
 /**
- * The engine's one link to its parent: Node's IPC channel under `child_process.fork`, or Electron's
- * `process.parentPort` under `utilityProcess`. Everything else in the engine sees only this interface.
- * It counts replies handed to the channel and not yet flushed (activity's undrained_replies).
+ * A child's one link to its parent (the engine's and the tokenizer's): Node's IPC channel under
+ * `child_process.fork`, or Electron's `process.parentPort` under `utilityProcess`. Everything else in a
+ * child sees only this interface. It counts replies handed to the channel and not yet flushed (the
+ * engine's activity reports them as undrained_replies).
  */
 import type { EngineMessage } from '../common/engine-protocol.js';
 
-export interface EngineTransport {
-  send(message: EngineMessage): void;
+export interface ParentTransport<Message> {
+  send(message: Message): void;
   /** Replies given to the channel that it has not flushed yet. */
   readonly undrained: number;
   onMessage(listener: (raw: unknown) => void): void;
   /** Called once when the parent is gone (channel closed or the process re-parented). */
   onParentGone(listener: () => void): void;
 }
+
+export type EngineTransport = ParentTransport<EngineMessage>;
 
 /** Electron's utilityProcess parent port, present only when the engine runs under Electron. */
 interface ParentPort {
@@ -22,7 +25,7 @@ interface ParentPort {
 
 const PARENT_POLL_MS = 1000;
 
-export function connectToParent(): EngineTransport {
+export function connectToParent<Message = EngineMessage>(): ParentTransport<Message> {
   const parentPort = (process as unknown as { parentPort?: ParentPort }).parentPort;
   let undrained = 0;
   const goneListeners: (() => void)[] = [];

@@ -25,7 +25,6 @@ export const coreSublayers = [
   { name: 'process-alive', allow: [] },
   // What the front and the chat have open, so a graceful stop can finish or cut each in its own format.
   { name: 'open-generations', allow: [] },
-  { name: 'tokenizer', allow: [], packages: ['node-llama-cpp', '@huggingface/jinja'] },
   // A generic helper that happens to live beside its first user; models/ uses it too.
   { name: 'chat/atomic-file', allow: ['process-alive'] },
   // Routing is pure: the run config's policy names and nothing else of core.
@@ -34,6 +33,9 @@ export const coreSublayers = [
   { name: 'queue', allow: ['router'] },
   { name: 'rebuild', allow: ['engine'] },
   { name: 'supervisor', allow: ['engine', 'logging'] },
+  // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
+  // no native code that reads a model file runs in core.
+  { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
   { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'rebuild', 'cpu', 'config', 'gpu', 'logging'] },
   { name: 'arena', allow: ['logging', 'process-alive'] },
   { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
@@ -69,12 +71,13 @@ export const layers = [
     folder: 'electron/core',
     allow: ['common', 'common/node', 'native'],
     node: true,
-    packages: ['zod', 'ws', 'node-llama-cpp', '@huggingface/jinja', 'pino', 'rotating-file-stream'],
+    // Never node-llama-cpp: native code that reads model files runs only in the children (engine-bin/).
+    packages: ['zod', 'ws', 'pino', 'rotating-file-stream'],
     sublayers: coreSublayers,
   },
   { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },
   { name: 'renderer', folder: 'renderer', allow: ['common'], node: false, packages: ['react', 'react-dom', 'zustand', 'recharts'] },
-  { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: ['node-llama-cpp', 'zod'] },
+  { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: ['node-llama-cpp', '@huggingface/jinja', 'zod'] },
   { name: 'native', folder: 'native', allow: ['common'], node: true, packages: ['koffi', 'zod'] },
   { name: 'build', folder: 'build', allow: ['common', 'common/node'], node: true, packages: ['esbuild'] },
 ];

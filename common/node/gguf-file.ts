@@ -1,6 +1,10 @@
-/** Reads a GGUF file's header from disk through the bounded reader, with a typed error for a missing file. */
+/**
+ * Reads a GGUF file's header from disk through the bounded reader, with a typed error for a missing file;
+ * a model file's header is also held to the hyper-parameter bounds llama.cpp asserts on.
+ */
 import { open } from 'node:fs/promises';
 import { readGgufHeader, type GgufHeader, type GgufReadLimits, DEFAULT_GGUF_READ_LIMITS } from '../gguf/header-reader.js';
+import { checkHyperparameters } from '../gguf/hyperparameters.js';
 
 export class ModelFileError extends Error {
   constructor(
@@ -39,4 +43,11 @@ export async function readGgufFileHeader(path: string, limits: GgufReadLimits = 
   } finally {
     await handle.close();
   }
+}
+
+/** A model's header, read and checked against llama.cpp's asserts: what every reader runs before native code sees the file. */
+export async function readModelFileHeader(path: string): Promise<GgufHeader> {
+  const header = await readGgufFileHeader(path);
+  checkHyperparameters(header);
+  return header;
 }

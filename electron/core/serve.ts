@@ -9,14 +9,14 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, type RunConfig } from './config/run-config.js';
-import { forkEngine, type SpawnEngine } from './engine/engine-process.js';
+import { forkEngine, forkTokenizer, type SpawnEngine, type SpawnTokenizer } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
 import { startFront, type Front, type FrontOptions } from './http/front-server.js';
 import type { LogSink } from './logging/core-log.js';
 import type { LogRotation } from './logging/log-file.js';
 import type { DrainReport } from './open-generations.js';
 import type { ReplicaSetOptions } from './replicas/replica-set.js';
-import { Workstation } from './workstation.js';
+import { Workstation, type WorkstationOptions } from './workstation.js';
 
 export interface ServeOptions {
   front?: FrontOptions;
@@ -26,6 +26,9 @@ export interface ServeOptions {
   logFile?: string | null;
   logRotation?: LogRotation;
   spawn?: SpawnEngine;
+  /** Starts a model's tokenizer child; `child_process.fork` by default (utilityProcess under Electron). */
+  spawnTokenizer?: SpawnTokenizer;
+  tokenizerOptions?: WorkstationOptions['tokenizerOptions'];
   replicaOptions?: Partial<ReplicaSetOptions>;
   arenaFacts?: Partial<ArenaFacts>;
   /** Conversations, recent models and logs; default: `$XDG_DATA_HOME/manifold` (or ~/.local/share/manifold). */
@@ -70,6 +73,8 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     modelsDir: options.modelsDir ?? null,
     ...(options.arenaFacts ? { arenaFacts: options.arenaFacts } : {}),
     spawn: options.spawn ?? forkEngine,
+    spawnTokenizer: options.spawnTokenizer ?? forkTokenizer,
+    ...(options.tokenizerOptions ? { tokenizerOptions: options.tokenizerOptions } : {}),
     ...(options.log ? { log: options.log } : {}),
     ...(options.logFile !== undefined ? { logFile: options.logFile } : {}),
     ...(options.logRotation ? { logRotation: options.logRotation } : {}),

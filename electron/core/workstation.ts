@@ -1,25 +1,27 @@
 /**
  * The workstation: core put together around one loaded model — the shared arena, the tokenizer, the
- * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log and
- * the listeners. A model is loaded from a run config at start or later from the UI's loader (the old one
- * is unloaded first); without one, the views are empty and requests get a clear 503. The HTTP front, the
- * control API and the Electron shell all drive this one object; nothing in it knows which is in front.
+ * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log and the
+ * listeners. A model is loaded from a run config at start or later from the UI's loader. Either way it is
+ * validated first — the bounded header check with llama.cpp's hyper-parameter bounds, then its tokenizer
+ * child opened with a weights probe — and only a model that passes replaces the one serving (which keeps
+ * serving otherwise). Without a model, the views are empty and requests get a clear 503. The HTTP front,
+ * the control API and the Electron shell all drive this one object; nothing in it knows which is in front.
  */
 import { basename, join } from 'node:path';
 import type { ArenaStatus, EventPayload, GpuReport, LoadStep } from '../../common/contract.js';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
-import { readGgufFileHeader } from '../../common/node/gguf-file.js';
+import { GgufFormatError, type GgufHeader } from '../../common/gguf/header-reader.js';
+import { readModelFileHeader } from '../../common/node/gguf-file.js';
 import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { enginePrivateBytes } from './arena/engine-memory.js';
-import { ArenaError } from './arena/model-arena.js';
 import type { ChatBackend } from './chat/chat-backend.js';
 import { ChatService } from './chat/chat-service.js';
 import { ConversationStore } from './chat/conversation-store.js';
 import { ModelLibrary } from './models/model-library.js';
 import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
-import type { SpawnEngine } from './engine/engine-process.js';
+import type { SpawnEngine, SpawnTokenizer } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
 import { CoreLog, type LogSink } from './logging/core-log.js';
 import type { LogRotation } from './logging/log-file.js';
@@ -27,7 +29,7 @@ import { NoReplicaError } from './replicas/replica-errors.js';
 import { ReplicaSet, type ReplicaSetOptions } from './replicas/replica-set.js';
 import type { ReplicaGenerateOptions, ReplicaGenerateResult } from './replicas/request-dispatcher.js';
 import { ThroughputMeter } from './throughput-meter.js';
-import { Tokenizer } from './tokenizer.js';
+import { Tokenizer, type TokenizerOptions } from './tokenizer.js';
 
 export type WorkstationStatus = 'idle' | 'loading' | 'ok' | 'degraded' | 'error';
 
@@ -36,6 +38,10 @@ export interface WorkstationOptions {
   config?: RunConfig | null;
   machine: MachineFacts;
   spawn: SpawnEngine;
+  /** Starts a model's tokenizer child (fork under Node, utilityProcess in Electron). */
+  spawnTokenizer: SpawnTokenizer;
+  /** Tokenizer-process settings beyond the defaults (tests shorten the validation timeout and the hang check). */
+  tokenizerOptions?: Omit<TokenizerOptions, 'spawn' | 'log' | 'probeWeights'>;
   /** Also hand log lines here (the serve CLI prints them to stderr). */
   log?: LogSink;
   /** The rotating log file; default `<dataDir>/logs/manifold.log`, null for none. */
@@ -63,6 +69,12 @@ interface LoadedModel {
   started: boolean;
 }
 
+/** A model that passed validation: its header (within llama.cpp's bounds) and its tokenizer child, weights probed. */
+interface ValidatedModel {
+  header: GgufHeader;
+  tokenizer: Tokenizer;
+}
+
 /** Implements the chat's backend: chat/ sees the workstation only through that interface. */
 export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
@@ -71,6 +83,9 @@ export class Workstation implements ChatBackend {
   readonly models: ModelLibrary;
   readonly log: CoreLog;
   private loaded: LoadedModel;
+  /** A load is under way (validating, or replacing the model). */
+  private busy = false;
+  /** The model is being replaced: the old one is gone, the new one not ready. */
   private loading = false;
   private readonly rebuildListeners = new Set<(progress: RebuildProgress) => void>();
   private readonly loadListeners = new Set<(step: LoadStep) => void>();
@@ -108,54 +123,94 @@ export class Workstation implements ChatBackend {
     };
   }
 
-  /** Loads the model of the config given at construction (nothing when there was none). */
+  /** Validates and loads the model of the config given at construction (nothing when there was none). */
   async start(): Promise<void> {
     if (!this.options.config) return;
+    this.busy = true;
     this.loading = true;
     try {
-      await this.startLoaded(this.loaded);
+      await this.startLoaded(this.loaded, await this.validate(this.loaded.config.model));
     } catch (error) {
       this.log.error(`start failed: ${(error as Error).message}`);
       throw error;
     } finally {
+      this.busy = false;
       this.loading = false;
     }
   }
 
-  /** Unloads the current model (if any) and loads `config`'s; each step is sent to load listeners. */
+  /**
+   * Validates `config`'s model, and only when it passes unloads the current model and loads the new one;
+   * each step is sent to load listeners. A model that fails validation leaves the current one serving.
+   */
   async load(config: RunConfig): Promise<void> {
-    if (this.loading) throw new Error('a model is already loading; wait for it');
-    this.loading = true;
+    if (this.busy) throw new Error('a model is already loading; wait for it');
+    this.busy = true;
     try {
-      await this.unload();
-      this.loaded = this.prepare(config);
-      await this.startLoaded(this.loaded);
-    } catch (error) {
-      this.log.error(`loading ${config.model} failed: ${(error as Error).message}`);
-      await this.unload();
-      this.step({ step: 'failed', detail: (error as Error).message, fraction: null });
-      throw error;
+      let next: LoadedModel;
+      let validated: ValidatedModel;
+      try {
+        next = this.prepare(config);
+        validated = await this.validate(config.model);
+      } catch (error) {
+        const keeps = this.loaded.started ? `; ${this.loaded.modelId} keeps serving` : '';
+        this.log.error(`loading ${config.model} failed: ${(error as Error).message}${keeps}`);
+        this.step({ step: 'failed', detail: `${(error as Error).message}${keeps}`, fraction: null });
+        throw error;
+      }
+      this.loading = true;
+      try {
+        await this.unload();
+        this.loaded = next;
+        await this.startLoaded(next, validated);
+      } catch (error) {
+        this.log.error(`loading ${config.model} failed: ${(error as Error).message}`);
+        await validated.tokenizer.dispose(); // (a second dispose by unload is a no-op)
+        await this.unload();
+        this.step({ step: 'failed', detail: (error as Error).message, fraction: null });
+        throw error;
+      }
     } finally {
+      this.busy = false;
       this.loading = false;
     }
   }
 
-  /** Fills the arena (when asked), opens the tokenizer and starts the replicas; rejects when the model or every replica fails. */
-  private async startLoaded(loaded: LoadedModel): Promise<void> {
+  /**
+   * The header check (bounded reader, llama.cpp's hyper-parameter bounds), then the model's tokenizer child
+   * opened with a weights probe: everything that could abort on a hostile file runs in that child.
+   */
+  private async validate(model: string): Promise<ValidatedModel> {
+    this.step({ step: 'validate', detail: `checking the header of ${basename(model)}`, fraction: 0 });
+    const header = await readModelFileHeader(model).catch((error: Error) => {
+      throw error instanceof GgufFormatError ? new Error(`${model} failed validation: ${error.message}`) : error;
+    });
+    this.step({ step: 'validate', detail: 'opening the tokenizer process: the vocabulary, then a probe of the weights', fraction: 0.5 });
+    const tokenizer = await Tokenizer.open(model, {
+      spawn: this.options.spawnTokenizer,
+      log: this.log.sink,
+      ...this.options.tokenizerOptions,
+      probeWeights: true,
+    });
+    return { header, tokenizer };
+  }
+
+  /** Fills the arena (when asked) and starts the replicas of a validated model; rejects when every replica fails. */
+  private async startLoaded(loaded: LoadedModel, validated: ValidatedModel): Promise<void> {
     const { config, replicas } = loaded;
+    loaded.tokenizer = validated.tokenizer;
     this.step({ step: 'arena', detail: config.shared_arena ? 'reading the model into the arena' : 'shared_arena is off', fraction: 0 });
     loaded.arena = await SharedArena.start({
       modelPath: config.model,
       requested: config.shared_arena === true,
       engines: replicas.size,
-      enginePrivateBytes: config.shared_arena ? await this.enginePrivateBytes(loaded) : 0,
+      enginePrivateBytes: config.shared_arena ? this.enginePrivateBytes(loaded, validated.header) : 0,
       log: this.log.sink,
       onProgress: (fraction) => this.step({ step: 'arena', detail: 'reading the model into the arena', fraction }),
       ...(this.options.arenaFacts ? { facts: this.options.arenaFacts } : {}),
     });
     replicas.loadModelFrom(loaded.arena.modelPath);
-    this.step({ step: 'tokenizer', detail: 'opening the vocabulary and chat template', fraction: null });
-    loaded.tokenizer = await Tokenizer.open(loaded.arena.modelPath);
+    validated.tokenizer.reopenFrom(loaded.arena.modelPath);
     this.step({ step: 'replicas', detail: `starting ${replicas.size} replicas`, fraction: 0 });
     const offReady = replicas.onReady((ready) => this.step({ step: 'replicas', detail: `${ready} of ${replicas.size} replicas ready`, fraction: ready / replicas.size }));
     try {
@@ -179,11 +234,7 @@ export class Workstation implements ChatBackend {
   }
 
   /** The largest private memory one engine's plan is estimated to take (the arena's RAM warning). */
-  private async enginePrivateBytes(loaded: LoadedModel): Promise<number> {
-    const model = loaded.config.model;
-    const header = await readGgufFileHeader(model).catch((error: Error) => {
-      throw new ArenaError(`cannot read ${model} into the arena: ${error.message}`);
-    });
+  private enginePrivateBytes(loaded: LoadedModel, header: GgufHeader): number {
     const estimates = loaded.replicas.plans.map(({ engine }) =>
       enginePrivateBytes(header, { contextSize: engine.contextSize ?? 4096, slots: engine.slots ?? 1, kvType: engine.kvType ?? 'f16', gpuLayers: engine.gpuLayers ?? 'auto' }),
     );

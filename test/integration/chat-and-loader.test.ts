@@ -40,7 +40,7 @@ describe('loader and chat over the contract', () => {
 
     const info = await value(control, 'loadModel', { path: testModelPath(), replicas: 2, gpus: 'cpu', contextSize: 1024, slots: 2 });
     expect(info).toMatchObject({ status: 'ok', replicas: 2, replicas_alive: 2 });
-    expect(control.events('load').map((s) => (s as { step: string }).step)).toEqual(expect.arrayContaining(['arena', 'tokenizer', 'replicas', 'ready']));
+    expect(control.events('load').map((s) => (s as { step: string }).step)).toEqual(expect.arrayContaining(['validate', 'arena', 'replicas', 'ready']));
     expect((await value<{ recent: string[] }>(control, 'listModels')).recent).toEqual([testModelPath()]);
 
     // A short first turn (under one 64-token block) still brings its next turn back to its replica and slot,

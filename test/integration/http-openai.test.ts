@@ -145,3 +145,20 @@ describe('OpenAI-compatible front', () => {
     await waitFor(async () => ((await (await fetch(`${served.front.url}/health`)).json()).status === 'ok' ? true : undefined), 'the heal', 30_000);
   });
 });
+
+describe('the tokenizer process under the front', () => {
+  it('a tokenizer child that hangs under a request makes it a 503 that says so; the next request is served', async () => {
+    const own = await startServed({ replicas: 1 }, { tokenizerOptions: { hangTimeoutMs: 3000 } });
+    const ownClient = new OpenAI({ baseURL: `${own.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const ask = () => ownClient.chat.completions.create({ model: own.workstation.modelId, messages: [{ role: 'user', content: 'hello' }], max_tokens: 2 });
+    // Stopped before the request is sent, the child can only answer it by being killed by the hang check.
+    own.workstation.tokenizer.signal('SIGSTOP');
+    const error = await ask().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('tokenizer_unavailable');
+    expect((error as Error).message).toMatch(/the tokenizer process hung \(no answer for \d+ ms\) and was killed while serving this call/);
+    expect((await ask()).usage!.completion_tokens).toBe(2);
+    expect(own.logs.some((l) => /^\[tokenizer \d+\] exited: hung/.test(l))).toBe(true);
+  }, 180_000);
+});

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { engineEntry } from '../../electron/core/engine/engine-process.js';
 import { waitFor } from '../helpers/engines.js';
+import { hostile, writeHostileModel } from '../helpers/hostile-models.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
@@ -84,4 +85,24 @@ describe('npm run serve with bad input', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('exits 1 naming the problem for hostile hyper-parameters, never with a native abort', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifold-cli-'));
+    try {
+      for (const name of ['layers-600', 'heads-0', 'experts-0-used-4']) {
+        const model = hostile(name);
+        const path = await writeHostileModel(dir, model);
+        const result = await cli(['--model', path]);
+        expect(result.code, name).toBe(1);
+        expect(result.stderr).toMatch(new RegExp(`manifold serve failed: ${path} failed validation: ${model.problem!.source}`));
+      }
+      // Within the bounds, but the weights do not match: the tokenizer child's probe refuses it.
+      const probeOnly = await writeHostileModel(dir, hostile('feed-forward-512'));
+      const result = await cli(['--model', probeOnly]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`manifold serve failed: ${probeOnly} failed validation: the weights do not load: `));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000); // four starts of the CLI (and one tokenizer child): slow on a busy machine
 });

@@ -1,9 +1,9 @@
 /**
  * The shared arena with real engines (DESIGN §6): the weights read into a memfd once, every replica
  * loading them from `/proc/<main pid>/fd/<n>`; the model file deleted after start and a killed replica
- * still heals (and a weights rebuild still reloads) from RAM; the weights counted once in the processes'
- * PSS; the /dev/shm fallback with its sweep; no arena (and the log line) when RAM is short; a file that is
- * not a GGUF refused with a clear error.
+ * still heals (and a weights rebuild, and a killed tokenizer child, still reload) from RAM; the weights
+ * counted once in the processes' PSS; the /dev/shm fallback with its sweep; no arena (and the log line)
+ * when RAM is short; a file that is not a GGUF refused with a clear error before any arena is filled.
  */
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -75,6 +75,12 @@ describe.skipIf(why !== null)('shared arena', () => {
     expect(await mapsArena(healed.pid!)).toBe(true);
     const answer = await workstation.replicas.supervisorOf(0).client!.generate({ tokens: [300, 301, 302, 303], maxTokens: 3, ignoreEos: true }).done;
     expect(answer.completionTokens).toHaveLength(3);
+    // The tokenizer child too: killed with the file gone, it reopens the model from the arena.
+    const inFlight = workstation.tokenizer.tokenize('hello');
+    workstation.tokenizer.signal('SIGKILL');
+    await expect(inFlight).rejects.toThrow(/^the tokenizer process exited/);
+    expect((await workstation.tokenizer.applyChatTemplate([{ role: 'user', content: 'hello' }])).tokens.length).toBeGreaterThan(3);
+    expect(served.logs.some((l) => l.includes(`opening ${arena.enginePath}`))).toBe(true);
 
     const [rebuilt] = await workstation.rebuild(rebuildRequestSchema.parse({ replica: 1, change: { gpuLayers: 0 } }));
     expect(rebuilt).toMatchObject({ replica: 1, outcome: 'Applied' });
@@ -144,9 +150,11 @@ describe.skipIf(why !== null)('shared arena', () => {
     const dir = mkdtempSync(join(tmpdir(), 'manifold-arena-'));
     const fake = join(dir, 'notes.gguf');
     writeFileSync(fake, 'these are not weights'.repeat(100));
-    await expect(startServed({ model: fake, shared_arena: true, replicas: 1 })).rejects.toThrow(`cannot read ${fake} into the arena: not a GGUF file`);
-    // The arena's own check, on the bytes it streams, whatever checked the header before.
     const before = await arenaFds();
+    // The loader's validation refuses it before any arena is made.
+    await expect(startServed({ model: fake, shared_arena: true, replicas: 1 })).rejects.toThrow(`${fake} failed validation: not a GGUF file`);
+    expect(await arenaFds()).toEqual(before);
+    // The arena's own check, on the bytes it streams, whatever checked the header before.
     await expect(ModelArena.open({ kind: 'memfd', name: 'manifold-model' }, fake)).rejects.toThrow(`${fake} is not a GGUF file (it does not start with the GGUF magic)`);
     expect(await arenaFds()).toEqual(before);
   });

@@ -21,7 +21,7 @@ describe('layering rule: process layers', () => {
     expect(await layeringErrors('electron/core/engine/x.ts', "import { app } from 'electron';\nexport { app };\n")).toEqual([
       'core/engine may not import the package electron; its packages: none.',
     ]);
-    expect(await layeringErrors('engine-bin/x.ts', "import 'electron';\n")).toEqual(['engine-bin may not import the package electron; its packages: node-llama-cpp, zod.']);
+    expect(await layeringErrors('engine-bin/x.ts', "import 'electron';\n")).toEqual(['engine-bin may not import the package electron; its packages: node-llama-cpp, @huggingface/jinja, zod.']);
   });
 
   it('keeps Node modules and core out of the renderer', async () => {
@@ -38,6 +38,12 @@ describe('layering rule: process layers', () => {
     expect(await layeringErrors('common/x.ts', "import 'node:path';\n")).toHaveLength(1);
   });
 
+  it('keeps node-llama-cpp (native code that reads model files) out of the main process', async () => {
+    expect(await layeringErrors('electron/core/tokenizer.ts', "import 'node-llama-cpp';\n")).toEqual(['core/tokenizer may not import the package node-llama-cpp; its packages: none.']);
+    expect(await layeringErrors('electron/main.ts', "import 'node-llama-cpp';\n")).toEqual(['shell may not import the package node-llama-cpp; its packages: electron.']);
+    expect(await layeringErrors('engine-bin/x.ts', "import 'node-llama-cpp';\n")).toEqual([]);
+  });
+
   it('lets each layer import only the packages on its allow-list', async () => {
     expect(await layeringErrors('renderer/x.ts', "import 'lodash';\n")).toEqual(['renderer may not import the package lodash; its packages: react, react-dom, zustand, recharts.']);
     expect(await layeringErrors('renderer/x.ts', "import 'zustand/vanilla';\nimport 'react-dom/client';\n")).toEqual([]);
@@ -48,7 +54,7 @@ describe('layering rule: process layers', () => {
 
   it('allows what the map allows', async () => {
     expect(await layeringErrors('electron/core/replicas/x.ts', "import '../../../common/engine-protocol.js';\nimport 'node:fs';\n")).toEqual([]);
-    expect(await layeringErrors('electron/core/tokenizer.ts', "import 'node-llama-cpp';\nimport '@huggingface/jinja';\n")).toEqual([]);
+    expect(await layeringErrors('engine-bin/tokenizer-host.ts', "import 'node-llama-cpp';\nimport '@huggingface/jinja';\n")).toEqual([]);
     expect(await layeringErrors('electron/main.ts', "import 'electron';\nimport './core/tokenizer.js';\n")).toEqual([]);
     expect(await layeringErrors('engine-bin/x.ts', "import '../common/node/gguf-file.js';\n")).toEqual([]);
     expect(await layeringErrors('test/x.ts', "import 'electron';\nimport '../renderer/x.js';\n")).toEqual([]);
@@ -95,7 +101,8 @@ describe('layering rule: core sub-layers', () => {
   });
 
   it('puts a file or a folder of the same name in one sub-layer, and refuses a core file in none', async () => {
-    expect(await layeringErrors('electron/core/tokenizer/client.ts', "import 'node-llama-cpp';\n")).toEqual([]);
+    expect(await layeringErrors('electron/core/tokenizer/client.ts', "import '../supervisor/engine-supervisor.js';\n")).toEqual([]);
+    expect(await layeringErrors('electron/core/tokenizer.ts', "import './supervisor/engine-supervisor.js';\n")).toEqual([]);
     expect(await layeringErrors('electron/core/new-thing.ts', 'export const x = 1;\n')).toEqual([
       'electron/core/new-thing is in no sub-layer of core: add it to the map in build/eslint/layer-map.js.',
     ]);

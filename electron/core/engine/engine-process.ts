@@ -1,7 +1,7 @@
 /**
- * How core starts an engine child. The shell injects the spawn function: `child_process.fork` under plain
- * Node (tests, `npm run serve`), Electron's `utilityProcess` in the desktop app. Core sees only
- * `EngineProcess`, a process with a message channel.
+ * How core starts its children, the engines and the tokenizer (both entries of engine-bin/). The shell
+ * injects the spawn functions: `child_process.fork` under plain Node (tests, `npm run serve`), Electron's
+ * `utilityProcess` in the desktop app. Core sees only `EngineProcess`, a process with a message channel.
  */
 import { fork } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
@@ -28,13 +28,18 @@ export interface SpawnEngineOptions {
 }
 
 export type SpawnEngine = (options: SpawnEngineOptions) => EngineProcess;
+/** Starts a tokenizer child: the same shape as an engine's spawn, another entry. */
+export type SpawnTokenizer = SpawnEngine;
+
+/** The children's entries in engine-bin/ (without the extension: `.ts` from source, `.js` when bundled). */
+export type ChildEntry = 'main' | 'tokenizer-main';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-/** The engine entry and the Node flags to run it: the TypeScript source through tsx's loader. */
-export function engineEntry(): { path: string; execArgv: string[] } {
+/** A child's entry and the Node flags to run it: the TypeScript source through tsx's loader. */
+export function engineEntry(entry: ChildEntry = 'main'): { path: string; execArgv: string[] } {
   const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
-  return { path: join(repoRoot, 'engine-bin', 'main.ts'), execArgv: ['--import', tsxLoader] };
+  return { path: join(repoRoot, 'engine-bin', `${entry}.ts`), execArgv: ['--import', tsxLoader] };
 }
 
 /** Splits a child's output stream into lines for `listeners` (both spawns use it). */
@@ -52,36 +57,42 @@ export function forwardLines(stream: NodeJS.ReadableStream | null, listeners: ((
   });
 }
 
-/** Spawns an engine with `child_process.fork` (the plain-Node spawn). */
-export const forkEngine: SpawnEngine = (options) => {
-  const entry = engineEntry();
-  const child = fork(entry.path, [], {
-    execArgv: entry.execArgv,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  const logListeners: ((line: string) => void)[] = [];
-  forwardLines(child.stdout, logListeners);
-  forwardLines(child.stderr, logListeners);
-  child.on('error', (error) => {
-    for (const listener of logListeners) listener(`spawn error: ${error.message}`);
-  });
-  return {
-    get pid() {
-      return child.pid;
-    },
-    send: (message) => {
-      if (!child.connected) return false;
-      child.send(message as object, (error) => {
-        if (error) for (const listener of logListeners) listener(`send failed: ${error.message}`);
-      });
-      return true;
-    },
-    onMessage: (listener) => child.on('message', listener),
-    onExit: (listener) => child.on('exit', (code, signal) => listener({ code, signal })),
-    onLog: (listener) => logListeners.push(listener),
-    kill: (signal) => {
-      child.kill(signal);
-    },
+/** The plain-Node spawn of `name`: `child_process.fork` of its source. */
+export function forkChild(name: ChildEntry): SpawnEngine {
+  return (options) => {
+    const entry = engineEntry(name);
+    const child = fork(entry.path, [], {
+      execArgv: entry.execArgv,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const logListeners: ((line: string) => void)[] = [];
+    forwardLines(child.stdout, logListeners);
+    forwardLines(child.stderr, logListeners);
+    child.on('error', (error) => {
+      for (const listener of logListeners) listener(`spawn error: ${error.message}`);
+    });
+    return {
+      get pid() {
+        return child.pid;
+      },
+      send: (message) => {
+        if (!child.connected) return false;
+        child.send(message as object, (error) => {
+          if (error) for (const listener of logListeners) listener(`send failed: ${error.message}`);
+        });
+        return true;
+      },
+      onMessage: (listener) => child.on('message', listener),
+      // 'close' comes after the child's output is read to the end, so its last words (an assert) are logged first.
+      onExit: (listener) => child.on('close', (code, signal) => listener({ code, signal })),
+      onLog: (listener) => logListeners.push(listener),
+      kill: (signal) => {
+        child.kill(signal);
+      },
+    };
   };
-};
+}
+
+export const forkEngine: SpawnEngine = forkChild('main');
+export const forkTokenizer: SpawnTokenizer = forkChild('tokenizer-main');

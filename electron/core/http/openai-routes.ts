@@ -1,9 +1,9 @@
 /**
  * `/v1/chat/completions`, `/v1/completions` and `/v1/models`: OpenAI-shaped requests mapped onto the
- * workstation (chat template in core, routing, sampling, stop, max tokens, seed) and answered as JSON
- * or as server-sent events. Usage reports the reused prompt tokens as `prompt_tokens_details.cached_tokens`.
- * A client that goes away cancels its generation. Each generation is tracked in the front's open
- * generations until its response ends, so a graceful stop can end it cleanly.
+ * workstation (chat template in the tokenizer process, routing, sampling, stop, max tokens, seed) and
+ * answered as JSON or as server-sent events. Usage reports the reused prompt tokens as
+ * `prompt_tokens_details.cached_tokens`. A client that goes away cancels its generation. Each generation
+ * is tracked in the front's open generations until its response ends, so a graceful stop can end it cleanly.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -12,7 +12,7 @@ import { EngineRequestError } from '../engine/engine-client.js';
 import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../queue/queue-errors.js';
 import { NoReplicaError, ReplicaDiedError } from '../replicas/replica-errors.js';
 import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
-import type { ChatMessage } from '../tokenizer.js';
+import { TokenizerError, TokenizerUnavailableError, type ChatMessage } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
@@ -86,13 +86,18 @@ function mapGenerationError(workstation: Workstation, error: unknown): HttpError
   return toHttpError(error, (line) => workstation.log.error(line));
 }
 
-/** Tokens from the tokenizer; no model is a 503, a text it refuses a 400 on `param`. */
-function tokenized(workstation: Workstation, tokenize: () => number[], param: string): number[] {
+/**
+ * A request's tokens from the tokenizer: input it refuses (a template that fails on these messages) is a
+ * 400 naming the field; a tokenizer process that died or hung under the call is a 503; no model a 503.
+ */
+async function tokensOf(workstation: Workstation, tokenize: () => Promise<number[]>, param: string): Promise<number[]> {
   try {
-    return tokenize();
+    return await tokenize();
   } catch (error) {
+    if (error instanceof TokenizerUnavailableError) throw new HttpError(503, error.message, 'server_error', null, 'tokenizer_unavailable', { 'retry-after': '5' });
+    if (error instanceof TokenizerError) throw new HttpError(400, `${param}: ${error.message}`, 'invalid_request_error', param);
     if (error instanceof NoReplicaError) throw mapGenerationError(workstation, error);
-    throw new HttpError(400, `${param}: ${(error as Error).message}`, 'invalid_request_error', param);
+    throw error;
   }
 }
 
@@ -213,7 +218,7 @@ export async function handleChatCompletions(workstation: Workstation, open: Open
   const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
   const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m.content) }));
-  const tokens = tokenized(workstation, () => workstation.tokenizer.applyChatTemplate(messages).tokens, 'messages');
+  const tokens = await tokensOf(workstation, async () => (await workstation.tokenizer.applyChatTemplate(messages)).tokens, 'messages');
   await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res);
 }
 
@@ -223,7 +228,7 @@ export async function handleCompletions(workstation: Workstation, open: OpenGene
   const prompt = body.prompt;
   const tokens =
     typeof prompt === 'string' || typeof prompt[0] === 'string'
-      ? tokenized(workstation, () => workstation.tokenizer.tokenizePrompt(typeof prompt === 'string' ? prompt : (prompt[0] as string)), 'prompt')
+      ? await tokensOf(workstation, () => workstation.tokenizer.tokenizePrompt(typeof prompt === 'string' ? prompt : (prompt[0] as string)), 'prompt')
       : (prompt as number[]);
   if (tokens.length === 0) throw new HttpError(400, 'prompt: the prompt is empty', 'invalid_request_error', 'prompt');
   await serveGeneration(workstation, open, 'text', body, tokens, body.max_tokens, res);

@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import type { ModelInspection } from '../../../common/contract.js';
-import { readGgufFileHeader } from '../../../common/node/gguf-file.js';
+import { readModelFileHeader } from '../../../common/node/gguf-file.js';
 import { metadataNumber, metadataText, type GgufHeader } from '../../../common/gguf/header-reader.js';
 import { ENGINE_RUNTIME_BYTES, kvCacheBytes } from '../arena/engine-memory.js';
 import type { NvmlCard } from '../../../native/nvml.js';
@@ -29,7 +29,7 @@ function dominantType(header: GgufHeader): string {
 }
 
 export async function inspectModel(path: string, plan: InspectPlan, cards: readonly NvmlCard[] | null): Promise<ModelInspection> {
-  const header = await readGgufFileHeader(path);
+  const header = await readModelFileHeader(path);
   const architecture = metadataText(header, 'general.architecture');
   const weights = header.tensors.reduce((sum, t) => sum + t.bytes, 0);
   const kv = kvCacheBytes(header, { contextSize: plan.contextSize, slots: plan.slots, kvType: 'f16' }) ?? 0;

@@ -40,9 +40,9 @@ export class UtilityExitReasons {
     app.on('child-process-gone', (_event, details) => this.onGone(details));
   }
 
-  /** A name, unique in this process, to fork the next engine under (utilityProcess's `serviceName`). */
-  nextName(): string {
-    const name = `Manifold engine ${++this.forked}`;
+  /** A name, unique in this process, to fork the next child under (utilityProcess's `serviceName`). */
+  nextName(kind = 'engine'): string {
+    const name = `Manifold ${kind} ${++this.forked}`;
     this.watched.set(name, {});
     return name;
   }

@@ -40,11 +40,11 @@ export function parseCards(text: string): number[] | null {
   return parts.length > 0 && parts.every((p) => /^\d+$/.test(p)) ? parts.map(Number) : null;
 }
 
-/** The load's progress: the latest step, and 0..1 over arena → tokenizer → replicas → ready. */
+/** The load's progress: the latest step, and 0..1 over validate → arena → replicas → ready. */
 export function selectLoadProgress(state: Pick<LoaderSlice, 'loadSteps'>): { label: string; fraction: number } | null {
   const last = state.loadSteps.at(-1);
   if (!last) return null;
-  const order = ['arena', 'tokenizer', 'replicas', 'ready'] as const;
+  const order = ['validate', 'arena', 'replicas', 'ready'] as const;
   if (last.step === 'failed') return { label: `failed: ${last.detail}`, fraction: 0 };
   const index = order.indexOf(last.step);
   return { label: `${last.step}: ${last.detail}`, fraction: Math.min(1, (index + (last.fraction ?? 0.5)) / (order.length - 1)) };

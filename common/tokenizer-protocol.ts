@@ -1,0 +1,74 @@
+/**
+ * The tokenizer protocol: every message between core and a tokenizer child, as zod schemas of unions
+ * tagged by `type`. Requests carry an `id`; each reply carries the id of the request it answers (the child
+ * serves requests in the order they arrive, but replies are still matched by id). Both sides parse what
+ * they receive with these schemas.
+ */
+import { z } from 'zod';
+
+const requestId = z.number().int().nonnegative();
+
+/** Token ids, checked in one loop: a long prompt's hundreds of thousands of ids parse in about a millisecond. */
+const tokenIdsSchema = z.custom<number[]>((value) => Array.isArray(value) && value.every((t) => Number.isSafeInteger(t) && (t as number) >= 0), {
+  message: 'expected an array of token ids (non-negative integers)',
+});
+
+export const chatMessageSchema = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
+export type ChatMessage = z.infer<typeof chatMessageSchema>;
+export type ChatRole = ChatMessage['role'];
+
+export const tokenizerRequestSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('open'),
+    id: requestId,
+    modelPath: z.string().min(1),
+    /** Also load the weights once (CPU, mapped) and free them: catches what only fires at tensor creation. */
+    probeWeights: z.boolean(),
+    /** Test-only: skip the header bounds so a hostile file reaches llama.cpp; no config or API reaches it. */
+    testOnlySkipHeaderCheck: z.boolean().optional(),
+  }),
+  z.object({ type: z.literal('tokenize'), id: requestId, text: z.string(), special: z.boolean(), addBos: z.boolean() }),
+  z.object({ type: z.literal('tokenizePrompt'), id: requestId, text: z.string() }),
+  z.object({ type: z.literal('detokenize'), id: requestId, tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('applyChatTemplate'), id: requestId, messages: z.array(chatMessageSchema), addGenerationPrompt: z.boolean() }),
+  z.object({ type: z.literal('shutdown'), id: requestId }),
+]);
+export type TokenizerRequest = z.infer<typeof tokenizerRequestSchema>;
+export const TOKENIZER_REQUEST_TYPES = tokenizerRequestSchema.options.map((o) => o.shape.type.value);
+
+/** What the child is doing while it opens a model (a crash report names the stage). */
+export const openStageSchema = z.enum(['header', 'template', 'vocabulary', 'weights']);
+export type OpenStage = z.infer<typeof openStageSchema>;
+
+export const TOKENIZER_ERROR_CODES = [
+  'bad_message',
+  'unknown_type',
+  'model_not_found',
+  /** The header check refused the file (format or hyper-parameter bounds). */
+  'model_invalid',
+  'template_invalid',
+  /** node-llama-cpp refused the vocabulary. */
+  'load_failed',
+  /** The weights probe failed: the vocabulary loads, the model itself would not. */
+  'probe_failed',
+  'not_open',
+  'already_open',
+  /** The chat template failed on these messages (the caller's input). */
+  'template_failed',
+  /** Anything else that threw in the child. */
+  'internal_error',
+] as const;
+export const tokenizerErrorCodeSchema = z.enum(TOKENIZER_ERROR_CODES);
+export type TokenizerErrorCode = z.infer<typeof tokenizerErrorCodeSchema>;
+
+export const tokenizerMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('stage'), id: requestId, stage: openStageSchema }),
+  z.object({ type: z.literal('opened'), id: requestId, hasModelTemplate: z.boolean(), probeMs: z.number().nullable() }),
+  z.object({ type: z.literal('tokens'), id: requestId, tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('text'), id: requestId, text: z.string() }),
+  z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('stopping'), id: requestId }),
+  z.object({ type: z.literal('error'), id: requestId.nullable(), code: tokenizerErrorCodeSchema, message: z.string() }),
+]);
+export type TokenizerMessage = z.infer<typeof tokenizerMessageSchema>;
+export type TokenizerMessageOf<T extends TokenizerMessage['type']> = Extract<TokenizerMessage, { type: T }>;

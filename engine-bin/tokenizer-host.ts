@@ -1,0 +1,169 @@
+/**
+ * The tokenizer child's model: one GGUF opened as a `vocabOnly` node-llama-cpp model with its chat template
+ * (the model's own `tokenizer.chat_template` rendered with Jinja, as llama-server does; ChatML when it has
+ * none). Opening runs our bounded header check first, then the vocabulary load, then (when asked) a weights
+ * probe: the model loaded once on the CPU, mapped, and freed, which reaches what llama.cpp only checks at
+ * tensor creation. Any of these may abort this process: that is why it is a child.
+ */
+import { Template } from '@huggingface/jinja';
+import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
+import { CHATML_TEMPLATE } from '../common/chat-templates.js';
+import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
+import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
+import type { ChatMessage, OpenStage, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
+
+/** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
+const NATIVE_LOG_GRACE_MS = 200;
+
+export class TokenizerFailure extends Error {
+  constructor(
+    readonly code: TokenizerErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TokenizerFailure';
+  }
+}
+
+export interface OpenRequest {
+  modelPath: string;
+  probeWeights: boolean;
+  testOnlySkipHeaderCheck?: boolean | undefined;
+}
+
+interface Opened {
+  llama: Llama;
+  model: LlamaModel;
+  template: Template;
+}
+
+export class TokenizerHost {
+  private opened: Opened | undefined;
+  private opening = false;
+  /** The last error llama.cpp logged: node-llama-cpp's own errors ("Failed to load model") do not say why. */
+  private lastNativeError: string | undefined;
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  async open(request: OpenRequest, onStage: (stage: OpenStage) => void): Promise<{ hasModelTemplate: boolean; probeMs: number | null }> {
+    if (this.opened || this.opening) throw new TokenizerFailure('already_open', 'this tokenizer process has already opened a model');
+    this.opening = true;
+    const { modelPath } = request;
+    try {
+      onStage('header');
+      const header = await checkHeader(modelPath, request.testOnlySkipHeaderCheck === true);
+      onStage('template');
+      const templateSource = metadataText(header, 'tokenizer.chat_template');
+      let template: Template;
+      try {
+        template = new Template(templateSource ?? CHATML_TEMPLATE);
+      } catch (error) {
+        throw new TokenizerFailure('template_invalid', `the chat template does not parse: ${(error as Error).message}`);
+      }
+      onStage('vocabulary');
+      const llama = await getLlama({
+        gpu: false,
+        build: 'never',
+        progressLogs: false,
+        logLevel: LlamaLogLevel.error,
+        logger: (level, message) => this.logNative(level, message),
+      });
+      try {
+        const model = await this.load(llama, { modelPath, vocabOnly: true }, 'load_failed', 'cannot load the vocabulary');
+        let probeMs: number | null = null;
+        if (request.probeWeights) {
+          onStage('weights');
+          const started = performance.now();
+          const weights = await this.load(llama, { modelPath, gpuLayers: 0, useMmap: true }, 'probe_failed', 'the weights do not load').catch(async (error: unknown) => {
+            await model.dispose();
+            throw error;
+          });
+          await weights.dispose();
+          probeMs = performance.now() - started;
+        }
+        this.opened = { llama, model, template };
+        return { hasModelTemplate: templateSource !== null, probeMs };
+      } catch (error) {
+        await llama.dispose();
+        throw error;
+      }
+    } finally {
+      this.opening = false;
+    }
+  }
+
+  /** Token ids of `text`; with `special`, control-token text such as `<|im_start|>` becomes those tokens. */
+  tokenize(text: string, special: boolean, addBos: boolean): number[] {
+    const { model } = this.need();
+    const tokens = model.tokenize(text, special) as number[];
+    const bos = model.tokens.bos as number | null;
+    return addBos && bos !== null && tokens[0] !== bos ? [bos, ...tokens] : tokens;
+  }
+
+  detokenize(tokens: readonly number[]): string {
+    return this.need().model.detokenize(tokens as Token[]);
+  }
+
+  /** The chat template applied to `messages` and tokenized with control tokens parsed (BOS when the model wants one). */
+  applyChatTemplate(messages: readonly ChatMessage[], addGenerationPrompt: boolean): { text: string; tokens: number[] } {
+    const { model, template } = this.need();
+    let text: string;
+    try {
+      text = template.render({
+        messages,
+        add_generation_prompt: addGenerationPrompt,
+        bos_token: model.tokens.bosString ?? '',
+        eos_token: model.tokens.eosString ?? '',
+      });
+    } catch (error) {
+      throw new TokenizerFailure('template_failed', `the chat template failed on these messages: ${(error as Error).message}`);
+    }
+    return { text, tokens: this.tokenize(text, true, model.tokens.shouldPrependBosToken) };
+  }
+
+  /** The text of a completion prompt as the model expects it (BOS when the model wants one). */
+  tokenizePrompt(text: string): number[] {
+    return this.tokenize(text, false, this.need().model.tokens.shouldPrependBosToken);
+  }
+
+  async dispose(): Promise<void> {
+    const opened = this.opened;
+    this.opened = undefined;
+    await opened?.model.dispose();
+    await opened?.llama.dispose();
+  }
+
+  private need(): Opened {
+    if (!this.opened) throw new TokenizerFailure('not_open', 'no model is open in this tokenizer process');
+    return this.opened;
+  }
+
+  private async load(llama: Llama, options: Parameters<Llama['loadModel']>[0], code: TokenizerErrorCode, what: string): Promise<LlamaModel> {
+    this.lastNativeError = undefined;
+    try {
+      return await llama.loadModel(options);
+    } catch (error) {
+      // llama.cpp's log lines reach JS through their own queue, which may come after the rejection.
+      if (!this.lastNativeError) await new Promise((resolve) => setTimeout(resolve, NATIVE_LOG_GRACE_MS));
+      const native = this.lastNativeError ? ` (llama.cpp: ${this.lastNativeError})` : '';
+      throw new TokenizerFailure(code, `${what}: ${(error as Error).message}${native}`);
+    }
+  }
+
+  private logNative(level: LlamaLogLevel, message: string): void {
+    const line = message.trimEnd();
+    if (level === LlamaLogLevel.error && line && !/failed to load model$/.test(line)) this.lastNativeError = line.replace(/^llama_model_load: /, '');
+    this.log(`llama.cpp ${level}: ${line}`);
+  }
+}
+
+/** The bounded header check (and, unless a test skips them, the hyper-parameter bounds) as typed failures. */
+async function checkHeader(path: string, skipBounds: boolean): Promise<GgufHeader> {
+  try {
+    return await (skipBounds ? readGgufFileHeader(path) : readModelFileHeader(path));
+  } catch (error) {
+    if (error instanceof ModelFileError) throw new TokenizerFailure(error.code === 'not_found' ? 'model_not_found' : 'model_invalid', error.message);
+    if (error instanceof GgufFormatError) throw new TokenizerFailure('model_invalid', `not a usable GGUF model: ${error.message}`);
+    throw error;
+  }
+}
