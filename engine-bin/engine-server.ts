@@ -5,6 +5,7 @@
  */
 import { ENGINE_REQUEST_TYPES, engineRequestSchema, type EngineMessage, type EngineRequest } from '../common/engine-protocol.js';
 import { describeBadMessage } from './bad-message.js';
+import { stopWithin } from './child-main.js';
 import { EngineError } from './engine-error.js';
 import type { ModelHost } from './model-host.js';
 import type { EngineTransport } from './transport.js';
@@ -87,17 +88,8 @@ export class EngineServer {
   }
 
   /** Frees the model and exits; used for shutdown and when the parent is gone. */
-  async stop(code: number): Promise<void> {
-    const deadline = setTimeout(() => this.exit(code), STOP_DEADLINE_MS);
-    try {
-      await this.host.dispose();
-    } catch {
-      // Exiting anyway: the process going away frees what dispose could not.
-    } finally {
-      clearTimeout(deadline);
-      // Give the channel a moment to flush the last replies.
-      setTimeout(() => this.exit(code), 20);
-    }
+  stop(code: number): Promise<void> {
+    return stopWithin(STOP_DEADLINE_MS, () => this.host.dispose(), () => this.exit(code));
   }
 
   private send(message: EngineMessage): void {

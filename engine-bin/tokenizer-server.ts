@@ -5,6 +5,7 @@
  */
 import { TOKENIZER_REQUEST_TYPES, tokenizerRequestSchema, type TokenizerMessage, type TokenizerRequest } from '../common/tokenizer-protocol.js';
 import { describeBadMessage } from './bad-message.js';
+import { stopWithin } from './child-main.js';
 import { TokenizerFailure, type TokenizerHost } from './tokenizer-host.js';
 import type { ParentTransport } from './transport.js';
 
@@ -63,16 +64,7 @@ export class TokenizerServer {
   }
 
   /** Frees the model and exits; used for shutdown and when the parent is gone. */
-  async stop(code: number): Promise<void> {
-    const deadline = setTimeout(() => this.exit(code), STOP_DEADLINE_MS);
-    try {
-      await this.host.dispose();
-    } catch {
-      // Exiting anyway: the process going away frees what dispose could not.
-    } finally {
-      clearTimeout(deadline);
-      // Give the channel a moment to flush the last reply.
-      setTimeout(() => this.exit(code), 20);
-    }
+  stop(code: number): Promise<void> {
+    return stopWithin(STOP_DEADLINE_MS, () => this.host.dispose(), () => this.exit(code));
   }
 }
