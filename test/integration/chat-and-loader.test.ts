@@ -77,8 +77,10 @@ describe('loader and chat over the contract', () => {
     expect(stored.title).toBe(long.slice(0, 48));
 
     await value(control, 'updateConversation', { id: conversation.id, sampling: { maxTokens: 4000 } });
+    const earlier = new Set(control.events('chat').map((p) => (p as { messageId: string }).messageId));
     const stopping = control.call('sendMessage', { id: conversation.id, content: 'Now a very long answer.' });
-    await waitFor(() => control.events('chat').length > pieces.length + 60 || undefined, 'the long answer to stream');
+    const newPieces = (): number => control.events('chat').filter((p) => !earlier.has((p as { messageId: string }).messageId)).length;
+    await waitFor(() => newPieces() > 60 || undefined, 'the long answer to stream', 60_000);
     expect(await value(control, 'stopGeneration', { id: conversation.id })).toEqual({ stopped: true });
     const stopped = (await stopping).value as ChatMessageData;
     expect(stopped.stopped).toBe(true);
