@@ -144,7 +144,7 @@ export class RequestDispatcher {
       routing.noteRouted(replica.index);
       this.queue.bind(bySeq.get(seq)!, replica);
     }
-    if (plan.nextHoldEndsInMs !== null) this.holdTimer = setTimeout(() => this.dispatch(), Math.ceil(plan.nextHoldEndsInMs) + 1);
+    if (plan.nextHoldEndsInMs !== null) this.holdTimer = setTimeout(() => this.dispatch(), Math.ceil(plan.nextHoldEndsInMs) + 1).unref();
   }
 
   private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], options: ReplicaGenerateOptions) {
