@@ -1,0 +1,69 @@
+/**
+ * llama.cpp's `llama-server`, built from the source node-llama-cpp ships (`node_modules/node-llama-cpp/
+ * llama/gitRelease.bundle`, a git bundle of the very llama.cpp it runs), so the peer Manifold is measured
+ * against and fronts in tests is the same llama.cpp. Built once per machine with Debian's cmake and g++
+ * (`-DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF`, about 10 minutes on 2 cores) and cached outside the
+ * repository, keyed by the bundle's commit: `$MANIFOLD_LLAMA_SERVER_CACHE` or
+ * `~/.cache/manifold/llama-server/<commit>/llama-server`. `MANIFOLD_LLAMA_SERVER` names a binary to use instead.
+ */
+import { execFile } from 'node:child_process';
+import { access, chmod, copyFile, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BUNDLE = join(repoRoot, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
+
+/** The commit the bundle holds: the cache key. */
+async function bundleCommit(): Promise<string> {
+  const { stdout } = await run('git', ['bundle', 'list-heads', BUNDLE]);
+  const commit = /^([0-9a-f]{40})\s/m.exec(stdout)?.[1];
+  if (!commit) throw new Error(`cannot read the commit of ${BUNDLE} (git bundle list-heads said: ${stdout.trim() || 'nothing'})`);
+  return commit;
+}
+
+/** Where the binary for this bundle lives once built. */
+export async function llamaServerPath(): Promise<string> {
+  if (process.env.MANIFOLD_LLAMA_SERVER) return process.env.MANIFOLD_LLAMA_SERVER;
+  const root = process.env.MANIFOLD_LLAMA_SERVER_CACHE ?? join(os.homedir(), '.cache', 'manifold', 'llama-server');
+  return join(root, `${await bundleCommit()}-${os.arch()}`, 'llama-server');
+}
+
+const exists = (path: string): Promise<boolean> => access(path).then(
+  () => true,
+  () => false,
+);
+
+/** The cached binary, built first when it is missing (`log` hears each step). */
+export async function ensureLlamaServer(log: (line: string) => void = () => {}): Promise<string> {
+  const target = await llamaServerPath();
+  if (await exists(target)) return target;
+  const work = await mkdtemp(join(os.tmpdir(), 'manifold-llama-build-'));
+  try {
+    const source = join(work, 'llama.cpp');
+    log(`llama-server: cloning ${BUNDLE}`);
+    await run('git', ['clone', '--quiet', BUNDLE, source]);
+    const build = join(work, 'build');
+    log('llama-server: configuring (cmake)');
+    await run('cmake', ['-S', source, '-B', build, '-DCMAKE_BUILD_TYPE=Release', '-DLLAMA_CURL=OFF', '-DBUILD_SHARED_LIBS=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_SERVER=ON'], { maxBuffer: 64 << 20 });
+    log(`llama-server: building (about 10 minutes on 2 cores) into ${target}`);
+    await run('cmake', ['--build', build, '--target', 'llama-server', '--parallel', String(os.availableParallelism())], { maxBuffer: 256 << 20 });
+    await mkdir(dirname(target), { recursive: true });
+    const staged = `${target}.${process.pid}.tmp`;
+    // Copied, then renamed in place: the build folder may be on another file system than the cache.
+    await copyFile(join(build, 'bin', 'llama-server'), staged);
+    await chmod(staged, 0o755);
+    await rename(staged, target);
+    log(`llama-server: ready at ${target}`);
+    return target;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  console.log(await ensureLlamaServer((line) => console.error(line)));
+}
