@@ -18,7 +18,9 @@ export type ExitReason =
   | { kind: 'stopped' }
   | { kind: 'crashed'; code: number | null; signal: string | null; reason?: EngineGoneReason }
   | { kind: 'hung'; silentMs: number }
-  | { kind: 'load_failed'; message: string };
+  | { kind: 'load_failed'; message: string }
+  /** A remote replica stopped answering (its link reconnects by itself). */
+  | { kind: 'unreachable'; message: string };
 
 export type SupervisorState = 'idle' | 'starting' | 'ready' | 'stopping' | 'exited';
 
@@ -246,5 +248,6 @@ export function describeExit(reason: ExitReason): string {
     }
     case 'hung': return `hung (silent for ${reason.silentMs} ms)`;
     case 'load_failed': return `failed to load: ${reason.message}`;
+    case 'unreachable': return `unreachable: ${reason.message}`;
   }
 }

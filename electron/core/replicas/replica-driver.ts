@@ -1,0 +1,41 @@
+/**
+ * What drives one replica, local or remote: the replica set starts and stops it, hears when it is ready
+ * and when it is gone (with why), and while it is ready sends it generations through its `client`. A
+ * local replica's driver is the engine supervisor (one engine child per start); a remote replica's is a
+ * link to a server on another machine (`remote/remote-link.ts`), whose "heal" is a reconnect.
+ */
+import type { EventEmitter } from 'node:events';
+import type { GenerateRequestInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
+import type { GenerationHandle, TokenChunk } from '../engine/engine-client.js';
+import type { ExitReason, SupervisorState } from '../supervisor/engine-supervisor.js';
+
+/** What the dispatcher and the views use of a ready replica. */
+export interface ReplicaClient {
+  /**
+   * Starts one generation. `done` rejects with EngineExitedError (or a subclass) when the replica is
+   * lost under it — the dispatcher fails it over if no token was streamed — and with EngineRequestError
+   * when the replica refuses the request.
+   */
+  generate(request: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle;
+  /** The replica's slots as far as it tells (empty when it does not). */
+  slots(): Promise<SlotView[]>;
+}
+
+export interface ReplicaDriverEvents {
+  ready: [ReadyInfo];
+  exit: [ExitReason];
+}
+
+export interface ReplicaDriver extends EventEmitter<ReplicaDriverEvents> {
+  readonly state: SupervisorState;
+  /** The ready replica's client; undefined unless ready. */
+  readonly client: ReplicaClient | undefined;
+  /** The local engine's pid; undefined for a remote replica. */
+  readonly pid: number | undefined;
+  /** Connects or spawns and loads; resolves when ready, rejects (and emits `exit`) when it cannot. */
+  start(): Promise<ReadyInfo>;
+  /** Stops (a local engine) or disconnects (a remote); resolves when done. */
+  stop(): Promise<void>;
+  /** Releases what outlives stops (log files, timers). */
+  close(): Promise<void>;
+}
