@@ -55,10 +55,12 @@ export class ReplicaRebuilds {
     return {
       index: replica.index,
       get engine() {
-        const client = replica.routable ? replica.supervisor.client : undefined;
+        const engine = replica.local;
+        if (!engine) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
+        const client = replica.routable ? engine.client : undefined;
         if (!client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
         // gpuLayers as asked for (`auto` stays `auto`), so a rollback restores the request, not its resolution.
-        return { client, sizes: { ...poolSizesOf(replica.info.sizes), gpuLayers: replica.supervisor.loadOptions.gpuLayers ?? 'auto' } };
+        return { client, sizes: { ...poolSizesOf(replica.info.sizes), gpuLayers: engine.loadOptions.gpuLayers ?? 'auto' } };
       },
       enterMaintenance: () => this.host.setState(replica, 'maintenance'),
       settle: (outcome, info) => this.settle(replica, change, outcome, info),
@@ -66,12 +68,13 @@ export class ReplicaRebuilds {
   }
 
   private settle(replica: Replica, change: RebuildChange, outcome: RebuildOutcome, info: ReadyInfo | null): void {
-    if (!replica.supervisor.client) return; // the engine exited: its exit already set the state and heals it
+    const engine = replica.local;
+    if (!engine?.client) return; // the engine exited: its exit already set the state and heals it
     if (info) replica.info = info;
     const { routing } = this.host;
     switch (outcome.outcome) {
       case 'Applied':
-        replica.supervisor.updateLoad(change);
+        engine.updateLoad(change);
         routing.remap(replica.index, outcome.prefixes);
         break;
       case 'RolledBack':

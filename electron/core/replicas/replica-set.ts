@@ -129,7 +129,7 @@ export class ReplicaSet {
 
   /** Where every later start, heal and weights rebuild loads the model from (the arena, once it is filled). */
   loadModelFrom(modelPath: string): void {
-    for (const replica of this.replicas) replica.supervisor.updateLoad({ modelPath });
+    for (const replica of this.replicas) replica.local?.updateLoad({ modelPath });
   }
 
   /** What each replica's engine last said of its GPU memory, for the GPU report. */
@@ -155,14 +155,17 @@ export class ReplicaSet {
       this.options.log(`CPU pinning: not on ${process.platform} (Linux only); replicas share the cores`);
       return;
     }
+    // Only local engines run on this machine's cores.
+    const local = this.replicas.filter((r) => r.local);
+    if (local.length === 0) return;
     const topology = await readCpuTopology(this.options.cpuTopologyRoot);
-    const partition = 'cores' in topology ? partitionCores(topology.cores, this.replicas.length) : { reason: topology.unreadable };
+    const partition = 'cores' in topology ? partitionCores(topology.cores, local.length) : { reason: topology.unreadable };
     if ('reason' in partition) {
       this.options.log(`CPU pinning: off (${partition.reason})`);
       return;
     }
-    for (const [i, replica] of this.replicas.entries()) replica.cpus = partition.sets[i]!;
-    this.options.log(`CPU pinning: ${this.replicas.map((r) => `replica ${r.index} → CPUs ${r.cpus.join(',')}`).join('; ')}`);
+    for (const [i, replica] of local.entries()) replica.cpus = partition.sets[i]!;
+    this.options.log(`CPU pinning: ${local.map((r) => `replica ${r.index} → CPUs ${r.cpus.join(',')}`).join('; ')}`);
   }
 
   private async pinReplica(replica: Replica, pid: number): Promise<void> {
@@ -177,7 +180,7 @@ export class ReplicaSet {
   private async startReplica(replica: Replica): Promise<ReadyInfo> {
     this.setState(replica, 'starting');
     replica.lastStartAt = Date.now();
-    return replica.supervisor.start();
+    return replica.driver.start();
   }
 
   /** Sets a replica's state; the dispatcher looks again for work it can place (or refuses what nobody can serve). */
@@ -216,7 +219,7 @@ export class ReplicaSet {
     const replica = this.replica(index);
     clearTimeout(replica.healTimer);
     replica.consecutiveFailures = 0;
-    if (replica.supervisor.state === 'ready') await replica.supervisor.stop();
+    if (replica.driver.state === 'ready') await replica.driver.stop();
     return this.startReplica(replica);
   }
 
@@ -278,9 +281,11 @@ export class ReplicaSet {
     return this.replica(index).info;
   }
 
-  /** The supervisor of replica `index` (for tests and the dashboard's per-replica actions). */
+  /** The engine supervisor of local replica `index` (for tests and the dashboard's per-replica actions). */
   supervisorOf(index: number): EngineSupervisor {
-    return this.replica(index).supervisor;
+    const engine = this.replica(index).local;
+    if (!engine) throw new RangeError(`replica ${index} is remote: it has no engine process here`);
+    return engine;
   }
 
   get size(): number {
@@ -330,7 +335,7 @@ export class ReplicaSet {
       cacheHitTokens: r.cacheHitTokens,
       promptTokens: r.promptTokens,
       completionTokens: r.completionTokens,
-      pid: r.supervisor.pid ?? null,
+      pid: r.driver.pid ?? null,
     }));
   }
 
@@ -338,7 +343,7 @@ export class ReplicaSet {
   async slotsView(): Promise<GlobalSlotView[]> {
     const perReplica = await Promise.all(
       this.replicas.map(async (r) => {
-        const client = r.routable || r.state === 'maintenance' ? r.supervisor.client : undefined;
+        const client = r.routable || r.state === 'maintenance' ? r.driver.client : undefined;
         const slots = client ? await client.slots().catch(() => []) : [];
         const offset = this.slotOffset(r.index);
         return slots.map((s) => ({ ...s, replica: r.index, replicaSlot: s.slot, slot: offset + s.slot }));
@@ -351,8 +356,8 @@ export class ReplicaSet {
   async close(): Promise<void> {
     this.closing = true;
     for (const r of this.replicas) clearTimeout(r.healTimer);
-    await Promise.all(this.replicas.map((r) => r.supervisor.stop()));
+    await Promise.all(this.replicas.map((r) => r.driver.stop()));
     for (const r of this.replicas) this.setState(r, 'stopped');
-    await Promise.all(this.replicas.map((r) => r.supervisor.close()));
+    await Promise.all(this.replicas.map((r) => r.driver.close()));
   }
 }

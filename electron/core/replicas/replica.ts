@@ -1,12 +1,14 @@
 /**
- * One replica as the set sees it: its plan, its supervisor, its state, what it runs now (requests bound
+ * One replica as the set sees it: its plan, its driver (the engine supervisor of a local replica, the
+ * link of a remote one), its state, what it runs now (requests bound
  * to it by the dispatcher), its counters for the views, the history the heal policy reads, and the rates
  * measured from its finished requests that the router's cost uses.
  */
 import type { GenerateDone, ReadyInfo } from '../../../common/engine-protocol.js';
 import type { ReplicaPlan } from '../config/run-config.js';
 import type { RouteCandidate } from '../router/router.js';
-import type { EngineSupervisor } from '../supervisor/engine-supervisor.js';
+import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
+import type { ReplicaDriver } from './replica-driver.js';
 
 export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'latched' | 'healing' | 'failed' | 'stopped';
 
@@ -36,8 +38,13 @@ export class Replica {
 
   constructor(
     readonly plan: ReplicaPlan,
-    readonly supervisor: EngineSupervisor,
+    readonly driver: ReplicaDriver,
   ) {}
+
+  /** The engine supervisor of a local replica; null for a remote one (not resized, pinned or signalled by Manifold). */
+  get local(): EngineSupervisor | null {
+    return this.driver instanceof EngineSupervisor ? this.driver : null;
+  }
 
   get index(): number {
     return this.plan.index;
@@ -49,7 +56,7 @@ export class Replica {
   }
 
   get routable(): boolean {
-    return this.state === 'ready' && this.supervisor.client !== undefined;
+    return this.state === 'ready' && this.driver.client !== undefined;
   }
 
   /** What the router weighs for it now (the conversation flag is the dispatcher's). */

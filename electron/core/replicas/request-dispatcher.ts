@@ -148,7 +148,7 @@ export class RequestDispatcher {
   }
 
   private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], options: ReplicaGenerateOptions) {
-    const client = replica.supervisor.client;
+    const client = replica.driver.client;
     if (!client) throw new EngineExitedError({ code: null, signal: null });
     const { routing } = this.options;
     let tokensSent = 0;
