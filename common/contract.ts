@@ -25,6 +25,8 @@ export const replicaViewSchema = z.object({
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
   pid: z.number().int().nullable(),
+  /** A remote replica's server: its URL, its kind, and the last health check's round trip; null for a local engine. */
+  remote: z.object({ url: z.string(), kind: z.string(), latencyMs: z.number().nullable() }).nullable(),
 });
 export type ReplicaViewData = z.infer<typeof replicaViewSchema>;
 

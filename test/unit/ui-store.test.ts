@@ -38,7 +38,7 @@ function scriptedClient(script: Script) {
 }
 
 const replica = (i: number, patch: Partial<EventPayload<'replicas'>[number]> = {}): EventPayload<'replicas'>[number] => ({
-  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, ...patch,
+  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, ...patch,
 });
 
 describe('workstation slice', () => {
@@ -50,6 +50,9 @@ describe('workstation slice', () => {
     const cards = selectReplicaCards(store.getState());
     expect(cards.map((c) => [c.replica, c.state, c.where, c.hitPercent])).toEqual([[0, 'ready', 'CPU, cores 0', 75], [1, 'maintenance', 'cards 2,3', 0]]);
     expect(cacheHitPercent({ cacheHitTokens: 0, promptTokens: 0 })).toBe(0);
+    expect(cards.map((c) => c.latency)).toEqual([null, null]);
+    const remote = selectReplicaCards({ replicas: [replica(2, { cpus: [], pid: null, remote: { url: 'http://gpu-box-2:8080', kind: 'llama-server', latencyMs: 12.4 } })] });
+    expect(remote.map((c) => [c.where, c.latency])).toEqual([['llama-server at http://gpu-box-2:8080', '12 ms']]);
     for (let i = 0; i < HISTORY_KEPT + 5; i++) emit('throughput', { at: 1000 * i, tokensPerSecond: i, running: 1, waiting: 0, queue: { rejected: 2, waitP50Ms: 40, waitP90Ms: 1500, waitP99Ms: 3000 } });
     const rows = selectChartRows(store.getState());
     expect(rows).toHaveLength(HISTORY_KEPT);

@@ -68,6 +68,18 @@ export function renderMetrics(workstation: Workstation, slots: readonly GlobalSl
       ],
     },
     perReplica('replica_alive', 'Whether the replica can take requests (1) or not (0).', 'gauge', (v) => (v.alive ? 1 : 0)),
+    {
+      name: 'manifold_replica_info',
+      help: 'Where each replica runs: kind "local" for an engine child, else the remote peer\'s kind and URL.',
+      type: 'gauge',
+      samples: views.map((v) => ({ labels: { replica: v.replica, kind: v.remote?.kind ?? 'local', url: v.remote?.url ?? '' }, value: 1 })),
+    },
+    {
+      name: 'manifold_remote_latency_seconds',
+      help: 'A remote replica\'s last health check round trip.',
+      type: 'gauge',
+      samples: views.flatMap((v) => (v.remote?.latencyMs == null ? [] : [{ labels: { replica: v.replica }, value: v.remote.latencyMs / 1000 }])),
+    },
     perReplica('requests_processing', 'Requests bound to the replica and running there.', 'gauge', (v) => v.running),
     perReplica('requests_routed_total', 'Requests the router sent to the replica.', 'counter', (v) => v.routed),
     perReplica('prompt_tokens_total', 'Prompt tokens of the requests the replica served.', 'counter', (v) => v.promptTokens),

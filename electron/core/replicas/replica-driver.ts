@@ -21,6 +21,14 @@ export interface ReplicaClient {
   slots(): Promise<SlotView[]>;
 }
 
+export interface RemoteDescription {
+  readonly url: string;
+  /** The peer's kind as detected (`llama-server`, `manifold`, `openai`), or `auto` before the first contact. */
+  readonly kind: string;
+  /** The last health check's round trip; null before the first. */
+  readonly latencyMs: number | null;
+}
+
 export interface ReplicaDriverEvents {
   ready: [ReadyInfo];
   exit: [ExitReason];
@@ -32,6 +40,8 @@ export interface ReplicaDriver extends EventEmitter<ReplicaDriverEvents> {
   readonly client: ReplicaClient | undefined;
   /** The local engine's pid; undefined for a remote replica. */
   readonly pid: number | undefined;
+  /** A remote replica's server, for the views; absent for a local engine. */
+  readonly remote?: RemoteDescription;
   /** Connects or spawns and loads; resolves when ready, rejects (and emits `exit`) when it cannot. */
   start(): Promise<ReadyInfo>;
   /** Stops (a local engine) or disconnects (a remote); resolves when done. */

@@ -336,6 +336,7 @@ export class ReplicaSet {
       promptTokens: r.promptTokens,
       completionTokens: r.completionTokens,
       pid: r.driver.pid ?? null,
+      remote: r.driver.remote ? { ...r.driver.remote } : null,
     }));
   }
 

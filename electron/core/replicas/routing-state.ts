@@ -1,14 +1,16 @@
 /**
- * What the router reads: the exact prefix index (which blocks each replica's slots hold), the replica that
- * last served each conversation, and the router itself with its policy and per-replica counts. It is
- * updated from engine events (a slot cut to what it kept at `started`, set to what it holds at `done`), when
- * a replica dies (its blocks forgotten) and when a rebuild moves prefixes between slots.
+ * What the router reads: the prefix index, the replica that last served each conversation, and the router
+ * itself with its policy and per-replica counts. The index is exact where the replica says which slot
+ * served (local engines, llama-server and Manifold peers: a slot cut to what it kept at `started`, set to
+ * what it holds at `done`) and estimated where it does not (OpenAI-style peers: the blocks it was sent,
+ * LRU); a replica's blocks are forgotten when it dies or its link drops, and moved when a rebuild moves
+ * prefixes between slots.
  */
 import type { GenerateDone } from '../../../common/engine-protocol.js';
 import type { PrefixReport } from '../../../common/rebuild.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
-import { ExactPrefixIndex } from '../router/prefix-index.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../router/prefix-index.js';
 import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
 
 /** Conversations whose last replica is remembered for the router's tie-break (the oldest forgotten first). */
@@ -16,12 +18,15 @@ const CONVERSATIONS_REMEMBERED = 4096;
 
 export class RoutingState {
   private readonly index = new ExactPrefixIndex();
+  private readonly estimated = new EstimatedPrefixIndex();
+  /** What the router sees: the longer of the two forms for each replica (a local replica has no estimate). */
+  private readonly combined: PrefixIndex = combine(this.index, this.estimated);
   private readonly router: Router;
   /** The replica that last served each conversation id (insertion order = age). */
   private readonly conversationReplica = new Map<string, number>();
 
   constructor(policy: RoutingPolicy) {
-    this.router = new Router(this.index, policy);
+    this.router = new Router(this.combined, policy);
   }
 
   get policy(): RoutingPolicy {
@@ -50,16 +55,17 @@ export class RoutingState {
 
   /** The slot keeps only the blocks it shares with this prompt; the rest is gone from the engine now. */
   noteStarted(replica: number, slot: number, reusedTokens: number): void {
+    if (slot < 0) return;
     this.index.truncateSlot(replica, slot, Math.floor(reusedTokens / BLOCK_TOKENS));
   }
 
   /** What the slot holds after the request, and the conversation's replica. */
   noteDone(replica: number, prompt: readonly number[], promptBlocks: readonly number[], done: GenerateDone, conversationId: string | undefined): void {
-    if (done.slot !== null) {
-      const held = [...prompt, ...done.completionTokens].slice(0, done.heldTokens);
-      const heldBlocks = held.length >= prompt.length ? blockHashes(held) : promptBlocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
-      this.index.setSlot(replica, done.slot, heldBlocks);
-    }
+    const held = [...prompt, ...done.completionTokens].slice(0, done.heldTokens);
+    const heldBlocks = held.length >= prompt.length ? blockHashes(held) : promptBlocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
+    if (done.slot !== null) this.index.setSlot(replica, done.slot, heldBlocks);
+    // A peer that names no slot: what it was sent is what it likely holds.
+    else if (done.heldTokens > 0) this.estimated.noteServed(replica, heldBlocks);
     if (conversationId !== undefined) {
       this.conversationReplica.delete(conversationId);
       this.conversationReplica.set(conversationId, replica);
@@ -68,7 +74,7 @@ export class RoutingState {
   }
 
   forgetReplica(replica: number): void {
-    this.index.forgetReplica(replica);
+    this.combined.forgetReplica(replica);
   }
 
   /** A rebuild moved (or dropped) the replica's slot prefixes. */
@@ -84,6 +90,20 @@ export class RoutingState {
 
   /** The same for a prompt already cut into block hashes. */
   cachedTokens(replica: number, blocks: readonly number[]): number {
-    return this.index.matchedBlocks(replica, blocks) * BLOCK_TOKENS;
+    return this.combined.matchedBlocks(replica, blocks) * BLOCK_TOKENS;
   }
+}
+
+/** One index over the exact and the estimated forms: a replica holds the longer of its two matches. */
+function combine(exact: ExactPrefixIndex, estimated: EstimatedPrefixIndex): PrefixIndex {
+  return {
+    matchedBlocks: (replica, blocks) => Math.max(exact.matchedBlocks(replica, blocks), estimated.matchedBlocks(replica, blocks)),
+    forgetReplica: (replica) => {
+      exact.forgetReplica(replica);
+      estimated.forgetReplica(replica);
+    },
+    get size() {
+      return exact.size + estimated.size;
+    },
+  };
 }

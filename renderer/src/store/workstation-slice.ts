@@ -111,8 +111,10 @@ export function cacheHitPercent(view: Pick<ReplicaView, 'cacheHitTokens' | 'prom
 export interface ReplicaCard {
   replica: number;
   state: ReplicaView['state'];
-  /** "cards 0,1", "CPUs 0,2" or "CPU". */
+  /** "cards 0,1", "CPU, cores 0,2", "CPU" or, for a remote replica, "llama-server at http://…". */
   where: string;
+  /** A remote replica's last health round trip, as text ("12 ms"); null for a local engine. */
+  latency: string | null;
   running: number;
   routed: number;
   slots: number;
@@ -125,7 +127,8 @@ export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): R
   return state.replicas.map((r) => ({
     replica: r.replica,
     state: r.state,
-    where: r.gpus.length ? `cards ${r.gpus.join(',')}` : r.cpus.length ? `CPU, cores ${r.cpus.join(',')}` : 'CPU',
+    where: r.remote ? `${r.remote.kind} at ${r.remote.url}` : r.gpus.length ? `cards ${r.gpus.join(',')}` : r.cpus.length ? `CPU, cores ${r.cpus.join(',')}` : 'CPU',
+    latency: r.remote ? (r.remote.latencyMs === null ? '—' : `${Math.round(r.remote.latencyMs)} ms`) : null,
     running: r.running,
     routed: r.routed,
     slots: r.slots,

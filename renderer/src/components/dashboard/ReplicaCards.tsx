@@ -1,4 +1,4 @@
-/** One card per replica: state (maintenance, latched and failed stand out), where it runs, running, routed, cache hits. */
+/** One card per replica: state (maintenance, latched and failed stand out), where it runs (a remote's URL and latency), running, routed, cache hits. */
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectReplicaCards } from '../../store/workstation-slice.js';
@@ -25,8 +25,17 @@ export function ReplicaCards() {
             <dd>{c.slots}</dd>
             <dt>cache hits</dt>
             <dd>{c.hitPercent}%</dd>
-            <dt>pid</dt>
-            <dd>{c.pid ?? '—'}</dd>
+            {c.latency === null ? (
+              <>
+                <dt>pid</dt>
+                <dd>{c.pid ?? '—'}</dd>
+              </>
+            ) : (
+              <>
+                <dt>latency</dt>
+                <dd>{c.latency}</dd>
+              </>
+            )}
           </dl>
           {c.latchReason && <p className="error">{c.latchReason}</p>}
         </article>
