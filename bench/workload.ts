@@ -214,6 +214,7 @@ export function summarise(results: readonly RequestResult[], wallMs: number) {
     errors: results.length - ok.length,
     cacheHitRate: prompt ? cached / prompt : 0,
     ttftP50Ms: percentile(ok.map((r) => r.ttftMs), 50),
+    ttftP90Ms: percentile(ok.map((r) => r.ttftMs), 90),
     ttftP99Ms: percentile(ok.map((r) => r.ttftMs), 99),
     decodeTokensPerSecond: mean(ok.map((r) => r.decodeTokensPerSecond)),
     completionTokensPerSecond: (completion * 1000) / wallMs,

@@ -1,0 +1,89 @@
+/**
+ * A real llama.cpp `llama-server` on loopback, for the benchmarks and the integration tests that put
+ * Manifold in front of remote replicas: the binary `build/llama-server.ts` builds from node-llama-cpp's
+ * bundled source, started on a free port with S slots of `contextSize` tokens each, ready once its
+ * /health answers 200. `stop()` ends it (SIGTERM, then SIGKILL); `kill()` is the fault a test injects.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { ensureLlamaServer } from '../build/llama-server.js';
+
+export interface LlamaServerNodeOptions {
+  model: string;
+  slots: number;
+  /** Tokens per slot. */
+  contextSize: number;
+  threads: number;
+  /** A port to listen on (a test restarts a killed node on its old port); a free one otherwise. */
+  port?: number;
+  /** How long the model may take to load. */
+  readyTimeoutMs?: number;
+}
+
+export interface LlamaServerNode {
+  readonly url: string;
+  readonly port: number;
+  readonly process: ChildProcess;
+  /** Its last lines of output (for a failure's message). */
+  readonly output: string[];
+  kill(): void;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startLlamaServerNode(options: LlamaServerNodeOptions): Promise<LlamaServerNode> {
+  const binary = await ensureLlamaServer();
+  const port = options.port ?? (await freePort());
+  const url = `http://127.0.0.1:${port}`;
+  const args = ['-m', options.model, '--host', '127.0.0.1', '--port', String(port), '-np', String(options.slots)];
+  args.push('-c', String(options.slots * options.contextSize), '-t', String(options.threads), '--no-webui', '--no-kv-unified');
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const keep = (chunk: Buffer): void => {
+    output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    output.splice(0, Math.max(0, output.length - 40));
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const node: LlamaServerNode = {
+    url,
+    port,
+    process: child,
+    output,
+    kill: () => {
+      child.kill('SIGKILL');
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 120_000);
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`llama-server exited before it was ready:\n${output.join('\n')}`);
+    const health = await fetch(`${url}/health`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (health === 200) return node;
+    if (Date.now() > deadline) {
+      await node.stop();
+      throw new Error(`llama-server was not ready within ${options.readyTimeoutMs ?? 120_000} ms:\n${output.join('\n')}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
