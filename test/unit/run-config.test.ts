@@ -1,10 +1,11 @@
 /** Run config rules (DESIGN §3), each with its documented message. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseRunConfig, planReplicas, type RunConfig } from '../../electron/core/config/run-config.js';
+import { ConfigError, parseRunConfig, planReplicas } from '../../electron/core/config/run-config.js';
+import { DEFAULT_REMOTE_TIMEOUTS } from '../../electron/core/config/remote-plan.js';
 
 const gpuMachine = { detectedGpus: [0, 1, 2, 3], cpuCores: 16 };
 const cpuMachine = { detectedGpus: [], cpuCores: 8 };
-const plan = (config: Omit<RunConfig, 'model'>, machine = gpuMachine) => planReplicas(parseRunConfig({ model: 'm.gguf', ...config }), machine);
+const plan = (config: Record<string, unknown>, machine = gpuMachine) => planReplicas(parseRunConfig({ model: 'm.gguf', ...config }), machine);
 const planError = (config: Record<string, unknown>, machine = gpuMachine): string => {
   try {
     planReplicas(parseRunConfig({ model: 'm.gguf', ...config }), machine);
@@ -56,14 +57,15 @@ describe('run config', () => {
   });
 
   it('refuses a group without cards, a card in two groups, and cards that are not numbers', () => {
-    expect(planError({ replicas: [{ gpus: [0] }, {}] })).toBe('replicas[1]: every group needs cards, e.g. {"gpus": [0, 1]}');
-    expect(planError({ replicas: [{ gpus: [0] }, { gpus: [] }] })).toBe('replicas[1]: every group needs cards, e.g. {"gpus": [0, 1]}');
-    expect(planError({ replicas: [{ gpus: [0, 1] }, { gpus: [1, 2] }] })).toBe('replicas: card 1 is in replica 0 and replica 1; each card may serve one replica');
+    const needsCards = 'replicas[1]: every local group needs cards, e.g. {"gpus": [0, 1]} (or a "url" for a remote server)';
+    expect(planError({ replicas: [{ gpus: [0] }, {}] })).toBe(needsCards);
+    expect(planError({ replicas: [{ gpus: [0] }, { gpus: [] }] })).toBe(needsCards);
+    expect(planError({ replicas: [{ gpus: [0] }, { gpus: '' }] })).toBe(needsCards);
+    expect(planError({ replicas: [{ gpus: [0, 1] }, { gpus: [1, 2] }] })).toBe('replicas[1].gpus: card 1 is in replica 0 and replica 1; each card may serve one replica');
     expect(planError({ replicas: [{ gpus: [0] }, { gpus: ['a'] }] })).toBe(
       'replicas[1].gpus: card "a" is not a card number (cards are whole numbers such as 0, 1, 2)',
     );
-    expect(planError({ gpu: [0, 1.5] })).toBe('gpu: card 1.5 is not a card number (cards are whole numbers such as 0, 1, 2)');
-    expect(planError({ replicas: [] })).toMatch(/^replicas: the list of groups is empty/);
+    expect(planError({ gpu: [0, 1.5] })).toBe('gpu: card 1.5 is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)');
     expect(planError({ gpu: [], replicas: 2 })).toMatch(/^gpu: the card list is empty/);
   });
 
@@ -84,9 +86,161 @@ describe('run config', () => {
     expect(() => parseRunConfig({})).toThrow(/^config model: /);
     // In words: the field, the value's problem and the limit.
     expect(() => parseRunConfig({ model: 'm', engine: { slots: 300 } })).toThrow('config engine.slots: at most 256 (got 300)');
-    expect(() => parseRunConfig({ model: 'm', gpu: 'gpu' })).toThrow('config gpu: expected "cpu" or an array, got "gpu"');
+    expect(() => parseRunConfig({ model: 'm', gpu: 5 })).toThrow('config gpu: expected "cpu" or a card list such as [0, 1] or "0,1"; got 5');
+    expect(planError({ gpu: 'gpu' })).toBe('gpu: card "gpu" is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)');
     expect(() => parseRunConfig({ model: 'm', shutdownGraceMs: -1 })).toThrow('config shutdownGraceMs: at least 0 (got -1)');
     expect(parseRunConfig({ model: 'm', shutdownGraceMs: 1500 }).shutdownGraceMs).toBe(1500);
-    expect(planError({ gpu: 'cpu', replicas: [{ gpus: [0] }, { gpus: [1] }] })).toMatch(/groups name cards but "gpu" is "cpu"/);
+    expect(planError({ gpu: 'cpu', replicas: [{}, { gpus: [1] }] })).toBe(
+      'replicas[1].gpus: the group names cards but "gpu" is "cpu" (or no GPU was detected); remove the cards or the "cpu" setting',
+    );
+  });
+
+  it('reads false and an empty list as one engine, and refuses true in words', () => {
+    expect(plan({ replicas: false }).map((p) => p.gpus)).toEqual([[0, 1, 2, 3]]);
+    expect(plan({ replicas: [] }).map((p) => p.gpus)).toEqual([[0, 1, 2, 3]]);
+    expect(plan({ replicas: [], log: '/tmp/m.log' }, cpuMachine)).toMatchObject([{ index: 0, cpu: true, engine: { threads: 8 }, logFile: '/tmp/m.log', remote: null }]);
+    expect(() => parseRunConfig({ model: 'm', replicas: true })).toThrow(
+      'config replicas: true is neither a replica count nor a list of groups; use a number ("replicas": 2), false for one engine, ' +
+        'or a list ("replicas": [{"gpus": [0, 1]}, {"url": "http://host:8080"}])',
+    );
+    expect(() => parseRunConfig({ model: 'm', replicas: [{ gpus: [0] }, 3] })).toThrow(
+      'config replicas: entry 1 is 3, not a replica; each entry is a local group {"gpus": [0, 1]} or a remote server {"url": "http://gpu-box-2:8080"}',
+    );
+    // An entry that is an object is named by its own field.
+    expect(() => parseRunConfig({ model: 'm', replicas: [{ gpus: [0] }, { gpu: [1] }] })).toThrow('config replicas[1]: unknown field "gpu"');
+  });
+
+  it('reads a card list given as a string, spaces allowed, and names a bad piece', () => {
+    expect(plan({ gpu: '0,1,2,3', replicas: 2 }).map((p) => p.gpus)).toEqual([[0, 1], [2, 3]]);
+    expect(plan({ gpu: ' 3, 2 ,1' }).map((p) => p.gpus)).toEqual([[3, 2, 1]]);
+    expect(plan({ replicas: [{ gpus: '0, 1' }, { gpus: '2' }] }).map((p) => p.gpus)).toEqual([[0, 1], [2]]);
+    expect(planError({ gpu: '0,1,x,3' })).toBe('gpu: card "x" in "0,1,x,3" is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)');
+    expect(planError({ gpu: '0,,1' })).toBe('gpu: card "" in "0,,1" is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)');
+    expect(planError({ replicas: [{ gpus: '0,-1' }, { gpus: [2] }] })).toBe('replicas[0].gpus: card "-1" in "0,-1" is not a card number (cards are whole numbers such as 0, 1, 2)');
+    expect(planError({ gpu: ' ', replicas: 2 })).toMatch(/^gpu: the card list is empty/);
+    expect(() => parseRunConfig({ model: 'm', replicas: [{ gpus: 3 }] })).toThrow('config replicas[0].gpus: expected a card list such as [0, 1] or "0,1"; got 3');
+  });
+
+  it('refuses a card listed twice in one group or in the gpu list', () => {
+    expect(planError({ replicas: [{ gpus: [0, 0] }, { gpus: [1] }] })).toBe('replicas[0].gpus: card 0 is listed twice in replica 0; list each card once');
+    expect(planError({ replicas: [{ gpus: '1, 1' }] })).toBe('replicas[0].gpus: card 1 is listed twice in replica 0; list each card once');
+    expect(planError({ gpu: [0, 1, 0, 1], replicas: 2 })).toBe('gpu: card 0 is listed twice; list each card once');
+  });
+});
+
+describe('run config: remote replicas', () => {
+  const parseError = (replicas: unknown[]): string => {
+    try {
+      parseRunConfig({ model: 'm.gguf', replicas });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('plans a mixed list in its order: local CPU engines share the cores, remotes get their defaults', () => {
+    const plans = plan(
+      {
+        replicas: [{}, { url: 'http://gpu-box-2:8080' }, { args: { slots: 2 } }, { url: 'https://Box-3.lan/v1/', kind: 'openai', apiKey: 'k', slots: 8, model: 'qwen', timeouts: { idleMs: 5000 } }],
+        engine: { contextSize: 2048 },
+        env: { A: '1' },
+        log: '/tmp/m.log',
+      },
+      cpuMachine,
+    );
+    expect(plans.map((p) => p.index)).toEqual([0, 1, 2, 3]);
+    expect(plans.map((p) => p.remote === null)).toEqual([true, false, true, false]);
+    // floor(8 cores / 2 local replicas): the remotes take no cores.
+    expect(plans[0]).toEqual({
+      index: 0,
+      gpus: [],
+      cpu: true,
+      env: { CUDA_VISIBLE_DEVICES: '', HIP_VISIBLE_DEVICES: '', GGML_VK_VISIBLE_DEVICES: '', A: '1' },
+      engine: { threads: 4, contextSize: 2048, gpuLayers: 0 },
+      logFile: '/tmp/m.log.r0',
+      remote: null,
+    });
+    expect(plans[2]!.engine).toEqual({ threads: 4, contextSize: 2048, gpuLayers: 0, slots: 2 });
+    expect(plans[1]).toEqual({
+      index: 1,
+      gpus: [],
+      cpu: false,
+      env: {},
+      engine: {},
+      logFile: '/tmp/m.log.r1',
+      remote: { url: 'http://gpu-box-2:8080', kind: 'auto', apiKey: null, slots: null, model: null, timeouts: DEFAULT_REMOTE_TIMEOUTS },
+    });
+    expect(plans[3]!.remote).toEqual({
+      url: 'https://box-3.lan/v1',
+      kind: 'openai',
+      apiKey: 'k',
+      slots: 8,
+      model: 'qwen',
+      timeouts: { connectMs: 5000, firstTokenMs: 120_000, idleMs: 5000 },
+    });
+  });
+
+  it('applies the card rules to local groups only, and allows a list of remotes alone', () => {
+    const plans = plan({ replicas: [{ url: 'http://a:1' }, { gpus: [0, 1] }, { url: 'http://b:1' }, { gpus: '2,3' }] });
+    expect(plans.map((p) => [p.index, p.gpus, p.cpu, p.remote?.url ?? null])).toEqual([
+      [0, [], false, 'http://a:1'],
+      [1, [0, 1], false, null],
+      [2, [], false, 'http://b:1'],
+      [3, [2, 3], false, null],
+    ]);
+    expect(plans[1]!.env.CUDA_VISIBLE_DEVICES).toBe('0,1');
+    // A gateway: no local engine, on a machine with cards or without.
+    expect(plan({ replicas: [{ url: 'http://a:1' }, { url: 'http://b:1' }] }).every((p) => p.remote !== null && p.gpus.length === 0)).toBe(true);
+    expect(plan({ replicas: [{ url: 'http://a:1' }], log: '/tmp/m.log' }, cpuMachine)).toMatchObject([{ index: 0, cpu: false, logFile: '/tmp/m.log', remote: { url: 'http://a:1' } }]);
+  });
+
+  it('refuses a URL that is not http(s) or does not parse, naming the field and the value', () => {
+    const notHttp = (value: string, index = 0) =>
+      `config replicas[${index}].url: ${JSON.stringify(value)} is not an http(s) server address; write it as "http://gpu-box-2:8080" or "https://gpu-box-2" (no query, fragment or user: the key goes in "apiKey")`;
+    expect(parseError([{ url: 'ftp://gpu-box-2:8080' }])).toBe(notHttp('ftp://gpu-box-2:8080'));
+    expect(parseError([{ url: 'gpu-box-2:8080' }])).toBe(notHttp('gpu-box-2:8080'));
+    expect(parseError([{ gpus: [0] }, { url: 'not a url' }])).toBe(notHttp('not a url', 1));
+    expect(parseError([{ url: 'http://user:pw@gpu-box-2:8080' }])).toBe(notHttp('http://user:pw@gpu-box-2:8080'));
+    expect(parseError([{ url: 'http://gpu-box-2:8080/?x=1' }])).toBe(notHttp('http://gpu-box-2:8080/?x=1'));
+    expect(parseError([{ url: 3 }])).toBe('config replicas[0].url: expected a string, got 3');
+  });
+
+  it('refuses the same server twice, comparing normalized URLs', () => {
+    expect(parseError([{ url: 'http://gpu-box-2:8080' }, { gpus: [0] }, { url: 'HTTP://GPU-Box-2:8080/' }])).toBe(
+      'config replicas[2].url: "http://gpu-box-2:8080" is already replicas[0]; list each server once (its "slots" say how many requests it takes at a time)',
+    );
+    // The default port is the same server; another port or scheme is another.
+    expect(parseError([{ url: 'http://h' }, { url: 'http://h:80/' }])).toMatch(/^config replicas\[1\]\.url: "http:\/\/h" is already replicas\[0\]/);
+    expect(plan({ replicas: [{ url: 'http://h' }, { url: 'http://h:8080' }, { url: 'https://h' }] }).map((p) => p.remote!.url)).toEqual([
+      'http://h',
+      'http://h:8080',
+      'https://h',
+    ]);
+  });
+
+  it('refuses local fields on a remote entry and remote fields on a local one', () => {
+    const local = (field: string) =>
+      `config replicas[1].${field}: "${field}" is for a local engine and means nothing for a remote replica ("url": "http://gpu-box-2:8080"), which runs on its own machine; remove "${field}", or remove "url" for a local group`;
+    expect(parseError([{ gpus: [0] }, { url: 'http://gpu-box-2:8080', gpus: [1] }])).toBe(local('gpus'));
+    expect(parseError([{ gpus: [0] }, { url: 'http://gpu-box-2:8080', env: { A: '1' } }])).toBe(local('env'));
+    expect(parseError([{ gpus: [0] }, { url: 'http://gpu-box-2:8080', args: { slots: 2 } }])).toBe(local('args'));
+    expect(parseError([{ gpus: [0], kind: 'openai' }])).toBe(
+      'config replicas[0].kind: "kind" is for a remote replica and this entry has no "url"; add the server\'s "url" (e.g. "http://gpu-box-2:8080"), or remove "kind"',
+    );
+    expect(parseError([{ gpus: [0], slots: 2 }])).toMatch(/^config replicas\[0\]\.slots: "slots" is for a remote replica/);
+  });
+
+  it('refuses fewer than one slot, an unknown kind and bad timeouts, each with the fix', () => {
+    expect(parseError([{ url: 'http://h:1', slots: 0 }])).toBe(
+      'config replicas[0].slots: 0 slots cannot serve anything; use 1 or more, or leave "slots" out to take what the server reports',
+    );
+    expect(parseError([{ url: 'http://h:1', slots: 2.5 }])).toBe('config replicas[0].slots: expected a whole number, got 2.5');
+    expect(parseError([{ url: 'http://h:1', kind: 'vllm' }])).toBe(
+      'config replicas[0].kind: "vllm" is not a kind of server; use "llama-server", "manifold", "openai" (vLLM, SGLang, Ollama and other OpenAI-compatible servers) or "auto" to ask the server',
+    );
+    expect(parseError([{ url: 'http://h:1', timeouts: { connectMs: 0 } }])).toBe('config replicas[0].timeouts.connectMs: at least 1 (got 0)');
+    expect(parseError([{ url: 'http://h:1', timeouts: { readMs: 10 } }])).toBe('config replicas[0].timeouts: unknown field "readMs"');
+    expect(parseError([{ url: 'http://h:1', apiKey: '' }])).toBe('config replicas[0].apiKey: must not be empty');
   });
 });
