@@ -50,9 +50,9 @@ export class Replica {
     return this.plan.index;
   }
 
-  /** Slots for the aggregates: what it loaded, else what it was asked for; a replica without slots counts one. */
+  /** Slots for the aggregates: what it loaded (or its peer said), else what it was asked for; a replica without slots counts one. */
   get slots(): number {
-    return this.info?.sizes.slots ?? this.plan.engine.slots ?? 1;
+    return this.info?.sizes.slots ?? this.plan.remote?.slots ?? this.plan.engine.slots ?? 1;
   }
 
   get routable(): boolean {
