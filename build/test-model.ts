@@ -35,7 +35,16 @@ export const TEST_MODEL_SIZES: Readonly<Record<TestModelSize, TestModelSpec>> = 
 };
 
 /** Bumped whenever the bytes this file writes for a given spec change. */
-const WRITER_VERSION = 1;
+const WRITER_VERSION = 2;
+
+/**
+ * The model never samples a byte-fallback token, so its text is always valid UTF-8 (llama-server at the
+ * bundled llama.cpp version fails any completion whose text is not: "does not match the expected
+ * Content-only format"). Hidden dimension 0 of the residual stream is held at 1 — every token embedding
+ * has 1 there and no layer writes to it — so after the final norm it is always positive, and each byte
+ * token's output row weighs it by −BYTE_TOKEN_PENALTY: their logits sit hundreds below every other's.
+ */
+const BYTE_TOKEN_PENALTY = 50;
 
 const SPACE = '\u2581';
 const WORDS = (
@@ -160,7 +169,8 @@ export function describeTestModel(spec: TestModelSpec): { metadata: [string, Ggu
   ];
 
   let tensorIndex = 0;
-  const matrix = (name: string, rowLength: number, rows: number): GgufWriteTensor => {
+  /** Random rows; `fixed` sets an element (row, column) instead, for the constant dimension 0. */
+  const matrix = (name: string, rowLength: number, rows: number, fixed: (row: number, column: number) => number | null = () => null): GgufWriteTensor => {
     const seed = spec.seed * 1_000_003 + tensorIndex++;
     const scale = 1 / Math.sqrt(rowLength);
     return {
@@ -169,13 +179,20 @@ export function describeTestModel(spec: TestModelSpec): { metadata: [string, Ggu
       type: spec.tensorType === 'f16' ? GGML_TYPE_F16 : GGML_TYPE_F32,
       data: () => {
         const random = makeRandom(seed);
-        return tensorBytes(rowLength * rows, spec.tensorType, () => (random() * 2 - 1) * scale * 1.7);
+        return tensorBytes(rowLength * rows, spec.tensorType, (i) => {
+          const noise = (random() * 2 - 1) * scale * 1.7;
+          return fixed(Math.floor(i / rowLength), i % rowLength) ?? noise;
+        });
       },
     };
   };
+  const isByteToken = (token: number): boolean => vocab.types[token] === GgufTokenType.BYTE;
+  // Dimension 0 of the residual stream: 1 in every embedding, never written by a layer, penalising byte tokens at the output.
+  const constantInput = (_row: number, column: number): number | null => (column === 0 ? 1 : null);
+  const leavesDimensionZero = (row: number): number | null => (row === 0 ? 0 : null);
   const norm = (name: string): GgufWriteTensor => ({ name, dims: [spec.width], type: GGML_TYPE_F32, data: () => tensorBytes(spec.width, 'f32', () => 1) });
 
-  const tensors: GgufWriteTensor[] = [matrix('token_embd.weight', spec.width, vocab.tokens.length)];
+  const tensors: GgufWriteTensor[] = [matrix('token_embd.weight', spec.width, vocab.tokens.length, constantInput)];
   for (let layer = 0; layer < spec.layers; layer++) {
     const blk = `blk.${layer}`;
     tensors.push(
@@ -183,14 +200,17 @@ export function describeTestModel(spec: TestModelSpec): { metadata: [string, Ggu
       matrix(`${blk}.attn_q.weight`, spec.width, spec.width),
       matrix(`${blk}.attn_k.weight`, spec.width, kvWidth),
       matrix(`${blk}.attn_v.weight`, spec.width, kvWidth),
-      matrix(`${blk}.attn_output.weight`, spec.width, spec.width),
+      matrix(`${blk}.attn_output.weight`, spec.width, spec.width, leavesDimensionZero),
       norm(`${blk}.ffn_norm.weight`),
       matrix(`${blk}.ffn_gate.weight`, spec.width, spec.feedForward),
       matrix(`${blk}.ffn_up.weight`, spec.width, spec.feedForward),
-      matrix(`${blk}.ffn_down.weight`, spec.feedForward, spec.width),
+      matrix(`${blk}.ffn_down.weight`, spec.feedForward, spec.width, leavesDimensionZero),
     );
   }
-  tensors.push(norm('output_norm.weight'), matrix('output.weight', spec.width, vocab.tokens.length));
+  tensors.push(
+    norm('output_norm.weight'),
+    matrix('output.weight', spec.width, vocab.tokens.length, (row, column) => (column === 0 ? (isByteToken(row) ? -BYTE_TOKEN_PENALTY : 0) : null)),
+  );
   return { metadata, tensors };
 }
 
