@@ -197,8 +197,9 @@ async function serveGeneration(
       onDispatched: openStream,
       // One chunk per token, even when its text is still held (a split UTF-8 character, a possible stop
       // string), so a client sees the first token when it is made.
+      // With `return_tokens`, each chunk carries its token ids too (a Manifold node fronted as a remote replica reads them).
       onTokens: ({ text, tokens }) => {
-        if (text || tokens.length) send(chunk(text, null));
+        if (text || tokens.length) send(chunk(text, null, body.return_tokens === true ? { manifold: { tokens } } : {}));
       },
     });
     send(chunk(null, finishReason(result), { manifold: servedBy(result, body.return_tokens === true) }));
