@@ -3,7 +3,7 @@
  * remote replica and break the link as networks do. Modes: `pass` forwards; `stall` accepts and holds
  * connections and forwards nothing (existing ones go silent too; what was held flows once it passes
  * again); `drop` destroys every current connection and refuses new ones; `slow` delays each chunk by
- * `delayMs`.
+ * `delayMs`. A side's graceful end (FIN) is passed on in order with its data, so a stall holds it too.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -25,51 +25,78 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+/** One direction of a connection: what came from one side, waiting to be delivered to the other in order. */
+interface Direction {
+  readonly to: Socket;
+  /** Chunks, and null for the sender's end (FIN), which is held like data. */
+  readonly queue: (Buffer | null)[];
+  /** A slow delivery is pending. */
+  busy: boolean;
+}
+
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let mode: ProxyMode = 'pass';
   let delayMs = 0;
   let accepted = 0;
   const links = new Set<Link>();
-  /** Chunks held while stalled, per direction, released in order when the link passes again. */
-  const held = new Map<Socket, Buffer[]>();
+  const directions = new Set<Direction>();
 
-  const forward = (from: Socket, to: Socket): void => {
-    from.on('data', (chunk: Buffer) => {
-      const queue = held.get(from);
-      if (mode === 'stall' || (queue && queue.length > 0)) {
-        held.set(from, [...(queue ?? []), chunk]);
-        return;
-      }
-      if (mode === 'slow') {
-        from.pause();
-        setTimeout(() => {
-          if (!to.destroyed) to.write(chunk);
-          from.resume();
-        }, delayMs);
-        return;
-      }
-      if (!to.destroyed) to.write(chunk);
-    });
+  const deliver = (direction: Direction, item: Buffer | null): void => {
+    if (direction.to.destroyed) return;
+    if (item === null) direction.to.end();
+    else direction.to.write(item);
   };
 
-  const server: Server = createServer((client) => {
+  /** Delivers what is queued as the mode allows: all of it, one item per delay, or nothing. */
+  const pump = (direction: Direction): void => {
+    if (direction.busy || mode === 'stall' || mode === 'drop') return;
+    const item = direction.queue.shift();
+    if (item === undefined) return;
+    if (mode === 'slow') {
+      direction.busy = true;
+      setTimeout(() => {
+        direction.busy = false;
+        deliver(direction, item);
+        pump(direction);
+      }, delayMs);
+      return;
+    }
+    deliver(direction, item);
+    pump(direction);
+  };
+
+  const forward = (from: Socket, to: Socket): void => {
+    const direction: Direction = { to, queue: [], busy: false };
+    directions.add(direction);
+    from.on('data', (chunk: Buffer) => {
+      direction.queue.push(chunk);
+      pump(direction);
+    });
+    from.on('end', () => {
+      direction.queue.push(null);
+      pump(direction);
+    });
+    to.on('close', () => directions.delete(direction));
+  };
+
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     accepted++;
     if (mode === 'drop') {
       client.destroy();
       return;
     }
-    const upstream = connect(target.port, target.host);
+    const upstream = connect({ port: target.port, host: target.host, allowHalfOpen: true });
     const link = { client, upstream };
     links.add(link);
-    const end = (): void => {
+    // An abrupt failure of either side cuts both; a graceful end travels in order with the data.
+    const cut = (): void => {
       links.delete(link);
-      held.delete(client);
-      held.delete(upstream);
       client.destroy();
       upstream.destroy();
     };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
+    client.on('error', cut).on('close', cut);
+    upstream.on('error', cut);
+    upstream.on('close', () => links.delete(link));
     forward(client, upstream);
     forward(upstream, client);
   });
@@ -80,16 +107,6 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     for (const { client, upstream } of links) {
       client.destroy();
       upstream.destroy();
-    }
-  };
-
-  const release = (): void => {
-    for (const { client, upstream } of links) {
-      for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
-        const queue = held.get(from) ?? [];
-        held.delete(from);
-        for (const chunk of queue) if (!to.destroyed) to.write(chunk);
-      }
     }
   };
 
@@ -105,7 +122,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       mode = next;
       delayMs = nextDelayMs;
       if (next === 'drop') cutAll();
-      if (next === 'pass' || next === 'slow') release();
+      for (const direction of directions) pump(direction);
     },
     close: async () => {
       cutAll();

@@ -183,6 +183,8 @@ async function serveGeneration(
   const openStream = (): void => {
     if (res.headersSent) return;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    // Sent now, not with the first token: a client (a Manifold fronting this one) sees its request taken at once.
+    res.flushHeaders();
     if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
   };
   const untrack = open.add({

@@ -1,9 +1,9 @@
 /**
  * The client of a ready remote replica: what the dispatcher and the views use of it, as of a local
  * engine (ReplicaClient). A generation is one streamed HTTP request in the peer's dialect; each token
- * chunk is handed on as it comes; the end is a GenerateDone. Three timeouts guard it (connect: until the
- * response headers; first token: from sending; idle: between chunks after the first token), each
- * aborting the upstream request. A peer lost under the request (refused, reset, timed out, a 5xx, a
+ * chunk is handed on as it comes; the end is a GenerateDone. Three timeouts guard it (until the response
+ * headers: the shorter of connect and first token; first token: from sending; idle: between chunks
+ * after the first token), each aborting the upstream request. A peer lost under the request (refused, reset, timed out, a 5xx, a
  * stream cut short or garbled) rejects `done` with RemoteLostError (an EngineExitedError, so the
  * dispatcher fails the request over if no token came); a refusal (4xx) with EngineRequestError.
  * `cancel()` aborts the upstream request and `done` resolves as cancelled with what had come.
@@ -44,7 +44,8 @@ class Deadline {
 /** Structurally a ReplicaClient (replicas/replica-driver.ts, a layer above this one). */
 export class RemoteClient {
   private nextId = 0;
-  private readonly running = new Map<number, (problem: string) => void>();
+  /** The running generations: how to fail each as lost, and whether it has streamed a token. */
+  private readonly running = new Map<number, { lose: (problem: string) => void; tokensSeen: () => boolean }>();
 
   constructor(private readonly options: RemoteClientOptions) {}
 
@@ -69,9 +70,13 @@ export class RemoteClient {
       lost ??= new RemoteLostError(this.url, problem);
       controller.abort(lost);
     };
-    this.running.set(id, loseWith);
+    let tokensSeen = false;
+    this.running.set(id, { lose: loseWith, tokensSeen: () => tokensSeen });
     const done = this.run(input, controller.signal, {
-      onTokens: (chunk) => onTokens?.(chunk),
+      onTokens: (chunk) => {
+        tokensSeen = true;
+        onTokens?.(chunk);
+      },
       onStarted: (info) => markStarted(info),
       loseWith,
       lost: () => lost,
@@ -95,9 +100,12 @@ export class RemoteClient {
     };
   }
 
-  /** Fails every running generation as lost (the link was stopped). */
-  abandonAll(problem: string): void {
-    for (const lose of this.running.values()) lose(problem);
+  /**
+   * Fails running generations as lost: all of them (the link was stopped), or only those that have not
+   * streamed a token (the peer stopped answering: they fail over now rather than at their first-token bound).
+   */
+  abandon(problem: string, which: 'all' | 'without-tokens'): void {
+    for (const generation of this.running.values()) if (which === 'all' || !generation.tokensSeen()) generation.lose(problem);
   }
 
   private async run(
@@ -124,7 +132,10 @@ export class RemoteClient {
       throw hooks.lost() ?? (error instanceof RemoteLostError || error instanceof EngineRequestError ? error : new RemoteLostError(peer.url, `${what}: ${describeFetchFailure(error)}`));
     };
 
-    deadline.arm(timeouts.connectMs, `no response within ${timeouts.connectMs} ms (timeouts.connectMs)`);
+    const noFirstToken = `no first token within ${timeouts.firstTokenMs} ms (timeouts.firstTokenMs)`;
+    // Until the headers, whichever bound ends first: the first token cannot come later than its own bound.
+    if (timeouts.connectMs <= timeouts.firstTokenMs) deadline.arm(timeouts.connectMs, `no response within ${timeouts.connectMs} ms (timeouts.connectMs)`);
+    else deadline.arm(timeouts.firstTokenMs, noFirstToken);
     try {
       let response: Response;
       try {
@@ -149,7 +160,7 @@ export class RemoteClient {
       }
       if (!response.body) throw new RemoteLostError(peer.url, `POST ${dialect.path} answered ${response.status} without a body`);
       const firstTokenLeft = timeouts.firstTokenMs - (performance.now() - sentAt);
-      deadline.arm(firstTokenLeft, `no first token within ${timeouts.firstTokenMs} ms (timeouts.firstTokenMs)`);
+      deadline.arm(firstTokenLeft, noFirstToken);
       const idle = `the stream was silent for ${timeouts.idleMs} ms after its first tokens (timeouts.idleMs)`;
       const parser = new SseParser();
       const reader = response.body.getReader();

@@ -2,8 +2,9 @@
  * The driver of a remote replica (structurally a ReplicaDriver, replicas/replica-driver.ts): the link to
  * a server on another machine that already runs the model. Starting it asks the peer what it is
  * (peer-probe.ts), checks it serves the expected model (model-match.ts) and synthesizes the ReadyInfo a
- * local engine would give. While ready it polls the peer's health; a poll that fails, or a start that
- * cannot reach the peer, is an `unreachable` exit, and the link then reconnects by itself with back-off
+ * local engine would give. While ready it polls the peer's health; a poll that fails (the generations
+ * that have no token yet are then failed, so they fail over now), or a start that cannot reach the
+ * peer, is an `unreachable` exit, and the link then reconnects by itself with back-off
  * (1 s doubling to 30 s), emitting `ready` when the peer answers again — the heal of a remote replica is a
  * reconnect. A peer that serves another model, refuses the API key or answers nonsense is a
  * `load_failed` exit: the link waits to be started again (the replica set's heal policy does that slowly).
@@ -200,9 +201,11 @@ export class RemoteLink extends EventEmitter<RemoteLinkEvents> {
     }
     if (poll.signal.aborted || this.stateValue !== 'ready') return;
     if (problem === undefined) return this.scheduleHealth();
+    const message = problem.startsWith(this.url) ? problem : `${this.url}: ${problem}`;
+    this.current?.abandon(`stopped answering (${message.slice(this.url.length + 2)})`, 'without-tokens');
     this.current = undefined;
     this.stateValue = 'exited';
-    this.exited({ kind: 'unreachable', message: problem.startsWith(this.url) ? problem : `${this.url}: ${problem}` });
+    this.exited({ kind: 'unreachable', message });
     this.scheduleReconnect();
   }
 
@@ -238,7 +241,7 @@ export class RemoteLink extends EventEmitter<RemoteLinkEvents> {
     this.healthTimer = undefined;
     this.inFlight?.abort();
     this.inFlight = undefined;
-    this.current?.abandonAll('the link to it was stopped');
+    this.current?.abandon('the link to it was stopped', 'all');
     this.current = undefined;
     if (!wasLive) return;
     this.stateValue = 'exited';
