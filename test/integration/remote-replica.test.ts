@@ -18,9 +18,9 @@ import { llamaServerDialect } from '../../electron/core/remote/llama-server-dial
 import { RemoteClient } from '../../electron/core/remote/remote-client.js';
 import { RemoteLostError } from '../../electron/core/remote/remote-errors.js';
 import { RemoteLink } from '../../electron/core/remote/remote-link.js';
-import { DEFAULT_REMOTE_TIMEOUTS, type RemotePlan } from '../../electron/core/remote/remote-plan.js';
+import { DEFAULT_REMOTE_TIMEOUTS, type RemotePlan } from '../../electron/core/config/remote-plan.js';
 import { promptTokens, testModelPath, waitFor } from '../helpers/engines.js';
-import { startLlamaServer } from '../helpers/llama-server.js';
+import { startLlamaServerNode, type LlamaServerNode } from '../../bench/llama-server-node.js';
 import { startServed } from '../helpers/served.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -36,12 +36,21 @@ async function expectedModelOf(path: string): Promise<ExpectedModel> {
 }
 
 const links: RemoteLink[] = [];
+const peers: LlamaServerNode[] = [];
 afterAll(async () => {
   for (const link of links) {
     await link.stop();
     await link.close();
   }
+  await Promise.all(peers.map((peer) => peer.stop()));
 });
+
+/** A llama-server of the tiny model (or `model`) with `slots` slots of 1024 tokens, stopped after the file. */
+async function startLlamaServer(slots: number, model = testModelPath()): Promise<LlamaServerNode> {
+  const peer = await startLlamaServerNode({ model, slots, contextSize: 1024, threads: 1 });
+  peers.push(peer);
+  return peer;
+}
 
 function newLink(url: string, expected: ExpectedModel, plan: Partial<RemotePlan> = {}, healthIntervalMs = 2000): { link: RemoteLink; logs: string[] } {
   const logs: string[] = [];
@@ -90,7 +99,7 @@ describe.each([
   {
     peer: 'llama-server',
     kind: 'llama-server',
-    start: async () => (await startLlamaServer({ slots: 2, contextSize: 2048 })).url,
+    start: async () => (await startLlamaServer(2)).url,
   },
 ])('$peer as a remote replica', ({ kind, start }) => {
   let link: RemoteLink;
@@ -172,7 +181,7 @@ describe.each([
 
 describe('a peer serving another model', () => {
   it('is refused with a message naming the model it serves, as load_failed, and not reconnected', async () => {
-    const small = await startLlamaServer({ model: await ensureTestModel('small'), slots: 1, contextSize: 512 });
+    const small = await startLlamaServer(1, await ensureTestModel('small'));
     const { link } = newLink(small.url, tiny);
     const exit = next<[ExitReason]>(link, 'exit', 30_000);
     const message = `${small.url}: serves "${basename(await ensureTestModel('small'), '.gguf')}", not "${tiny.id}"; point this replica at a server of the same model`;
@@ -180,7 +189,7 @@ describe('a peer serving another model', () => {
     expect((await exit)[0]).toEqual({ kind: 'load_failed', message: expect.stringContaining(message) });
     expect(link.state).toBe('exited');
     expect(link.reconnecting).toBe(false);
-    await small.kill();
+    await small.stop();
   });
 });
 
@@ -192,7 +201,7 @@ describe('a remote replica behind a faulty link', () => {
   let link: RemoteLink;
 
   beforeAll(async () => {
-    const peer = await startLlamaServer({ slots: 2, contextSize: 2048 });
+    const peer = await startLlamaServer(2);
     proxy = await startTcpProxy({ host: '127.0.0.1', port: peer.port });
     link = newLink(proxy.url, tiny, { timeouts }, 200).link;
     await link.start();

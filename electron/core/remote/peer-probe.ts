@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 import { getPeerJson, type PeerAddress, type PeerAnswer } from './peer-http.js';
 import { peerErrorWords, RemoteLostError } from './remote-errors.js';
-import type { RemoteKind } from './remote-plan.js';
+import type { RemoteKind } from '../config/remote-plan.js';
 
 const count = z.number().int().nonnegative();
 

@@ -15,7 +15,7 @@ import type { CompletionDialect } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
 import { getPeerJson, peerHeaders, type PeerAddress } from './peer-http.js';
 import { describeFetchFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
-import type { RemoteTimeouts } from './remote-plan.js';
+import type { RemoteTimeouts } from '../config/remote-plan.js';
 import { SseParser } from './sse-parser.js';
 
 export interface RemoteClientOptions {

@@ -12,6 +12,7 @@
 import { EventEmitter } from 'node:events';
 import type { LogLevel } from '../../../common/contract.js';
 import type { ReadyInfo } from '../../../common/engine-protocol.js';
+import type { RemoteKind, RemotePlan } from '../config/remote-plan.js';
 import type { LogSink } from '../logging/core-log.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import type { CompletionDialect } from './completion-dialect.js';
@@ -22,7 +23,6 @@ import { getPeerJson, type PeerAddress } from './peer-http.js';
 import { describePeer, healthPath, type PeerDescription, type PeerModel } from './peer-probe.js';
 import { RemoteClient } from './remote-client.js';
 import { RemoteLostError } from './remote-errors.js';
-import { DEFAULT_REMOTE_SLOTS, type RemoteKind, type RemotePlan } from './remote-plan.js';
 
 export interface RemoteLinkEvents {
   ready: [ReadyInfo];
@@ -44,6 +44,9 @@ const DIALECTS: Readonly<Record<RemoteKind, CompletionDialect>> = {
   manifold: manifoldDialect,
   openai: openAiDialect,
 };
+
+/** Slots assumed for a peer that does not say how many it has (an OpenAI-style server) when the plan gives none. */
+export const DEFAULT_REMOTE_SLOTS = 4;
 
 export const RECONNECT_FIRST_MS = 1000;
 export const RECONNECT_MAX_MS = 30_000;
@@ -116,6 +119,11 @@ export class RemoteLink extends EventEmitter<RemoteLinkEvents> {
   /** The last health check's round trip in ms; null before the first. */
   get latencyMs(): number | null {
     return this.latency;
+  }
+
+  /** The server, for the views (ReplicaDriver's `remote`). */
+  get remote(): { url: string; kind: string; latencyMs: number | null } {
+    return { url: this.url, kind: this.kindValue ?? 'auto', latencyMs: this.latency };
   }
 
   /** Whether the link is waiting to reconnect to a peer that stopped answering (it heals by itself). */
