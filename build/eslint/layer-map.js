@@ -33,10 +33,12 @@ export const coreSublayers = [
   { name: 'queue', allow: ['router'] },
   { name: 'rebuild', allow: ['engine'] },
   { name: 'supervisor', allow: ['engine', 'logging'] },
+  // The link to a remote replica and its client: a server on another machine driven as a local engine is.
+  { name: 'remote', allow: ['engine', 'supervisor', 'logging', 'config'], packages: ['zod'] },
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
-  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'rebuild', 'cpu', 'config', 'gpu', 'logging'] },
+  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'remote', 'rebuild', 'cpu', 'config', 'gpu', 'logging'] },
   { name: 'arena', allow: ['logging', 'process-alive'] },
   { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.

@@ -183,6 +183,8 @@ async function serveGeneration(
   const openStream = (): void => {
     if (res.headersSent) return;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    // Sent now, not with the first token: a client (a Manifold fronting this one) sees its request taken at once.
+    res.flushHeaders();
     if (kind === 'chat') send({ id, object: chunkObject, created, model, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
   };
   const untrack = open.add({
@@ -197,8 +199,9 @@ async function serveGeneration(
       onDispatched: openStream,
       // One chunk per token, even when its text is still held (a split UTF-8 character, a possible stop
       // string), so a client sees the first token when it is made.
+      // With `return_tokens`, each chunk carries its token ids too (a Manifold node fronted as a remote replica reads them).
       onTokens: ({ text, tokens }) => {
-        if (text || tokens.length) send(chunk(text, null));
+        if (text || tokens.length) send(chunk(text, null, body.return_tokens === true ? { manifold: { tokens } } : {}));
       },
     });
     send(chunk(null, finishReason(result), { manifold: servedBy(result, body.return_tokens === true) }));

@@ -48,7 +48,7 @@ const samplingFields = {
   stop: stopSchema,
   n: z.literal(1).nullish(),
   ignore_eos: z.boolean().nullish(),
-  /** llama-server's `return_tokens`: the completion's token ids in the response (`manifold.tokens`). */
+  /** llama-server's `return_tokens`: the completion's token ids in the response (`manifold.tokens`; in a stream, each chunk's too). */
   return_tokens: z.boolean().nullish(),
 };
 

@@ -1,0 +1,89 @@
+/**
+ * One remote generation's account, built from its stream pieces as they come: the text and token ids
+ * so far, when the first and last tokens came, how the peer says it finished and what it used; at the
+ * end, the GenerateDone a local engine would have given. Where the peer gives no timings they are
+ * measured here (prefill: until the first token, network included); where it gives no ids the
+ * completion's ids are unknown ([]) and the slot is taken to hold the prompt only.
+ */
+import type { GenerateDone, GenerateRequest } from '../../../common/engine-protocol.js';
+import type { StartedInfo, TokenChunk } from '../engine/engine-client.js';
+import type { PeerFinish, PeerUsage, StreamPiece } from './completion-dialect.js';
+
+export class GenerationTally {
+  private text = '';
+  private readonly ids: number[] = [];
+  /** False once a chunk carried text without its ids. */
+  private idsComplete = true;
+  private steps = 0;
+  private firstTokenAt: number | null = null;
+  private lastTokenAt: number | null = null;
+  private finishValue: PeerFinish | null = null;
+  private usage: PeerUsage | null = null;
+
+  constructor(
+    private readonly request: GenerateRequest,
+    private readonly sentAt: number,
+  ) {}
+
+  /** Takes one piece; returns the chunk to hand on when it carries tokens. */
+  add(piece: StreamPiece, now: number): TokenChunk | undefined {
+    if (piece.usage) this.usage = piece.usage;
+    if (piece.finish) this.finishValue = piece.finish;
+    if (!piece.tokens) return undefined;
+    const { ids, text } = piece.tokens;
+    this.firstTokenAt ??= now;
+    this.lastTokenAt = now;
+    this.steps++;
+    this.text += text;
+    this.ids.push(...ids);
+    if (ids.length === 0 && text !== '') this.idsComplete = false;
+    return { tokens: [...ids], text };
+  }
+
+  get tokensSeen(): boolean {
+    return this.firstTokenAt !== null;
+  }
+
+  get finished(): boolean {
+    return this.finishValue !== null;
+  }
+
+  /** What `started` resolves with: known once the peer has named its slot. */
+  get started(): StartedInfo | undefined {
+    const slot = this.finishValue?.slot;
+    return slot === null || slot === undefined ? undefined : { slot, reusedTokens: this.reusedTokens, queuedMs: 0 };
+  }
+
+  private get reusedTokens(): number {
+    return this.finishValue?.reusedTokens ?? this.usage?.cachedTokens ?? 0;
+  }
+
+  /** The result; `cancelled` when the request was cancelled (whatever came before stays). */
+  done(cancelled: boolean, now: number): GenerateDone {
+    const finish = this.finishValue;
+    const promptTokens = this.usage?.promptTokens ?? this.request.tokens.length;
+    const completionIds = finish?.completionIds ?? (this.idsComplete ? this.ids : []);
+    const idsKnown = finish?.completionIds != null || (this.idsComplete && (this.ids.length > 0 || this.steps === 0));
+    const completionTokens = this.usage?.completionTokens ?? finish?.completionTokens ?? (idsKnown ? completionIds.length : this.steps);
+    const reused = this.reusedTokens;
+    const firstAt = this.firstTokenAt ?? now;
+    const decodeMs = (this.lastTokenAt ?? firstAt) - firstAt;
+    const timings = finish?.timings ?? {
+      prefillMs: firstAt - this.sentAt,
+      prefillTokens: Math.max(0, this.request.tokens.length - reused),
+      decodeMs,
+      decodeTokensPerSecond: decodeMs > 0 ? ((completionTokens - 1) * 1000) / decodeMs : 0,
+    };
+    return {
+      finishReason: cancelled ? 'cancelled' : (finish?.reason ?? 'stop'),
+      stoppedBy: cancelled ? null : (finish?.stoppedBy ?? null),
+      text: this.text,
+      completionTokens: [...completionIds],
+      usage: { promptTokens, completionTokens },
+      slot: finish?.slot ?? null,
+      reusedTokens: reused,
+      heldTokens: this.request.tokens.length + (idsKnown ? completionIds.length : 0),
+      timings: { queuedMs: 0, ...timings },
+    };
+  }
+}

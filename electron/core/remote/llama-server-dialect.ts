@@ -1,0 +1,117 @@
+/**
+ * llama.cpp's llama-server as a peer: its native streamed `POST /completion` (token ids in, one chunk per
+ * token with its id, a last chunk with `stop: true`, the slot that served it, `stop_type`, the stop
+ * string and `timings` whose `cache_n` is the prompt tokens kept in the slot), `cache_prompt` so a slot
+ * keeps a conversation's prefix, and `GET /slots` (enabled by default) for what each slot holds.
+ */
+import { z } from 'zod';
+import type { GenerateRequest, SlotView } from '../../../common/engine-protocol.js';
+import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type StreamPiece } from './completion-dialect.js';
+
+const tokenId = z.number().int().nonnegative();
+
+const timingsSchema = z.object({
+  cache_n: z.number().int().nonnegative(),
+  prompt_n: z.number().int().nonnegative(),
+  prompt_ms: z.number().nonnegative(),
+  predicted_n: z.number().int().nonnegative(),
+  predicted_ms: z.number().nonnegative(),
+  // nlohmann's JSON writes a division by zero as null.
+  predicted_per_second: z.number().nullish(),
+});
+
+const chunkSchema = z.object({
+  content: z.string().default(''),
+  tokens: z.array(tokenId).default([]),
+  stop: z.boolean(),
+  /** -1 on the per-token chunks; the slot on the last one. */
+  id_slot: z.number().int().min(-1).optional(),
+  stop_type: z.string().optional(),
+  stopping_word: z.string().optional(),
+  tokens_predicted: z.number().int().nonnegative().optional(),
+  timings: timingsSchema.optional(),
+});
+
+const nextTokenSchema = z.object({ n_decoded: z.number().int().nonnegative().optional() });
+const slotsSchema = z.array(
+  z.object({
+    id: z.number().int().nonnegative(),
+    is_processing: z.boolean(),
+    /** Tokens in the slot's cache (the last prompt and what was generated after it). */
+    n_prompt_tokens: z.number().int().nonnegative().optional(),
+    next_token: z.union([nextTokenSchema, z.array(nextTokenSchema)]).optional(),
+  }),
+);
+
+function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
+  const timings = chunk.timings;
+  return {
+    // `limit` is n_predict reached; `none` on a last chunk is a slot that ran out of context.
+    reason: chunk.stop_type === 'eos' || chunk.stop_type === 'word' ? 'stop' : 'length',
+    stoppedBy: chunk.stop_type === 'word' && chunk.stopping_word ? chunk.stopping_word : null,
+    completionIds: null,
+    slot: chunk.id_slot !== undefined && chunk.id_slot >= 0 ? chunk.id_slot : null,
+    reusedTokens: timings?.cache_n ?? null,
+    completionTokens: chunk.tokens_predicted ?? timings?.predicted_n ?? null,
+    timings: timings
+      ? {
+          prefillMs: timings.prompt_ms,
+          prefillTokens: timings.prompt_n,
+          decodeMs: timings.predicted_ms,
+          decodeTokensPerSecond: timings.predicted_per_second ?? (timings.predicted_ms > 0 ? (timings.predicted_n * 1000) / timings.predicted_ms : 0),
+        }
+      : null,
+  };
+}
+
+export const llamaServerDialect: CompletionDialect = {
+  path: '/completion',
+  body: (request: GenerateRequest) => ({
+    prompt: request.tokens,
+    n_predict: request.maxTokens,
+    stream: true,
+    cache_prompt: true,
+    return_tokens: true,
+    temperature: request.sampling.temperature,
+    top_k: request.sampling.topK,
+    top_p: request.sampling.topP,
+    min_p: request.sampling.minP,
+    ...(request.sampling.seed !== undefined ? { seed: request.sampling.seed } : {}),
+    repeat_penalty: request.sampling.repeatPenalty,
+    repeat_last_n: request.sampling.repeatLastN,
+    stop: request.stop,
+    ignore_eos: request.ignoreEos,
+  }),
+  read(raw: unknown): Parsed<StreamPiece> {
+    if (typeof raw === 'object' && raw !== null && 'error' in raw) return { ok: true, value: { error: raw } };
+    const parsed = parsePeerJson(chunkSchema, raw, 'the chunk');
+    if (!parsed.ok) return parsed;
+    const chunk = parsed.value;
+    const hasTokens = chunk.content !== '' || chunk.tokens.length > 0;
+    return {
+      ok: true,
+      value: {
+        ...(hasTokens ? { tokens: { ids: chunk.tokens, text: chunk.content } } : {}),
+        ...(chunk.stop ? { finish: finishOf(chunk) } : {}),
+      },
+    };
+  },
+  slotsPath: '/slots',
+  slots(raw: unknown): Parsed<SlotView[]> {
+    const parsed = parsePeerJson(slotsSchema, raw, 'the slots');
+    if (!parsed.ok) return parsed;
+    return {
+      ok: true,
+      value: parsed.value.map((s) => {
+        const next = Array.isArray(s.next_token) ? s.next_token[0] : s.next_token;
+        return {
+          slot: s.id,
+          state: !s.is_processing ? 'idle' : (next?.n_decoded ?? 0) > 0 ? 'decode' : 'prefill',
+          heldTokens: s.n_prompt_tokens ?? 0,
+          conversationId: null,
+          lastUsed: null,
+        };
+      }),
+    };
+  },
+};

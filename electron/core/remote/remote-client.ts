@@ -1,0 +1,223 @@
+/**
+ * The client of a ready remote replica: what the dispatcher and the views use of it, as of a local
+ * engine (ReplicaClient). A generation is one streamed HTTP request in the peer's dialect; each token
+ * chunk is handed on as it comes; the end is a GenerateDone. Three timeouts guard it (until the response
+ * headers: the shorter of connect and first token; first token: from sending; idle: between chunks
+ * after the first token), each aborting the upstream request. A peer lost under the request (refused, reset, timed out, a 5xx, a
+ * stream cut short or garbled) rejects `done` with RemoteLostError (an EngineExitedError, so the
+ * dispatcher fails the request over if no token came); a refusal (4xx) with EngineRequestError.
+ * `cancel()` aborts the upstream request and `done` resolves as cancelled with what had come.
+ */
+import { generateRequestSchema, type GenerateDone, type GenerateRequest, type GenerateRequestInput, type SlotView } from '../../../common/engine-protocol.js';
+import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
+import { EngineRequestError, type GenerationHandle, type StartedInfo, type TokenChunk } from '../engine/engine-client.js';
+import type { CompletionDialect } from './completion-dialect.js';
+import { GenerationTally } from './generation-tally.js';
+import { getPeerJson, peerHeaders, type PeerAddress } from './peer-http.js';
+import { describeFetchFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
+import type { RemoteTimeouts } from '../config/remote-plan.js';
+import { SseParser } from './sse-parser.js';
+
+export interface RemoteClientOptions {
+  readonly peer: PeerAddress;
+  readonly dialect: CompletionDialect;
+  /** The peer's name for the model (sent as `model` where the dialect sends one); null to send none. */
+  readonly model: string | null;
+  /** The peer's per-slot context; 0 when unknown. */
+  readonly contextSize: number;
+  readonly timeouts: RemoteTimeouts;
+}
+
+/** One timer a request re-arms as it moves from one bound to the next; firing aborts with the bound's words. */
+class Deadline {
+  private timer: NodeJS.Timeout | undefined;
+  constructor(private readonly expire: (problem: string) => void) {}
+  arm(ms: number, problem: string): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.expire(problem), Math.max(0, ms));
+  }
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** Structurally a ReplicaClient (replicas/replica-driver.ts, a layer above this one). */
+export class RemoteClient {
+  private nextId = 0;
+  /** The running generations: how to fail each as lost, and whether it has streamed a token. */
+  private readonly running = new Map<number, { lose: (problem: string) => void; tokensSeen: () => boolean }>();
+
+  constructor(private readonly options: RemoteClientOptions) {}
+
+  get url(): string {
+    return this.options.peer.url;
+  }
+
+  generate(input: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle {
+    const id = ++this.nextId;
+    const controller = new AbortController();
+    let cancelled = false;
+    let settled = false;
+    let lost: RemoteLostError | undefined;
+    let markStarted: (info: StartedInfo) => void = () => {};
+    let failStart: (error: Error) => void = () => {};
+    const started = new Promise<StartedInfo>((resolve, reject) => {
+      markStarted = resolve;
+      failStart = reject;
+    });
+    started.catch(() => {});
+    const loseWith = (problem: string): void => {
+      lost ??= new RemoteLostError(this.url, problem);
+      controller.abort(lost);
+    };
+    let tokensSeen = false;
+    this.running.set(id, { lose: loseWith, tokensSeen: () => tokensSeen });
+    const done = this.run(input, controller.signal, {
+      onTokens: (chunk) => {
+        tokensSeen = true;
+        onTokens?.(chunk);
+      },
+      onStarted: (info) => markStarted(info),
+      loseWith,
+      lost: () => lost,
+      cancelled: () => cancelled,
+    }).finally(() => {
+      settled = true;
+      this.running.delete(id);
+      controller.abort();
+    });
+    done.then(() => failStart(new Error('the peer did not name a slot')), failStart);
+    return {
+      id,
+      started,
+      done,
+      cancel: async () => {
+        if (settled) return false;
+        cancelled = true;
+        controller.abort();
+        return true;
+      },
+    };
+  }
+
+  /**
+   * Fails running generations as lost: all of them (the link was stopped), or only those that have not
+   * streamed a token (the peer stopped answering: they fail over now rather than at their first-token bound).
+   */
+  abandon(problem: string, which: 'all' | 'without-tokens'): void {
+    for (const generation of this.running.values()) if (which === 'all' || !generation.tokensSeen()) generation.lose(problem);
+  }
+
+  private async run(
+    input: GenerateRequestInput,
+    signal: AbortSignal,
+    hooks: {
+      onTokens: (chunk: TokenChunk) => void;
+      onStarted: (info: StartedInfo) => void;
+      loseWith: (problem: string) => void;
+      lost: () => RemoteLostError | undefined;
+      cancelled: () => boolean;
+    },
+  ): Promise<GenerateDone> {
+    const parsed = generateRequestSchema.safeParse(input, { error: inWords });
+    if (!parsed.success) throw new EngineRequestError('bad_message', firstIssueInWords(parsed.error, 'the request').message);
+    const request: GenerateRequest = parsed.data;
+    const { peer, dialect, timeouts } = this.options;
+    const sentAt = performance.now();
+    const tally = new GenerationTally(request, sentAt);
+    const deadline = new Deadline(hooks.loseWith);
+    /** The error to end with when the request was aborted or broke: a cancel, a timeout, or what broke it. */
+    const ending = (error: unknown, what: string): GenerateDone => {
+      if (hooks.cancelled()) return tally.done(true, performance.now());
+      throw hooks.lost() ?? (error instanceof RemoteLostError || error instanceof EngineRequestError ? error : new RemoteLostError(peer.url, `${what}: ${describeFetchFailure(error)}`));
+    };
+
+    const noFirstToken = `no first token within ${timeouts.firstTokenMs} ms (timeouts.firstTokenMs)`;
+    // Until the headers, whichever bound ends first: the first token cannot come later than its own bound.
+    if (timeouts.connectMs <= timeouts.firstTokenMs) deadline.arm(timeouts.connectMs, `no response within ${timeouts.connectMs} ms (timeouts.connectMs)`);
+    else deadline.arm(timeouts.firstTokenMs, noFirstToken);
+    try {
+      let response: Response;
+      try {
+        response = await fetch(`${peer.url}${dialect.path}`, {
+          method: 'POST',
+          headers: peerHeaders(peer, false),
+          body: JSON.stringify(dialect.body(request, { model: this.options.model, contextSize: this.options.contextSize })),
+          signal,
+        });
+      } catch (error) {
+        return ending(error, `cannot reach it (POST ${dialect.path})`);
+      }
+      if (!response.ok) {
+        const text = await response.text().catch(() => '');
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // Not JSON: its text is the message.
+        }
+        throw hooks.lost() ?? peerRefusal(peer.url, response.status, body);
+      }
+      if (!response.body) throw new RemoteLostError(peer.url, `POST ${dialect.path} answered ${response.status} without a body`);
+      const firstTokenLeft = timeouts.firstTokenMs - (performance.now() - sentAt);
+      deadline.arm(firstTokenLeft, noFirstToken);
+      const idle = `the stream was silent for ${timeouts.idleMs} ms after its first tokens (timeouts.idleMs)`;
+      const parser = new SseParser();
+      const reader = response.body.getReader();
+      let streamDone = false;
+      try {
+        for (;;) {
+          const { done: ended, value: bytes } = await reader.read();
+          if (ended) break;
+          if (tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
+          for (const event of parser.push(bytes)) {
+            if (event.data === '[DONE]') {
+              streamDone = true;
+              break;
+            }
+            let json: unknown;
+            try {
+              json = JSON.parse(event.data);
+            } catch {
+              throw new RemoteLostError(peer.url, `sent a chunk that is not JSON: ${event.data.slice(0, 200)}`);
+            }
+            const read = dialect.read(json);
+            if (!read.ok) throw new RemoteLostError(peer.url, `sent a malformed chunk: ${read.problem}`);
+            if (read.value.error !== undefined) throw peerRefusal(peer.url, null, read.value.error);
+            const hadTokens = tally.tokensSeen;
+            const chunk = tally.add(read.value, performance.now());
+            if (chunk) hooks.onTokens(chunk);
+            if (!hadTokens && tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
+            const startedInfo = tally.started;
+            if (startedInfo) hooks.onStarted(startedInfo);
+          }
+          if (streamDone) break;
+        }
+      } catch (error) {
+        return ending(error, `the stream broke${tally.tokensSeen ? ' after its first tokens' : ' before its first token'}`);
+      } finally {
+        // Leaves nothing open upstream: a stream read to its end is already closed; any other is cut here.
+        reader.cancel().catch(() => {});
+      }
+      if (hooks.cancelled()) return tally.done(true, performance.now());
+      if (!tally.finished) {
+        throw new RemoteLostError(peer.url, `the stream ended before its last chunk${tally.tokensSeen ? ' (after its first tokens)' : ' (before its first token)'}`);
+      }
+      return tally.done(false, performance.now());
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** The peer's slots as it lists them; [] for a peer that lists none (or has its slot list turned off). */
+  async slots(): Promise<SlotView[]> {
+    const { dialect, peer, timeouts } = this.options;
+    if (dialect.slotsPath === null) return [];
+    const answer = await getPeerJson(peer, dialect.slotsPath, timeouts.connectMs);
+    if (answer.status === 404 || answer.status === 501) return [];
+    if (answer.status !== 200) throw peerRefusal(peer.url, answer.status, answer.body);
+    const read = dialect.slots(answer.body);
+    if (!read.ok) throw new RemoteLostError(peer.url, `listed its slots in a shape it should not: ${read.problem}`);
+    return read.value;
+  }
+}
