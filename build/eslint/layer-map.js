@@ -43,7 +43,7 @@ export const coreSublayers = [
   { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
   { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
-  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'replicas', 'throughput-meter', 'tokenizer'] },
+  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'tokenizer'] },
   { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging'] },
   { name: 'contract-events', allow: ['workstation', 'logging'] },
   // Core's half of the Electron shell: the window policy and the IPC bridge (Electron's objects come in as interfaces).

@@ -26,6 +26,7 @@ import { GpuMonitor } from './gpu/gpu-report.js';
 import { CoreLog, type LogSink } from './logging/core-log.js';
 import type { LogRotation } from './logging/log-file.js';
 import { NoReplicaError } from './replicas/replica-errors.js';
+import { expectedModelFrom } from './remote/model-match.js';
 import { ReplicaSet, type ReplicaSetOptions } from './replicas/replica-set.js';
 import type { ReplicaGenerateOptions, ReplicaGenerateResult } from './replicas/request-dispatcher.js';
 import { ThroughputMeter } from './throughput-meter.js';
@@ -199,6 +200,7 @@ export class Workstation implements ChatBackend {
   private async startLoaded(loaded: LoadedModel, validated: ValidatedModel): Promise<void> {
     const { config, replicas } = loaded;
     loaded.tokenizer = validated.tokenizer;
+    replicas.expectModel(expectedModelFrom(config.model, validated.header));
     this.step({ step: 'arena', detail: config.shared_arena ? 'reading the model into the arena' : 'shared_arena is off', fraction: 0 });
     loaded.arena = await SharedArena.start({
       modelPath: config.model,

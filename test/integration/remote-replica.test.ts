@@ -13,7 +13,7 @@ import { readModelFileHeader } from '../../common/node/gguf-file.js';
 import { EngineRequestError, type GenerationHandle, type TokenChunk } from '../../electron/core/engine/engine-client.js';
 import type { ExitReason } from '../../electron/core/supervisor/engine-supervisor.js';
 import type { ReplicaDriver } from '../../electron/core/replicas/replica-driver.js';
-import type { ExpectedModel } from '../../electron/core/remote/model-match.js';
+import { expectedModelFrom, type ExpectedModel } from '../../electron/core/remote/model-match.js';
 import { llamaServerDialect } from '../../electron/core/remote/llama-server-dialect.js';
 import { RemoteClient } from '../../electron/core/remote/remote-client.js';
 import { RemoteLostError } from '../../electron/core/remote/remote-errors.js';
@@ -26,13 +26,7 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** The model as the local file tells it: what every replica must serve. */
 async function expectedModelOf(path: string): Promise<ExpectedModel> {
-  const header = await readModelFileHeader(path);
-  const tokens = header.metadata.get('tokenizer.ggml.tokens');
-  return {
-    id: basename(path).replace(/\.gguf$/i, ''),
-    vocabSize: Array.isArray(tokens) ? tokens.length : tokens && typeof tokens === 'object' ? tokens.length : null,
-    parameters: header.tensors.reduce((sum, t) => sum + t.dims.reduce((a, b) => a * b, 1), 0),
-  };
+  return expectedModelFrom(path, await readModelFileHeader(path));
 }
 
 const links: RemoteLink[] = [];
@@ -57,7 +51,7 @@ function newLink(url: string, expected: ExpectedModel, plan: Partial<RemotePlan>
   const link = new RemoteLink({
     replica: 7,
     plan: { url, kind: 'auto', apiKey: null, slots: null, model: null, timeouts: DEFAULT_REMOTE_TIMEOUTS, ...plan },
-    expected,
+    expected: () => expected,
     log: (line) => logs.push(line),
     healthIntervalMs,
   });

@@ -5,6 +5,7 @@
  * parameter count). A mismatch is an Error saying which model the peer serves.
  */
 import { basename } from 'node:path';
+import { metadataArrayLength, type GgufHeader } from '../../../common/gguf/header-reader.js';
 import type { PeerModel } from './peer-probe.js';
 
 /** The model every replica must serve, as the local file tells it. */
@@ -16,6 +17,15 @@ export interface ExpectedModel {
 }
 
 const bareName = (id: string): string => basename(id).replace(/\.gguf$/i, '');
+
+/** The model as the local file tells it (its name, vocabulary and parameter count): what every replica must serve. */
+export function expectedModelFrom(modelPath: string, header: GgufHeader | null): ExpectedModel {
+  return {
+    id: bareName(modelPath),
+    vocabSize: header ? metadataArrayLength(header.metadata.get('tokenizer.ggml.tokens')) : null,
+    parameters: header ? header.tensors.reduce((sum, t) => sum + t.dims.reduce((a, b) => a * b, 1), 0) : null,
+  };
+}
 
 /**
  * The peer's entry for the expected model (the one to name in requests), or an Error naming what it

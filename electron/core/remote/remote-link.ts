@@ -33,7 +33,8 @@ export interface RemoteLinkOptions {
   /** Replica index, for log prefixes. */
   readonly replica: number;
   readonly plan: RemotePlan;
-  readonly expected: ExpectedModel;
+  /** The model every replica must serve, read at each connect (the workstation learns it when it validates the file). */
+  readonly expected: () => ExpectedModel;
   readonly log: LogSink;
   /** How often a ready peer's health is polled. */
   readonly healthIntervalMs?: number;
@@ -151,7 +152,7 @@ export class RemoteLink extends EventEmitter<RemoteLinkEvents> {
     try {
       const description = await describePeer(this.peer, this.options.plan.kind, this.options.plan.timeouts.connectMs, attempt.signal);
       this.kindValue = description.kind;
-      const model = matchPeerModel(this.url, description.models, this.options.expected, this.options.plan.model);
+      const model = matchPeerModel(this.url, description.models, this.options.expected(), this.options.plan.model);
       const slots = this.options.plan.slots ?? description.slots ?? DEFAULT_REMOTE_SLOTS;
       const info = readyInfoOf(description, model, slots, performance.now() - startedAt);
       this.latency = description.latencyMs;

@@ -17,9 +17,12 @@ import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/request-que
 import type { QueueStats } from '../queue/queue-stats.js';
 import type { OnRebuildProgress } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
+import { expectedModelFrom, type ExpectedModel } from '../remote/model-match.js';
+import { RemoteLink } from '../remote/remote-link.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
+import type { ReplicaDriver } from './replica-driver.js';
 import { NoReplicaError } from './replica-errors.js';
 import { ReplicaRebuilds } from './replica-rebuilds.js';
 import { RequestDispatcher, type ReplicaGenerateOptions, type ReplicaGenerateResult } from './request-dispatcher.js';
@@ -55,25 +58,17 @@ export class ReplicaSet {
   private readonly rebuilds: ReplicaRebuilds;
   private readonly heal: HealPolicy;
   private closing = false;
+  /** The model every remote replica must serve (its name until the workstation has read the file's header). */
+  private expected: ExpectedModel;
   private readonly readyListeners = new Set<(ready: number) => void>();
 
   constructor(private readonly options: ReplicaSetOptions) {
     this.heal = { ...DEFAULT_HEAL_POLICY, ...options.heal };
     this.routing = new RoutingState(options.routing ?? 'prefix');
+    this.expected = expectedModelFrom(options.modelPath, null);
     this.replicas = options.plans.map((plan) => {
-      const supervisor = new EngineSupervisor({
-        replica: plan.index,
-        spawn: options.spawn,
-        env: plan.env,
-        load: { modelPath: options.modelPath, ...plan.engine, ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}) },
-        log: options.log,
-        logFile: plan.logFile,
-        ...options.watchdog,
-        ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
-        pinCpus: (pid) => this.pinReplica(replica, pid),
-      });
-      const replica: Replica = new Replica(plan, supervisor);
-      supervisor.on('ready', (info) => {
+      const replica: Replica = new Replica(plan, this.driverFor(plan, (pid) => this.pinReplica(replica, pid)));
+      replica.driver.on('ready', (info) => {
         replica.info = info;
         replica.lastReadyAt = Date.now();
         replica.latchReason = null;
@@ -81,7 +76,7 @@ export class ReplicaSet {
         const ready = this.replicas.filter((r) => r.state === 'ready').length;
         for (const listener of this.readyListeners) listener(ready);
       });
-      supervisor.on('exit', (reason) => this.onReplicaExit(replica, reason));
+      replica.driver.on('exit', (reason) => this.onReplicaExit(replica, reason));
       return replica;
     });
     this.dispatcher = new RequestDispatcher({
@@ -96,6 +91,23 @@ export class ReplicaSet {
       setState: (replica, state) => this.setState(replica, state),
       routing: this.routing,
       log: options.log,
+    });
+  }
+
+  /** A local replica's engine supervisor, or a remote replica's link. */
+  private driverFor(plan: ReplicaPlan, pinCpus: (pid: number) => Promise<void>): ReplicaDriver {
+    const { options } = this;
+    if (plan.remote) return new RemoteLink({ replica: plan.index, plan: plan.remote, expected: () => this.expected, log: options.log });
+    return new EngineSupervisor({
+      replica: plan.index,
+      spawn: options.spawn,
+      env: plan.env,
+      load: { modelPath: options.modelPath, ...plan.engine, ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}) },
+      log: options.log,
+      logFile: plan.logFile,
+      ...options.watchdog,
+      ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+      pinCpus,
     });
   }
 
@@ -125,6 +137,11 @@ export class ReplicaSet {
   /** Every replica's plan (cards, env, engine options). */
   get plans(): readonly ReplicaPlan[] {
     return this.options.plans;
+  }
+
+  /** The model every remote replica must serve, from the validated file (name, vocabulary, parameters). */
+  expectModel(expected: ExpectedModel): void {
+    this.expected = expected;
   }
 
   /** Where every later start, heal and weights rebuild loads the model from (the arena, once it is filled). */
@@ -194,6 +211,11 @@ export class ReplicaSet {
     replica.info = null;
     if (this.closing || reason.kind === 'stopped') {
       this.setState(replica, 'stopped');
+      return;
+    }
+    if (reason.kind === 'unreachable') {
+      // A remote's heal is its link's own reconnect (with back-off); it says `ready` when the peer answers.
+      this.setState(replica, 'healing');
       return;
     }
     const decision = decideHeal(this.heal, replica, Date.now());

@@ -151,9 +151,10 @@ export class RequestDispatcher {
     const client = replica.driver.client;
     if (!client) throw new EngineExitedError({ code: null, signal: null });
     const { routing } = this.options;
+    // What the client has been sent: a peer that gives no token ids still sends text, one chunk a token.
     let tokensSent = 0;
     const handle = client.generate(request, (chunk) => {
-      tokensSent += chunk.tokens.length;
+      if (chunk.tokens.length || chunk.text) tokensSent += Math.max(1, chunk.tokens.length);
       options.onTokens?.({ ...chunk, replica: replica.index });
     });
     const abort = (): void => void handle.cancel().catch(() => {});
