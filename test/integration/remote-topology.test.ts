@@ -66,8 +66,9 @@ describe('one front over local and remote replicas', () => {
       expect(view[LLAMA]!.remote).toMatchObject({ kind: 'llama-server', url: proxy.url });
       expect(view[NODE]!.remote).toMatchObject({ kind: 'manifold', url: node.front.url });
 
-      // Eight conversations at once spread over the four replicas (two slots each); each second turn goes home.
-      const firsts = await Promise.all(Array.from({ length: 8 }, (_, i) => promptTokens(300, i * 37)).map(async (prompt) => ({ prompt, turn: await complete(front, prompt) })));
+      // Eight conversations at once spread over the four replicas (two slots each); each second turn goes home
+      // (1,000-token histories: what a replica holds outweighs any difference in prefill speed between kinds).
+      const firsts = await Promise.all(Array.from({ length: 8 }, (_, i) => promptTokens(1000, i * 37)).map(async (prompt) => ({ prompt, turn: await complete(front, prompt) })));
       expect(new Set(firsts.map((f) => f.turn.replica))).toEqual(new Set([0, 1, LLAMA, NODE]));
       const seconds = await Promise.all(firsts.map((f) => complete(front, [...f.prompt, ...f.turn.tokens, ...promptTokens(40, 7)])));
       for (const [i, second] of seconds.entries()) {

@@ -77,6 +77,8 @@ const replica = (index: number, running: number, slots = 2): Omit<RouteCandidate
 
 interface Pending extends DispatchRequest {
   tokens: number[];
+  /** Replicas that failed it (and have not come back anew). */
+  avoid?: number[];
 }
 
 function plan(router: Router, index: ExactPrefixIndex, waiting: Pending[], replicas: Omit<RouteCandidate, 'servedConversation'>[], homes: Record<string, number> = {}) {
@@ -86,6 +88,7 @@ function plan(router: Router, index: ExactPrefixIndex, waiting: Pending[], repli
     choose: (r, candidates) => router.choose(blockHashes(r.tokens), r.tokens.length, candidates),
     cachedTokens: (r, replica) => index.matchedBlocks(replica, blockHashes(r.tokens)) * 64,
     lastReplicaOf: (id) => homes[id],
+    allowed: (r, replica) => !r.avoid?.includes(replica),
     cacheHoldMs: 500,
   });
 }
@@ -132,6 +135,14 @@ describe('dispatch plan', () => {
     // With a free slot at home, the router's conversation tie-break sends it there.
     const home = plan(router, index, [turn], [replica(0, 1), replica(1, 1)], { c: 0 });
     expect(home.bindings.map((b) => b.decision.replica)).toEqual([0]);
+  });
+
+  it('does not send a request back to a replica that failed it, even when that replica has the only free slot', () => {
+    const index = new ExactPrefixIndex();
+    const router = new Router(index);
+    const failed: Pending = { seq: 0, conversationId: undefined, waitedMs: 0, tokens: tokens(100), avoid: [1] };
+    const fresh: Pending = { seq: 1, conversationId: undefined, waitedMs: 0, tokens: tokens(100, 3) };
+    expect(plan(router, index, [failed, fresh], [replica(0, 2), replica(1, 0)]).bindings.map((b) => [b.seq, b.decision.replica])).toEqual([[1, 1]]);
   });
 
   it('never holds under the round-robin or least-loaded policies', () => {

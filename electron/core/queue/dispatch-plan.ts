@@ -39,6 +39,8 @@ export interface DispatchInputs<R extends DispatchRequest> {
   readonly cachedTokens: (request: R, replica: number) => number;
   /** The replica that last served a conversation. */
   readonly lastReplicaOf: (conversationId: string) => number | undefined;
+  /** Whether the request may go to the replica (not to one that just failed it and has not restarted since). */
+  readonly allowed: (request: R, replica: number) => boolean;
   readonly cacheHoldMs: number;
 }
 
@@ -50,7 +52,9 @@ export function planDispatch<R extends DispatchRequest>(inputs: DispatchInputs<R
   for (const request of inputs.waiting) {
     if (!inputs.replicas.some(hasRoom)) break;
     const home = request.conversationId === undefined ? undefined : inputs.lastReplicaOf(request.conversationId);
-    const candidates = inputs.replicas.map((r) => ({ ...r, running: running.get(r.replica)!, servedConversation: home === r.replica }));
+    const candidates = inputs.replicas
+      .filter((r) => inputs.allowed(request, r.replica))
+      .map((r) => ({ ...r, running: running.get(r.replica)!, servedConversation: home === r.replica }));
     const decision = inputs.choose(request, candidates.filter(hasRoom));
     if (!decision) continue;
     if (decision.costKind !== 'policy' && request.waitedMs < inputs.cacheHoldMs) {

@@ -70,6 +70,7 @@ export class ReplicaSet {
       const replica: Replica = new Replica(plan, this.driverFor(plan, (pid) => this.pinReplica(replica, pid)));
       replica.driver.on('ready', (info) => {
         replica.info = info;
+        replica.incarnation++;
         replica.lastReadyAt = Date.now();
         replica.latchReason = null;
         this.setState(replica, 'ready');

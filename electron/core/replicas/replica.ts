@@ -26,6 +26,8 @@ export class Replica {
   cpus: number[] = [];
   /** Requests bound to it and not finished (never more than its slots). */
   running = 0;
+  /** How many times it became ready: a request it failed may go back to it only after it comes back anew. */
+  incarnation = 0;
   cacheHitTokens = 0;
   promptTokens = 0;
   completionTokens = 0;

@@ -34,6 +34,8 @@ export interface ReplicaGenerateOptions {
 interface QueuedGeneration {
   readonly request: GenerateRequestInput;
   readonly blocks: readonly number[];
+  /** Replicas that failed this request, with the incarnation they had then (a remote may still look ready). */
+  readonly failedOn: ReadonlyMap<number, number>;
 }
 
 /** A request whose engines keep dying before its first token is refused after this many failovers. */
@@ -61,6 +63,7 @@ export class RequestDispatcher {
   async generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
     const blocks = blockHashes(request.tokens);
     const failedOver: number[] = [];
+    const failedOn = new Map<number, number>();
     const seq = this.queue.takeSeq();
     let queuedMs = 0;
     for (;;) {
@@ -71,7 +74,7 @@ export class RequestDispatcher {
         );
       }
       const waitStarted = performance.now();
-      const replica = await this.queue.wait(seq, { request, blocks }, { signal: options.signal, reentering });
+      const replica = await this.queue.wait(seq, { request, blocks, failedOn }, { signal: options.signal, reentering });
       queuedMs += performance.now() - waitStarted;
       if (!reentering) options.onDispatched?.(replica.index);
       try {
@@ -80,6 +83,7 @@ export class RequestDispatcher {
       } catch (error) {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
         failedOver.push(replica.index);
+        failedOn.set(replica.index, replica.incarnation);
         if (failedOver.length > MAX_FAILOVERS) throw new NoReplicaError(`replicas ${failedOver.join(', ')} died before answering; the request was not retried again`);
         this.options.log(`[replica ${replica.index}] died before the first token; the request goes back to its place in the queue`, 'warn');
       } finally {
@@ -135,6 +139,7 @@ export class RequestDispatcher {
       replicas: routable.map((r) => r.candidate()),
       choose: (pending, candidates) => routing.choose(pending.waiting.payload.blocks, pending.waiting.payload.request.tokens.length, candidates),
       cachedTokens: (pending, replica) => routing.cachedTokens(replica, pending.waiting.payload.blocks),
+      allowed: (pending, replica) => pending.waiting.payload.failedOn.get(replica) !== this.options.replicas[replica]!.incarnation,
       lastReplicaOf: (id) => routing.lastReplicaOf(id),
       cacheHoldMs: this.queue.limits.cacheHoldMs,
     });
