@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults), writes
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote), writes
  * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
  * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
  */
@@ -12,10 +12,11 @@ import { runFaults } from './faults.js';
 import { runMultiTurn } from './multiturn.js';
 import { runOverhead } from './overhead.js';
 import { runRebuild } from './rebuild.js';
+import { runRemote } from './remote.js';
 import { runRoute } from './route.js';
 import { runScaling } from './scaling.js';
 
-const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults'] as const;
+const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote'] as const;
 type BenchName = (typeof NAMES)[number];
 
 const { values, positionals } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, allowPositionals: true });
@@ -65,6 +66,16 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         ? { model, streams: 6, promptTokens: 400, answerTokens: 32, killAfterMs: 100, slots: 2, contextSize: 1024 }
         : { model: await ensureTestModel(FAULTS_MODEL), streams: 16, promptTokens: 1700, answerTokens: 1500, killAfterMs: 150, slots: 2, contextSize: 4096 },
     ),
+  // Longer chats than multiturn's: histories past 1,000 tokens, where what a node holds matters.
+  remote: () =>
+    runRemote({
+      model,
+      nodes: 2,
+      slots: quick ? 2 : 4,
+      contextSize: 4096,
+      threads: 1,
+      workload: quick ? workload : { users: 8, turns: 6, systemWords: 40, userWords: 150, answerTokens: 32, concurrency: 4, seed: 1 },
+    }),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
 };
 
