@@ -91,7 +91,10 @@ describe('loading hostile models on a running workstation', () => {
     expect(served.workstation.modelPath).toBe(testModelPath());
     const after = await value<ChatMessageData>(control, 'sendMessage', { id: conversation.id, content: 'and now?' });
     expect(after.error).toBeNull();
-    expect(after.servedBy).toMatchObject({ replica: 0, completionTokens: 4 });
+    // Answered by the model that was serving (at most the conversation's 4 tokens: the random model may end early).
+    expect(after.servedBy).toMatchObject({ replica: 0 });
+    expect(after.servedBy!.completionTokens).toBeGreaterThanOrEqual(1);
+    expect(after.servedBy!.completionTokens).toBeLessThanOrEqual(4);
     control.close();
   }, 300_000);
 });
