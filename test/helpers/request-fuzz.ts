@@ -6,18 +6,12 @@
  * tokens, so the ones that pass are cheap to answer.
  */
 
+import { seeded } from '../../bench/stats.js';
+
 export type Random = () => number;
 
-export function seededRandom(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The benchmarks' seeded generator (mulberry32). */
+export const seededRandom: (seed: number) => Random = seeded;
 
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const int = (random: Random, below: number): number => Math.floor(random() * below);
