@@ -59,10 +59,11 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
       if (typeof piece === 'string' && choice!.finish_reason === null && !firstAt) firstAt = performance.now();
       if (piece) text += piece;
       if (chunk.usage) usage = chunk.usage;
-      const served = (chunk as unknown as { manifold?: { replica: number; failed_over: number[]; tokens?: number[] } }).manifold;
-      if (served) {
+      // Token chunks carry their own ids (`manifold.tokens`); the finishing chunk says who served it and all the ids.
+      const served = (chunk as unknown as { manifold?: { replica?: number; failed_over?: number[]; tokens?: number[] } }).manifold;
+      if (served?.replica !== undefined) {
         replica = served.replica;
-        failedOver = served.failed_over;
+        failedOver = served.failed_over ?? [];
         tokens = served.tokens ?? [];
       }
     }
