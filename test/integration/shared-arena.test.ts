@@ -76,11 +76,13 @@ describe.skipIf(why !== null)('shared arena', () => {
     const answer = await workstation.replicas.supervisorOf(0).client!.generate({ tokens: [300, 301, 302, 303], maxTokens: 3, ignoreEos: true }).done;
     expect(answer.completionTokens).toHaveLength(3);
     // The tokenizer child too: killed with the file gone, it reopens the model from the arena.
-    const inFlight = workstation.tokenizer.tokenize('hello');
+    // (Whether a call in flight at the kill fails or waits for the restart is the tokenizer test's subject.)
+    const tokenizerPid = workstation.tokenizer.pid;
+    const openedBefore = served.logs.filter((l) => l.includes(`opening ${arena.enginePath}`)).length;
     workstation.tokenizer.signal('SIGKILL');
-    await expect(inFlight).rejects.toThrow(/^the tokenizer process exited/);
+    await waitFor(() => (served.logs.filter((l) => l.includes(`opening ${arena.enginePath}`)).length > openedBefore ? true : undefined), 'the tokenizer to reopen from the arena', 60_000);
     expect((await workstation.tokenizer.applyChatTemplate([{ role: 'user', content: 'hello' }])).tokens.length).toBeGreaterThan(3);
-    expect(served.logs.some((l) => l.includes(`opening ${arena.enginePath}`))).toBe(true);
+    expect(workstation.tokenizer.pid).not.toBe(tokenizerPid);
 
     const [rebuilt] = await workstation.rebuild(rebuildRequestSchema.parse({ replica: 1, change: { gpuLayers: 0 } }));
     expect(rebuilt).toMatchObject({ replica: 1, outcome: 'Applied' });
