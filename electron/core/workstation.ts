@@ -205,8 +205,7 @@ export class Workstation implements ChatBackend {
     loaded.arena = await SharedArena.start({
       modelPath: config.model,
       requested: config.shared_arena === true,
-      // Remote replicas hold their weights on their own machines.
-      engines: replicas.plans.filter((p) => p.remote === null).length,
+      engines: replicas.localPlans.length,
       enginePrivateBytes: config.shared_arena ? this.enginePrivateBytes(loaded, validated.header) : 0,
       log: this.log.sink,
       onProgress: (fraction) => this.step({ step: 'arena', detail: 'reading the model into the arena', fraction }),
@@ -238,7 +237,7 @@ export class Workstation implements ChatBackend {
 
   /** The largest private memory one engine's plan is estimated to take (the arena's RAM warning). */
   private enginePrivateBytes(loaded: LoadedModel, header: GgufHeader): number {
-    const estimates = loaded.replicas.plans.filter((p) => p.remote === null).map(({ engine }) =>
+    const estimates = loaded.replicas.localPlans.map(({ engine }) =>
       enginePrivateBytes(header, { contextSize: engine.contextSize ?? 4096, slots: engine.slots ?? 1, kvType: engine.kvType ?? 'f16', gpuLayers: engine.gpuLayers ?? 'auto' }),
     );
     return Math.max(0, ...estimates);

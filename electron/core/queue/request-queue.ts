@@ -41,7 +41,7 @@ export class RequestQueue<P, B> {
   private nextSeq = 0;
 
   constructor(
-    private settings: QueueSettings,
+    private readonly settings: QueueSettings,
     /** Called whenever something entered (the dispatcher looks for a free slot). */
     private readonly onEnqueue: () => void,
     private readonly now: () => number = () => performance.now(),
@@ -53,10 +53,6 @@ export class RequestQueue<P, B> {
 
   get limits(): QueueSettings {
     return this.settings;
-  }
-
-  configure(settings: Partial<QueueSettings>): void {
-    this.settings = { ...this.settings, ...settings };
   }
 
   /** The waiting requests, oldest first. */

@@ -135,9 +135,9 @@ export class ReplicaSet {
     return () => this.readyListeners.delete(listener);
   }
 
-  /** Every replica's plan (cards, env, engine options). */
-  get plans(): readonly ReplicaPlan[] {
-    return this.options.plans;
+  /** The plans of the engines that run on this machine (remote replicas hold their weights elsewhere). */
+  get localPlans(): readonly ReplicaPlan[] {
+    return this.options.plans.filter((p) => p.remote === null);
   }
 
   /** The model every remote replica must serve, from the validated file (name, vocabulary, parameters). */
@@ -259,11 +259,6 @@ export class ReplicaSet {
   /** The queue's counters and wait histogram. */
   get queueStats(): QueueStats {
     return this.dispatcher.queue.stats;
-  }
-
-  /** The queue's bounds in force. */
-  get queueSettings(): QueueSettings {
-    return this.dispatcher.queue.limits;
   }
 
   /** The pre-check of a rebuild for one replica or all; touches nothing. */
