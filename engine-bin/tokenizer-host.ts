@@ -68,25 +68,19 @@ export class TokenizerHost {
         logLevel: LlamaLogLevel.error,
         logger: (level, message) => this.logNative(level, message),
       });
-      try {
-        const model = await this.load(llama, { modelPath, vocabOnly: true }, 'load_failed', 'cannot load the vocabulary');
-        let probeMs: number | null = null;
-        if (request.probeWeights) {
-          onStage('weights');
-          const started = performance.now();
-          const weights = await this.load(llama, { modelPath, gpuLayers: 0, useMmap: true }, 'probe_failed', 'the weights do not load').catch(async (error: unknown) => {
-            await model.dispose();
-            throw error;
-          });
-          await weights.dispose();
-          probeMs = performance.now() - started;
-        }
-        this.opened = { llama, model, template };
-        return { hasModelTemplate: templateSource !== null, probeMs };
-      } catch (error) {
-        await llama.dispose();
-        throw error;
+      // A failed open frees nothing here: the supervisor ends this child when the open fails, and
+      // node-llama-cpp 3.21.1's llama.dispose() after a failed load hangs now and then (2 runs in 30).
+      const model = await this.load(llama, { modelPath, vocabOnly: true }, 'load_failed', 'cannot load the vocabulary');
+      let probeMs: number | null = null;
+      if (request.probeWeights) {
+        onStage('weights');
+        const started = performance.now();
+        const weights = await this.load(llama, { modelPath, gpuLayers: 0, useMmap: true }, 'probe_failed', 'the weights do not load');
+        await weights.dispose();
+        probeMs = performance.now() - started;
       }
+      this.opened = { llama, model, template };
+      return { hasModelTemplate: templateSource !== null, probeMs };
     } finally {
       this.opening = false;
     }
