@@ -95,6 +95,24 @@ describe('router', () => {
     expect(router.route([], 100, [candidate(0, 1, { servedConversation: true }), candidate(1)])!.replica).toBe(1);
   });
 
+  it('measures ties against the lowest cost, so that with 3 or 4 replicas every order of candidates picks the same one', () => {
+    const permutations = <T,>(items: T[]): T[][] =>
+      items.length <= 1 ? [items] : items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+    // 1200 uncached tokens at these rates cost 140, 120 and 100 ms: 120 is within 25% of the lowest, 140 is not.
+    const three = [candidate(0, 0, { prefillTokensPerMs: 1200 / 140, serviceMs: 100 }), candidate(1, 0, { prefillTokensPerMs: 10, serviceMs: 100 }), candidate(2, 0, { prefillTokensPerMs: 12, serviceMs: 100 })];
+    const picks = permutations(three).map((order) => new Router(new ExactPrefixIndex()).choose([], 1200, order)!.replica);
+    expect(picks).toHaveLength(6);
+    // Pair by pair, [100, 120, 140] picked replica 0 (140 ties 120, which tied 100, and wins on index).
+    expect(new Set(picks)).toEqual(new Set([1]));
+    // A fourth replica as cheap as the lowest but busier loses the tie to the idle ones; the least routed wins next.
+    const four = [...three, candidate(3, 1, { prefillTokensPerMs: 1200 / 50, serviceMs: 100 })];
+    const router = new Router(new ExactPrefixIndex());
+    router.noteRouted(1);
+    const fourPicks = permutations(four).map((order) => router.choose([], 1200, order)!.replica);
+    expect(fourPicks).toHaveLength(24);
+    expect(new Set(fourPicks)).toEqual(new Set([2]));
+  });
+
   it('uses the expected time to first token once every candidate has measured rates', () => {
     const index = new ExactPrefixIndex();
     const prompt = tokens(64 * 20);

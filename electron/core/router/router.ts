@@ -105,15 +105,20 @@ export class Router {
     return decision;
   }
 
+  /**
+   * The pick among the candidates whose cost is within `tolerance` of the lowest (measured against the
+   * lowest, not pair by pair, so the order of candidates never changes the pick): the one already serving
+   * the conversation, then the least busy, then the one routed to least, then the lowest index.
+   */
   private breakTies<T extends { c: RouteCandidate; cost: number }>(costed: T[], tolerance: number): T {
-    return costed.reduce((best, next) => {
-      if (Math.abs(next.cost - best.cost) > tolerance * Math.max(next.cost, best.cost)) return next.cost < best.cost ? next : best;
-      if (Boolean(next.c.servedConversation) !== Boolean(best.c.servedConversation)) return next.c.servedConversation ? next : best;
-      if (next.c.running !== best.c.running) return next.c.running < best.c.running ? next : best;
-      const routedNext = this.routedCount(next.c.replica);
-      const routedBest = this.routedCount(best.c.replica);
-      if (routedNext !== routedBest) return routedNext < routedBest ? next : best;
-      return next.c.replica < best.c.replica ? next : best;
+    const lowest = Math.min(...costed.map((x) => x.cost));
+    const tied = costed.filter((x) => x.cost - lowest <= tolerance * Math.abs(lowest));
+    const preference = (x: T): number[] => [x.c.servedConversation ? 0 : 1, x.c.running, this.routedCount(x.c.replica), x.c.replica];
+    return tied.reduce((best, next) => {
+      const a = preference(next);
+      const b = preference(best);
+      const first = a.findIndex((v, i) => v !== b[i]);
+      return first >= 0 && a[first]! < b[first]! ? next : best;
     });
   }
 }
