@@ -3,9 +3,13 @@
  * 2 slots (so most wait in core's queue), replica 0 SIGKILLed 150 ms after they were sent — against the same
  * load without the kill, on freshly started replicas each time (the `faults` benchmark's run, through the
  * real front and the `openai` client).
+ *
+ * The 1.3× bound is on the worst TTFT counted at each run's own decode pace (`paceNormalizedRatio`): the two
+ * runs are a minute apart on a shared machine, and a CI run once measured the fault run 40% slower in
+ * everything (1.48× raw). The raw ratio is printed, and `npm run bench -- faults` reports both.
  */
 import { describe, expect, it } from 'vitest';
-import { faultRun, type FaultRunOptions } from '../../bench/faults.js';
+import { faultRun, paceNormalizedRatio, type FaultRunOptions } from '../../bench/faults.js';
 import { testModelPath } from '../helpers/engines.js';
 
 const options = (): FaultRunOptions => ({ model: testModelPath(), streams: 16, promptTokens: 1700, answerTokens: 1500, killAfterMs: 150, slots: 2, contextSize: 4096 });
@@ -19,7 +23,12 @@ describe('serving under a kill', () => {
     expect(faulted.lost, report).toBe(0);
     expect(faulted.failedOver, report).toBeGreaterThan(0);
     expect(faulted.servedByHealed, report).toBeGreaterThan(0);
-    expect(faulted.ttftMaxMs / calm.ttftMaxMs, report).toBeLessThanOrEqual(1.3);
-    console.log(`kill under load: worst TTFT ${Math.round(faulted.ttftMaxMs)} ms vs ${Math.round(calm.ttftMaxMs)} ms without (${(faulted.ttftMaxMs / calm.ttftMaxMs).toFixed(2)}×); failed over ${faulted.failedOver}, served by the healed replica ${faulted.servedByHealed}`);
+    const normalized = paceNormalizedRatio(calm, faulted);
+    console.log(
+      `kill under load: worst TTFT ${Math.round(faulted.ttftMaxMs)} ms vs ${Math.round(calm.ttftMaxMs)} ms without (${(faulted.ttftMaxMs / calm.ttftMaxMs).toFixed(2)}×; ` +
+        `decode ${faulted.decodeTokensPerSecond.toFixed(0)} vs ${calm.decodeTokensPerSecond.toFixed(0)} tok/s, so ${normalized.toFixed(2)}× at each run's pace); ` +
+        `failed over ${faulted.failedOver}, served by the healed replica ${faulted.servedByHealed}`,
+    );
+    expect(normalized, report).toBeLessThanOrEqual(1.3);
   }, 900_000);
 });
