@@ -1,7 +1,9 @@
 /**
  * overhead: the same prompt tokens and sampling through the HTTP front (SSE, the official `openai`
  * client, one replica) and through node-llama-cpp driven in this process on the same model and threads,
- * alternating runs: TTFT delta and decode tok/s ratio.
+ * alternating runs: decode tok/s ratio and TTFT delta side by side, with the front's own TTFT share as
+ * the server reports it (`timings.front_ms`). Tokens are counted from the ids each event carries
+ * (`return_tokens`), since one event may carry several.
  */
 import OpenAI from 'openai';
 import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
@@ -22,6 +24,15 @@ interface Timing {
   decodeTokensPerSecond: number;
   /** For the HTTP path: the engine's own prefill time (to first token), so the rest is the front's. */
   engineTtftMs?: number;
+  /** For the HTTP path: the front's own share of TTFT, as the server measured it. */
+  frontMs?: number;
+  /** For the HTTP path: SSE events that carried tokens. */
+  events?: number;
+}
+
+interface ServedTimings {
+  tokens?: number[];
+  timings: { prompt_ms: number; front_ms: number | null };
 }
 
 export async function runOverhead(options: OverheadOptions) {
@@ -52,20 +63,37 @@ export async function runOverhead(options: OverheadOptions) {
         const started = performance.now();
         let first = 0;
         let count = 0;
-        const stream = await client.completions.create({ model: target.model, prompt, max_tokens: options.answerTokens, temperature: 0, stream: true, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming);
-        let engineTtftMs: number | undefined;
+        const stream = await client.completions.create({
+          model: target.model,
+          prompt,
+          max_tokens: options.answerTokens,
+          temperature: 0,
+          stream: true,
+          ignore_eos: true,
+          return_tokens: true,
+        } as OpenAI.CompletionCreateParamsStreaming);
+        let final: ServedTimings | undefined;
         let ended = 0;
+        let events = 0;
         for await (const chunk of stream) {
-          const served = (chunk as unknown as { manifold?: { timings: { prompt_ms: number } } }).manifold;
+          const served = (chunk as unknown as { manifold?: ServedTimings }).manifold;
           if (chunk.choices[0]?.finish_reason) {
             ended = performance.now();
-            engineTtftMs = served?.timings.prompt_ms;
+            final = served;
             continue;
           }
           if (!first) first = performance.now();
-          count++;
+          // The first event's tokens came at `first`; the rate counts the ones after it.
+          count += events === 0 ? 1 : (served?.tokens?.length ?? 1);
+          events++;
         }
-        return { ttftMs: first - started, decodeTokensPerSecond: ((count - 1) * 1000) / (ended - first), ...(engineTtftMs !== undefined ? { engineTtftMs } : {}) };
+        return {
+          ttftMs: first - started,
+          decodeTokensPerSecond: ((count - 1) * 1000) / (ended - first),
+          events,
+          ...(final ? { engineTtftMs: final.timings.prompt_ms } : {}),
+          ...(final?.timings.front_ms != null ? { frontMs: final.timings.front_ms } : {}),
+        };
       };
       // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
       const http: Timing[] = [];
@@ -100,14 +128,23 @@ export async function runOverhead(options: OverheadOptions) {
     httpDecodeTokensPerSecond: mean(results.http.map((x) => x.decodeTokensPerSecond)),
     inProcessDecodeTokensPerSecond: mean(results.local.map((x) => x.decodeTokensPerSecond)),
     decodeRatio: mean(results.http.map((x) => x.decodeTokensPerSecond)) / mean(results.local.map((x) => x.decodeTokensPerSecond)),
+    frontP50Ms: percentile(results.http.map((x) => x.frontMs ?? Number.NaN), 50),
+    tokensPerEvent: (options.answerTokens * results.http.length) / results.http.reduce((sum, x) => sum + (x.events ?? 0), 0),
   };
   const text = table(
-    ['path', 'TTFT p50 ms', 'decode tok/s'],
+    ['path', 'TTFT p50 ms', 'decode tok/s', 'decode % of in-process'],
     [
-      ['in-process node-llama-cpp', summary.inProcessTtftP50Ms, summary.inProcessDecodeTokensPerSecond],
-      ['HTTP front (SSE, openai)', summary.httpTtftP50Ms, summary.httpDecodeTokensPerSecond],
-      ['  of which in the engine child', summary.httpEngineTtftP50Ms, NaN],
+      ['in-process node-llama-cpp', summary.inProcessTtftP50Ms, summary.inProcessDecodeTokensPerSecond, 100],
+      ['HTTP front (SSE, openai)', summary.httpTtftP50Ms, summary.httpDecodeTokensPerSecond, summary.decodeRatio * 100],
+      ['  of which in the engine child', summary.httpEngineTtftP50Ms, NaN, NaN],
+      ["  of which the front's own (front_ms)", summary.frontP50Ms, NaN, NaN],
     ],
   );
-  return { config: { ...options, model: undefined }, runs: results, summary, text: `${text}\n\nTTFT delta ${summary.ttftDeltaMs.toFixed(2)} ms, decode ratio ${(summary.decodeRatio * 100).toFixed(1)}%` };
+  const verdict = [
+    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (target ≥ 98%)`,
+    `TTFT delta ${summary.ttftDeltaMs >= 0 ? '+' : ''}${summary.ttftDeltaMs.toFixed(2)} ms (target ≤ +2 ms)`,
+    `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
+    `${summary.tokensPerEvent.toFixed(2)} tokens per SSE event`,
+  ].join(', ');
+  return { config: { ...options, model: undefined }, runs: results, summary, text: `${text}\n\n${verdict}` };
 }

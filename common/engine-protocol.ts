@@ -4,6 +4,8 @@
  * so replies are matched by id and never by order. Each side parses what it receives once: the engine with
  * engineRequestSchema, core with parseEngineMessage (a hand check for the per-token `tokens` message, the
  * schema for the rest). Core sends requests as it built them (typed inputs); the engine applies the defaults.
+ * The engine sends the messages of one event-loop turn as one IPC message (an array when there are
+ * several); a `tokens` message carries the tokens of its request that were ready together, one or more.
  */
 import { z } from 'zod';
 import {
@@ -176,6 +178,7 @@ export const generateDoneSchema = z.object({
   heldTokens: z.number().int().nonnegative(),
   timings: z.object({
     queuedMs: z.number(),
+    /** From the grant of a slot to the first token: keeping the cached prefix and evaluating the rest. */
     prefillMs: z.number(),
     decodeMs: z.number(),
     prefillTokens: z.number().int(),

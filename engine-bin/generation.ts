@@ -57,6 +57,8 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
   const { request, slot, model, contextSize, queuedMs, sink } = generation;
   try {
     const sequence = slot.sequence;
+    // Prefill time runs from the grant of the slot to the first token: keeping the cached prefix is part of it.
+    const prefillStarted = performance.now();
     const keep = Math.min(sequence.compareContextTokens(asTokens(request.tokens)).firstDifferentIndex, request.tokens.length - 1);
     await sequence.adaptStateToTokens(asTokens(request.tokens.slice(0, keep)), false);
     const reusedTokens = sequence.nextTokenIndex;
@@ -71,7 +73,6 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
     let text = '';
     let stoppedBy: string | null = null;
     let finishReason: GenerateDone['finishReason'] = 'stop';
-    const prefillStarted = performance.now();
     let firstTokenAt = 0;
 
     const iterator = sequence.evaluate(asTokens(request.tokens.slice(reusedTokens)), {

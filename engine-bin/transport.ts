@@ -2,9 +2,12 @@
  * A child's one link to its parent (the engine's and the tokenizer's): Node's IPC channel under
  * `child_process.fork`, or Electron's `process.parentPort` under `utilityProcess`. Everything else in a
  * child sees only this interface. It counts replies handed to the channel and not yet flushed (the
- * engine's activity reports them as undrained_replies).
+ * engine's activity reports them as undrained_replies). The messages sent in one event-loop turn go as
+ * one IPC message (TurnBatch): the message itself when it is alone, an array of them when several are
+ * ready together (the tokens of slots decoded in one step), which core's request channel takes apart.
  */
 import type { EngineMessage } from '../common/engine-protocol.js';
+import { TurnBatch } from '../common/turn-batch.js';
 
 export interface ParentTransport<Message> {
   send(message: Message): void;
@@ -41,9 +44,15 @@ export function connectToParent<Message = EngineMessage>(): ParentTransport<Mess
     if (process.ppid !== parentPid) declareGone();
   }, PARENT_POLL_MS).unref();
 
+  /** One IPC message for the messages of one turn: alone as itself, several as an array. */
+  const batched = (post: (message: unknown) => void): ((message: Message) => void) => {
+    const batch = new TurnBatch<Message>((messages) => post(messages.length === 1 ? messages[0] : messages), setImmediate);
+    return (message) => batch.push(message);
+  };
+
   if (parentPort) {
     return {
-      send: (message) => parentPort.postMessage(message),
+      send: batched((message) => parentPort.postMessage(message)),
       get undrained() {
         return 0;
       },
@@ -54,13 +63,13 @@ export function connectToParent<Message = EngineMessage>(): ParentTransport<Mess
   if (!process.send) throw new Error('engine-bin must be started with an IPC channel (child_process.fork or utilityProcess)');
   process.on('disconnect', declareGone);
   return {
-    send: (message) => {
+    send: batched((message) => {
       if (!process.connected) return;
       undrained++;
       process.send!(message, undefined, {}, () => {
         undrained--;
       });
-    },
+    }),
     get undrained() {
       return undrained;
     },

@@ -123,8 +123,9 @@ describe.each([
   it('streams a generation of token ids with their ids back, and a second turn reuses the cached prefix', async () => {
     const prompt = [1, ...promptTokens(63)];
     const first = await generation(client, { tokens: prompt, maxTokens: 8, sampling: { temperature: 0 } });
-    expect(first.chunks.length).toBe(8);
-    for (const chunk of first.chunks) expect(chunk.tokens).toHaveLength(1);
+    // Tokens that reach the peer's front together travel as one chunk: counted by token, not by chunk.
+    expect(first.chunks.flatMap((c) => c.tokens)).toHaveLength(8);
+    for (const chunk of first.chunks) expect(chunk.tokens.length).toBeGreaterThanOrEqual(1);
     expect(first.done).toMatchObject({ finishReason: 'length', usage: { promptTokens: 64, completionTokens: 8 }, heldTokens: 72 });
     expect(first.done.completionTokens).toEqual(first.chunks.flatMap((c) => c.tokens));
     expect(first.done.text).toBe(first.chunks.map((c) => c.text).join(''));

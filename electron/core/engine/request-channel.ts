@@ -4,8 +4,9 @@
  * each request from the messages carrying its id — its reply type resolves it, an `error` reply rejects
  * it (as the caller's error), anything else is an event handed to the request's `onEvent`. A message
  * that fits no request is a protocol problem, reported in words naming the child. When the child exits,
- * every pending request fails with the caller's exit error. It also says how long the oldest unanswered
- * request has waited.
+ * every pending request fails with the caller's exit error. A child sends the messages of one event-loop
+ * turn as one IPC message, an array when there are several; each element is parsed once, in order. It
+ * also says how long the oldest unanswered request has waited.
  */
 import type { EngineExit, EngineProcess } from './engine-process.js';
 
@@ -101,6 +102,14 @@ export class RequestChannel<Message extends ChildMessage, Body extends object> {
   }
 
   private receive(raw: unknown): void {
+    if (Array.isArray(raw)) {
+      for (const message of raw) this.receiveOne(message);
+    } else {
+      this.receiveOne(raw);
+    }
+  }
+
+  private receiveOne(raw: unknown): void {
     const { peer, onProtocolError } = this.options;
     const parsed = this.options.parse(raw);
     if (!parsed.success) {

@@ -107,6 +107,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   let drainRetryAfter: number | null = null;
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const arrivedAt = performance.now();
     if (drainRetryAfter !== null) throw shuttingDown(drainRetryAfter);
     checkSource(req, allowedHosts);
     const url = new URL(req.url ?? '/', 'http://front.invalid');
@@ -127,10 +128,10 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     switch (path) {
       case '/v1/chat/completions':
         only('POST');
-        return handleChatCompletions(workstation, open, await readJsonBody(req, bodyLimit), res);
+        return handleChatCompletions(workstation, open, await readJsonBody(req, bodyLimit), res, arrivedAt);
       case '/v1/completions':
         only('POST');
-        return handleCompletions(workstation, open, await readJsonBody(req, bodyLimit), res);
+        return handleCompletions(workstation, open, await readJsonBody(req, bodyLimit), res, arrivedAt);
       case '/v1/models':
         only('GET');
         return handleModels(workstation, res);

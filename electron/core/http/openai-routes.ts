@@ -4,10 +4,14 @@
  * answered as JSON or as server-sent events. Usage reports the reused prompt tokens as
  * `prompt_tokens_details.cached_tokens`. A client that goes away cancels its generation. Each generation
  * is tracked in the front's open generations until its response ends, so a graceful stop can end it cleanly.
+ * A stream sends one event for the tokens that reached the front in one event-loop turn (TurnBatch): one
+ * token when they come one by one, several when they came together. `timings.front_ms` is the front's
+ * own share of the time to first token (see servedBy).
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { MAX_GENERATE_TOKENS, type GenerateRequestInput } from '../../../common/engine-protocol.js';
+import { mergeTokenChunks, TurnBatch, type TokenChunk } from '../../../common/turn-batch.js';
 import { EngineRequestError } from '../engine/engine-client.js';
 import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../queue/queue-errors.js';
 import { NoReplicaError, ReplicaDiedError } from '../replicas/replica-errors.js';
@@ -56,8 +60,17 @@ function usage(result: ReplicaGenerateResult) {
 
 const finishReason = (result: ReplicaGenerateResult): 'stop' | 'length' => (result.finishReason === 'length' ? 'length' : 'stop');
 
-/** Where and how fast the answer was served, as an extension field (llama-server's `timings` names). */
-const servedBy = (result: ReplicaGenerateResult, withTokens: boolean) => ({
+/**
+ * The front's own share of the time to first token: from the request arriving to its first token leaving
+ * (reaching the front, for an answer sent whole), less the time it waited for a slot (in the front's queue
+ * and the engine's) and the engine's own time from the slot to the first token. Null when no token came.
+ */
+export function frontMs(result: ReplicaGenerateResult, arrivedAt: number, firstTokenAt: number | undefined): number | null {
+  return firstTokenAt === undefined ? null : firstTokenAt - arrivedAt - result.timings.queuedMs - result.timings.prefillMs;
+}
+
+/** Where and how fast the answer was served, as an extension field (llama-server's `timings` names, and `front_ms`). */
+const servedBy = (result: ReplicaGenerateResult, withTokens: boolean, front: number | null) => ({
   ...(withTokens ? { tokens: result.completionTokens } : {}),
   replica: result.replica,
   slot: result.globalSlot,
@@ -70,6 +83,7 @@ const servedBy = (result: ReplicaGenerateResult, withTokens: boolean) => ({
     predicted_n: result.usage.completionTokens,
     predicted_ms: result.timings.decodeMs,
     predicted_per_second: result.timings.decodeTokensPerSecond,
+    front_ms: front,
   },
 });
 
@@ -109,6 +123,7 @@ async function serveGeneration(
   tokens: number[],
   maxTokens: number | null | undefined,
   res: ServerResponse,
+  arrivedAt: number,
 ): Promise<void> {
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
@@ -138,8 +153,9 @@ async function serveGeneration(
       },
     });
     let result: ReplicaGenerateResult;
+    let firstTokenAt: number | undefined;
     try {
-      result = await workstation.generate(request, { signal: abort.signal });
+      result = await workstation.generate(request, { signal: abort.signal, onTokens: () => (firstTokenAt ??= performance.now()) });
     } catch (error) {
       throw mapGenerationError(workstation, error);
     } finally {
@@ -150,7 +166,7 @@ async function serveGeneration(
       kind === 'chat'
         ? { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result) }
         : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: null };
-    sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true) });
+    sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) });
     return;
   }
 
@@ -160,12 +176,6 @@ async function serveGeneration(
   };
   const end = (): void => {
     if (!res.writableEnded) res.end('data: [DONE]\n\n');
-  };
-  // Before the stream opened, a failure is still a status code (429 and 503 with Retry-After).
-  const fail = (failure: HttpError): void => {
-    if (!res.headersSent) return sendError(res, failure);
-    send(errorBody(failure));
-    end();
   };
   const chunk = (delta: string | null, finish: string | null, extra: Record<string, unknown> = {}) => ({
     id,
@@ -178,6 +188,20 @@ async function serveGeneration(
         : [{ index: 0, text: delta ?? '', finish_reason: finish, logprobs: null }],
     ...extra,
   });
+  // With `return_tokens`, each event carries its token ids too (a Manifold node fronted as a remote replica reads them).
+  let firstTokenAt: number | undefined;
+  const tokenEvents = new TurnBatch<TokenChunk>((chunks) => {
+    const { text, tokens } = mergeTokenChunks(chunks);
+    firstTokenAt ??= performance.now();
+    send(chunk(text, null, body.return_tokens === true ? { manifold: { tokens } } : {}));
+  }, setImmediate);
+  // Before the stream opened, a failure is still a status code (429 and 503 with Retry-After).
+  const fail = (failure: HttpError): void => {
+    if (!res.headersSent) return sendError(res, failure);
+    tokenEvents.flush();
+    send(errorBody(failure));
+    end();
+  };
   // The stream opens when the request leaves the queue for a replica: until then a refusal (429, 503) is
   // still an HTTP status with Retry-After, which clients retry on.
   const openStream = (): void => {
@@ -197,14 +221,14 @@ async function serveGeneration(
     const result = await workstation.generate(request, {
       signal: abort.signal,
       onDispatched: openStream,
-      // One chunk per token, even when its text is still held (a split UTF-8 character, a possible stop
-      // string), so a client sees the first token when it is made.
-      // With `return_tokens`, each chunk carries its token ids too (a Manifold node fronted as a remote replica reads them).
+      // Tokens go out even when their text is still held (a split UTF-8 character, a possible stop string),
+      // so a client sees the first token when it is made.
       onTokens: ({ text, tokens }) => {
-        if (text || tokens.length) send(chunk(text, null, body.return_tokens === true ? { manifold: { tokens } } : {}));
+        if (text || tokens.length) tokenEvents.push({ tokens, text });
       },
     });
-    send(chunk(null, finishReason(result), { manifold: servedBy(result, body.return_tokens === true) }));
+    tokenEvents.flush();
+    send(chunk(null, finishReason(result), { manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) }));
     if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
     end();
   } catch (error) {
@@ -217,15 +241,16 @@ async function serveGeneration(
 const messageText = (content: ChatMessage['content'] | { type: 'text'; text: string }[] | null): string =>
   content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('');
 
-export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse): Promise<void> {
+/** `arrivedAt`: when the request reached the front (performance.now()), for `timings.front_ms`. */
+export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {
   const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
   const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m.content) }));
   const tokens = await tokensOf(workstation, async () => (await workstation.tokenizer.applyChatTemplate(messages)).tokens, 'messages');
-  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res);
+  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res, arrivedAt);
 }
 
-export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse): Promise<void> {
+export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {
   const body = parseRequest(completionRequestSchema, raw);
   checkModel(workstation, body.model);
   const prompt = body.prompt;
@@ -234,7 +259,7 @@ export async function handleCompletions(workstation: Workstation, open: OpenGene
       ? await tokensOf(workstation, () => workstation.tokenizer.tokenizePrompt(typeof prompt === 'string' ? prompt : (prompt[0] as string)), 'prompt')
       : (prompt as number[]);
   if (tokens.length === 0) throw new HttpError(400, 'prompt: the prompt is empty', 'invalid_request_error', 'prompt');
-  await serveGeneration(workstation, open, 'text', body, tokens, body.max_tokens, res);
+  await serveGeneration(workstation, open, 'text', body, tokens, body.max_tokens, res, arrivedAt);
 }
 
 export function handleModels(workstation: Workstation, res: ServerResponse): void {
