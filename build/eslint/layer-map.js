@@ -22,6 +22,8 @@ export const coreSublayers = [
   { name: 'cpu', allow: [] },
   { name: 'gpu', allow: [] },
   { name: 'throughput-meter', allow: [] },
+  // The request metrics (prom-client): what the dispatcher and the workstation observe of each request.
+  { name: 'metrics', allow: [], packages: ['prom-client'] },
   { name: 'process-alive', allow: [] },
   // What the front and the chat have open, so a graceful stop can finish or cut each in its own format.
   { name: 'open-generations', allow: [] },
@@ -38,12 +40,12 @@ export const coreSublayers = [
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
-  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'remote', 'rebuild', 'cpu', 'config', 'gpu', 'logging'] },
+  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'remote', 'rebuild', 'cpu', 'config', 'gpu', 'logging', 'metrics'] },
   { name: 'arena', allow: ['logging', 'process-alive'] },
   { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
   { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
-  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'tokenizer'] },
+  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'tokenizer', 'metrics'] },
   { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging'] },
   { name: 'contract-events', allow: ['workstation', 'logging'] },
   // Core's half of the Electron shell: the window policy and the IPC bridge (Electron's objects come in as interfaces).
@@ -53,9 +55,10 @@ export const coreSublayers = [
     name: 'http',
     allow: [
       'config', 'logging', 'engine', 'cpu', 'gpu', 'throughput-meter', 'tokenizer', 'chat/atomic-file', 'router', 'queue', 'rebuild',
-      'supervisor', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events', 'open-generations',
+      'supervisor', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events', 'open-generations', 'metrics',
     ],
-    packages: ['ws', 'zod'],
+    // prom-client: /metrics reads the workstation's state into gauges at each scrape.
+    packages: ['ws', 'zod', 'prom-client'],
   },
   { name: 'serve', allow: ['http', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging', 'open-generations'] },
 ];
@@ -74,7 +77,7 @@ export const layers = [
     allow: ['common', 'common/node', 'native'],
     node: true,
     // Never node-llama-cpp: native code that reads model files runs only in the children (engine-bin/).
-    packages: ['zod', 'ws', 'pino', 'rotating-file-stream'],
+    packages: ['zod', 'ws', 'pino', 'rotating-file-stream', 'prom-client'],
     sublayers: coreSublayers,
   },
   { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },

@@ -1,7 +1,7 @@
 /**
  * The workstation: core put together around one loaded model — the shared arena, the tokenizer, the
- * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the log and the
- * listeners. A model is loaded from a run config at start or later from the UI's loader. Either way it is
+ * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the request metrics
+ * (its prom-client registry), the log and the listeners. A model is loaded from a run config at start or later from the UI's loader. Either way it is
  * validated first — the bounded header check with llama.cpp's hyper-parameter bounds, then its tokenizer
  * child opened with a weights probe — and only a model that passes replaces the one serving (which keeps
  * serving otherwise). Without a model, the views are empty and requests get a clear 503. The HTTP front,
@@ -24,6 +24,7 @@ import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config
 import type { SpawnEngine, SpawnTokenizer } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
 import { CoreLog, type LogSink } from './logging/core-log.js';
+import { RequestMetrics } from './metrics/request-metrics.js';
 import type { LogRotation } from './logging/log-file.js';
 import { NoReplicaError } from './replicas/replica-errors.js';
 import { expectedModelFrom } from './remote/model-match.js';
@@ -79,6 +80,8 @@ interface ValidatedModel {
 /** Implements the chat's backend: chat/ sees the workstation only through that interface. */
 export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
+  /** Per workstation, not prom-client's global registry: one process may hold several (tests). */
+  readonly requestMetrics = new RequestMetrics();
   readonly gpus: GpuMonitor;
   readonly chat: ChatService;
   readonly models: ModelLibrary;
@@ -114,10 +117,12 @@ export class Workstation implements ChatBackend {
         started: false,
       };
     }
+    const replicas = ReplicaSet.fromConfig(config, this.options.machine, { spawn: this.options.spawn, log, dispatchObserver: this.requestMetrics, ...this.options.replicaOptions });
+    this.requestMetrics.zeroSeries(replicas.replicaView().map((r) => r.replica));
     return {
       config,
       modelId: basename(config.model).replace(/\.gguf$/i, ''),
-      replicas: ReplicaSet.fromConfig(config, this.options.machine, { spawn: this.options.spawn, log, ...this.options.replicaOptions }),
+      replicas,
       arena: undefined,
       tokenizer: undefined,
       started: false,
@@ -296,15 +301,19 @@ export class Workstation implements ChatBackend {
     return { status: reasons.length ? 'degraded' : 'ok', reasons };
   }
 
-  /** Runs one generation through the router, counting its tokens for the throughput figures. */
-  generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
-    return this.replicas.generate(request, {
+  /** Runs one generation through the router, counting its tokens for the throughput figures and timing it for the request metrics. */
+  async generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
+    const timer = this.requestMetrics.startRequest();
+    const result = await this.replicas.generate(request, {
       ...options,
       onTokens: (chunk) => {
+        timer.tokens(chunk);
         this.throughput.record(chunk.tokens.length);
         options.onTokens?.(chunk);
       },
     });
+    timer.served(result);
+    return result;
   }
 
   /** A live resize (DESIGN §5); each step is also sent to rebuild listeners (the dashboard's progress). */

@@ -17,7 +17,7 @@ import type { Workstation } from '../workstation.js';
 import { ADMIN_CALLS, handleAdminCall } from './admin-routes.js';
 import { ControlSocket } from './control-socket.js';
 import { HttpError, sendError, sendJson, toHttpError } from './http-error.js';
-import { renderMetrics } from './metrics.js';
+import { metricsRegistry } from './metrics.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { handleChatCompletions, handleCompletions, handleModels } from './openai-routes.js';
 import { bearer, checkSource, readJsonBody, sameSecret } from './request-guard.js';
@@ -103,6 +103,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
   const handlers = contractHandlers(workstation);
   const control = new ControlSocket(workstation, handlers, options.eventIntervalMs);
   const open = new OpenGenerations<HttpError>();
+  const metrics = metricsRegistry(workstation);
   /** While draining, the seconds a refused client is asked to wait (the grace period, at least 1). */
   let drainRetryAfter: number | null = null;
 
@@ -145,8 +146,8 @@ export async function startFront(workstation: Workstation, options: FrontOptions
         return sendJson(res, 200, await workstation.replicas.slotsView());
       case '/metrics': {
         only('GET');
-        const text = renderMetrics(workstation, await workstation.replicas.slotsView());
-        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        const text = await metrics.metrics();
+        res.writeHead(200, { 'content-type': metrics.contentType });
         res.end(text);
         return;
       }

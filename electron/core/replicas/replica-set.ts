@@ -17,6 +17,7 @@ import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/request-que
 import type { QueueStats } from '../queue/queue-stats.js';
 import type { OnRebuildProgress } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
+import type { DispatchObserver } from '../metrics/request-metrics.js';
 import { expectedModelFrom, type ExpectedModel } from '../remote/model-match.js';
 import { RemoteLink } from '../remote/remote-link.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
@@ -45,6 +46,8 @@ export interface ReplicaSetOptions {
   cpuTopologyRoot?: string;
   /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
   testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
+  /** Told each binding's queue wait and routing time (the workstation's request metrics). */
+  dispatchObserver?: DispatchObserver;
 }
 
 export type ReplicaView = ReplicaViewData;
@@ -86,6 +89,7 @@ export class ReplicaSet {
       queue: { ...DEFAULT_QUEUE_SETTINGS, ...options.queue },
       log: options.log,
       slotOffset: (index) => this.slotOffset(index),
+      observer: options.dispatchObserver,
     });
     this.rebuilds = new ReplicaRebuilds({
       scope: (which) => (which === 'all' ? this.replicas : [this.replica(which)]),

@@ -12,6 +12,7 @@ import { planDispatch } from '../queue/dispatch-plan.js';
 import { RequestQueue, type QueueSettings, type Waiting } from '../queue/request-queue.js';
 import { blockHashes } from '../router/block-hash.js';
 import type { LogSink } from '../logging/core-log.js';
+import type { DispatchObserver } from '../metrics/request-metrics.js';
 import type { Replica } from './replica.js';
 import { NoReplicaError, ReplicaDiedError } from './replica-errors.js';
 import type { RoutingState } from './routing-state.js';
@@ -48,6 +49,8 @@ export interface DispatcherOptions {
   log: LogSink;
   /** The global number of a replica's first slot. */
   slotOffset: (replica: number) => number;
+  /** Told each binding's queue wait and routing time (`/metrics`). */
+  observer?: DispatchObserver;
 }
 
 export class RequestDispatcher {
@@ -134,10 +137,16 @@ export class RequestDispatcher {
     const now = performance.now();
     const bySeq = new Map<number, Waiting<QueuedGeneration>>(this.queue.waiting().map((w) => [w.seq, w]));
     const { routing } = this.options;
+    const routeMs = new Map<number, number>();
     const plan = planDispatch({
       waiting: [...bySeq.values()].map((w) => ({ seq: w.seq, conversationId: w.payload.request.conversationId, waitedMs: now - w.enqueuedAt, waiting: w })),
       replicas: routable.map((r) => r.candidate()),
-      choose: (pending, candidates) => routing.choose(pending.waiting.payload.blocks, pending.waiting.payload.request.tokens.length, candidates),
+      choose: (pending, candidates) => {
+        const started = performance.now();
+        const decision = routing.choose(pending.waiting.payload.blocks, pending.waiting.payload.request.tokens.length, candidates);
+        routeMs.set(pending.seq, performance.now() - started);
+        return decision;
+      },
       cachedTokens: (pending, replica) => routing.cachedTokens(replica, pending.waiting.payload.blocks),
       allowed: (pending, replica) => pending.waiting.payload.failedOn.get(replica) !== this.options.replicas[replica]!.incarnation,
       lastReplicaOf: (id) => routing.lastReplicaOf(id),
@@ -147,7 +156,9 @@ export class RequestDispatcher {
       const replica = this.options.replicas[decision.replica]!;
       replica.running++;
       routing.noteRouted(replica.index);
-      this.queue.bind(bySeq.get(seq)!, replica);
+      const waiting = bySeq.get(seq)!;
+      this.options.observer?.bound(replica.index, { queuedMs: now - waiting.enqueuedAt, routeMs: routeMs.get(seq)! });
+      this.queue.bind(waiting, replica);
     }
     if (plan.nextHoldEndsInMs !== null) this.holdTimer = setTimeout(() => this.dispatch(), Math.ceil(plan.nextHoldEndsInMs) + 1).unref();
   }
