@@ -4,7 +4,8 @@
  * against and fronts in tests is the same llama.cpp. Built once per machine with Debian's cmake and g++
  * (`-DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF`, about 10 minutes on 2 cores) and cached outside the
  * repository, keyed by the bundle's commit: `$MANIFOLD_LLAMA_SERVER_CACHE` or
- * `~/.cache/manifold/llama-server/<commit>/llama-server`. `MANIFOLD_LLAMA_SERVER` names a binary to use instead.
+ * `~/.cache/manifold/llama-server/<commit>-<arch>/llama-server`. `MANIFOLD_LLAMA_SERVER` names a binary to use
+ * instead. Where it lives is common/node/llama-server-binary.ts's (core finds it there for a `llama-server` engine).
  */
 import { execFile } from 'node:child_process';
 import { access, chmod, copyFile, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
@@ -12,25 +13,9 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { LLAMA_CPP_BUNDLE as BUNDLE, llamaServerPath } from '../common/node/llama-server-binary.js';
 
 const run = promisify(execFile);
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const BUNDLE = join(repoRoot, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
-
-/** The commit the bundle holds: the cache key. */
-async function bundleCommit(): Promise<string> {
-  const { stdout } = await run('git', ['bundle', 'list-heads', BUNDLE]);
-  const commit = /^([0-9a-f]{40})\s/m.exec(stdout)?.[1];
-  if (!commit) throw new Error(`cannot read the commit of ${BUNDLE} (git bundle list-heads said: ${stdout.trim() || 'nothing'})`);
-  return commit;
-}
-
-/** Where the binary for this bundle lives once built. */
-export async function llamaServerPath(): Promise<string> {
-  if (process.env.MANIFOLD_LLAMA_SERVER) return process.env.MANIFOLD_LLAMA_SERVER;
-  const root = process.env.MANIFOLD_LLAMA_SERVER_CACHE ?? join(os.homedir(), '.cache', 'manifold', 'llama-server');
-  return join(root, `${await bundleCommit()}-${os.arch()}`, 'llama-server');
-}
 
 const exists = (path: string): Promise<boolean> => access(path).then(
   () => true,
@@ -39,7 +24,7 @@ const exists = (path: string): Promise<boolean> => access(path).then(
 
 /** The cached binary, built first when it is missing (`log` hears each step). */
 export async function ensureLlamaServer(log: (line: string) => void = () => {}): Promise<string> {
-  const target = await llamaServerPath();
+  const target = llamaServerPath();
   if (await exists(target)) return target;
   const work = await mkdtemp(join(os.tmpdir(), 'manifold-llama-build-'));
   try {

@@ -37,10 +37,12 @@ export const coreSublayers = [
   { name: 'supervisor', allow: ['engine', 'logging'] },
   // The link to a remote replica and its client: a server on another machine driven as a local engine is.
   { name: 'remote', allow: ['engine', 'supervisor', 'logging', 'config'], packages: ['zod'] },
+  // A replica's llama-server child (engine kind `llama-server`): supervised as the engine child is, spoken to by the remote client.
+  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config'] },
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
-  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'remote', 'rebuild', 'cpu', 'config', 'gpu', 'logging', 'metrics'] },
+  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'remote', 'llama-server', 'rebuild', 'cpu', 'config', 'gpu', 'logging', 'metrics'] },
   { name: 'arena', allow: ['logging', 'process-alive'] },
   { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
@@ -55,7 +57,7 @@ export const coreSublayers = [
     name: 'http',
     allow: [
       'config', 'logging', 'engine', 'cpu', 'gpu', 'throughput-meter', 'tokenizer', 'chat/atomic-file', 'router', 'queue', 'rebuild',
-      'supervisor', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events', 'open-generations', 'metrics',
+      'supervisor', 'llama-server', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events', 'open-generations', 'metrics',
     ],
     // prom-client: /metrics reads the workstation's state into gauges at each scrape.
     packages: ['ws', 'zod', 'prom-client'],

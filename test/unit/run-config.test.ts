@@ -128,6 +128,22 @@ describe('run config', () => {
   });
 });
 
+describe('run config: engine kind', () => {
+  it('runs node-llama-cpp unless engine.kind says llama-server, and keeps the kind out of the engine options', () => {
+    expect(plan({ replicas: 2 }, cpuMachine).map((p) => p.engineKind)).toEqual(['node-llama-cpp', 'node-llama-cpp']);
+    const plans = plan({ replicas: 2, engine: { kind: 'llama-server', slots: 4, threads: 1 } }, cpuMachine);
+    expect(plans.map((p) => p.engineKind)).toEqual(['llama-server', 'llama-server']);
+    expect(plans[0]!.engine).toEqual({ threads: 1, slots: 4, gpuLayers: 0 });
+  });
+
+  it('names the field and the kinds for a kind it does not know, and refuses a kind per replica', () => {
+    expect(planError({ engine: { kind: 'vllm' } })).toBe(
+      'config engine.kind: "vllm" is not an engine kind; use "node-llama-cpp" (the default) or "llama-server" (llama.cpp\'s server as each replica\'s child process)',
+    );
+    expect(planError({ replicas: [{ gpus: [0], args: { kind: 'llama-server' } }] })).toMatch(/replicas\[0\]\.args.*kind/);
+  });
+});
+
 describe('run config: remote replicas', () => {
   const parseError = (replicas: unknown[]): string => {
     try {
@@ -158,6 +174,7 @@ describe('run config: remote replicas', () => {
       cpu: true,
       env: { CUDA_VISIBLE_DEVICES: '', HIP_VISIBLE_DEVICES: '', GGML_VK_VISIBLE_DEVICES: '', A: '1' },
       engine: { threads: 4, contextSize: 2048, gpuLayers: 0 },
+      engineKind: 'node-llama-cpp',
       logFile: '/tmp/m.log.r0',
       remote: null,
     });
@@ -168,6 +185,7 @@ describe('run config: remote replicas', () => {
       cpu: false,
       env: {},
       engine: {},
+      engineKind: null,
       logFile: '/tmp/m.log.r1',
       remote: { url: 'http://gpu-box-2:8080', kind: 'auto', apiKey: null, slots: null, model: null, timeouts: DEFAULT_REMOTE_TIMEOUTS },
     });

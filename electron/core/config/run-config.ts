@@ -33,6 +33,23 @@ const engineOptionsSchema = z
   .strict();
 export type EngineOptions = z.infer<typeof engineOptionsSchema>;
 
+/**
+ * What runs a local replica: node-llama-cpp in an engine child (the default: nothing to install), or
+ * llama.cpp's own `llama-server` as a child process spoken to over HTTP (`npm run build:llama-server`).
+ */
+export const ENGINE_KINDS = ['node-llama-cpp', 'llama-server'] as const;
+export type EngineKind = (typeof ENGINE_KINDS)[number];
+export const DEFAULT_ENGINE_KIND: EngineKind = 'node-llama-cpp';
+
+/** The config's `engine`: the options every local replica starts from, and the kind of engine all of them run. */
+const baseEngineSchema = engineOptionsSchema.extend({
+  kind: z
+    .enum(ENGINE_KINDS, {
+      error: (issue) => `${valueInWords(issue.input)} is not an engine kind; use "node-llama-cpp" (the default) or "llama-server" (llama.cpp's server as each replica's child process)`,
+    })
+    .optional(),
+});
+
 const envSchema = z.record(z.string(), z.string());
 /** A card list, `[0, 1]` or the same as a string `"0,1"`; the cards themselves are checked when planning, in words. */
 const cardListSchema = (shapes: string) => z.union([z.string(), z.array(z.unknown())], { error: expectedOneOf(shapes) });
@@ -146,7 +163,7 @@ export const runConfigSchema = z
     gpu: cardListSchema('"cpu" or a card list such as [0, 1] or "0,1"').optional(),
     /** A count (≤ 1, false or [] is one engine) or the list of replicas, local groups and remote servers. */
     replicas: z.union([z.number().int(), z.literal(false), replicaEntriesSchema], { error: replicasShapeError }).optional(),
-    engine: engineOptionsSchema.optional(),
+    engine: baseEngineSchema.optional(),
     env: envSchema.optional(),
     /** Base log file; replica i writes `<log>.r<i>`. */
     log: z.string().min(1).optional(),
@@ -193,6 +210,8 @@ export interface ReplicaPlan {
   readonly env: Readonly<Record<string, string>>;
   /** Empty for a remote. */
   readonly engine: EngineOptions;
+  /** What runs a local replica (the config's `engine.kind`); null for a remote. */
+  readonly engineKind: EngineKind | null;
   readonly logFile: string | null;
   /** The server a remote replica is; null for a local engine. */
   readonly remote: RemotePlan | null;
@@ -289,7 +308,7 @@ function remotePlanOf(url: string, entry: ReplicaEntry): RemotePlan {
  * engines share the cores among the local replicas; remote entries take no cards and no cores.
  */
 export function planReplicas(config: RunConfig, machine: MachineFacts): ReplicaPlan[] {
-  const base = config.engine ?? {};
+  const { kind: engineKind = DEFAULT_ENGINE_KIND, ...base } = config.engine ?? {};
   const baseEnv = config.env ?? {};
   const cpu = config.gpu === 'cpu' || (config.gpu === undefined && machine.detectedGpus.length === 0);
   const cards = config.gpu === undefined ? [...machine.detectedGpus] : config.gpu === 'cpu' ? [] : parseCards(config.gpu, 'gpu');
@@ -304,6 +323,7 @@ export function planReplicas(config: RunConfig, machine: MachineFacts): ReplicaP
     cpu,
     env: { ...cardVisibilityEnv(gpus), ...baseEnv, ...entry?.env },
     engine: cpu ? { threads: Math.max(1, Math.floor(machine.cpuCores / localCount)), ...base, gpuLayers: 0, ...entry?.args } : { ...base, ...entry?.args },
+    engineKind,
     logFile: logFor(index),
     remote: null,
   });
@@ -328,6 +348,6 @@ export function planReplicas(config: RunConfig, machine: MachineFacts): ReplicaP
   return replicas.map((entry, index) =>
     entry.url === undefined
       ? localPlan(index, groupCards.get(index)!, locals.length, entry)
-      : { index, gpus: [], cpu: false, env: {}, engine: {}, logFile: logFor(index), remote: remotePlanOf(entry.url, entry) },
+      : { index, gpus: [], cpu: false, env: {}, engine: {}, engineKind: null, logFile: logFor(index), remote: remotePlanOf(entry.url, entry) },
   );
 }

@@ -1,8 +1,9 @@
 /**
  * What drives one replica, local or remote: the replica set starts and stops it, hears when it is ready
  * and when it is gone (with why), and while it is ready sends it generations through its `client`. A
- * local replica's driver is the engine supervisor (one engine child per start); a remote replica's is a
- * link to a server on another machine (`remote/remote-link.ts`), whose "heal" is a reconnect.
+ * local replica's driver is the engine supervisor (one engine child per start) or, for engine kind
+ * `llama-server`, the supervisor of a llama-server child (`llama-server/llama-server-supervisor.ts`); a
+ * remote replica's is a link to a server on another machine (`remote/remote-link.ts`), whose "heal" is a reconnect.
  */
 import type { EventEmitter } from 'node:events';
 import type { GenerateRequestInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';

@@ -55,8 +55,13 @@ export class ReplicaRebuilds {
     return {
       index: replica.index,
       get engine() {
-        const engine = replica.local;
-        if (!engine) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
+        const engine = replica.engine;
+        if (replica.plan.remote) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
+        if (!engine) {
+          return {
+            unavailable: `replica ${replica.index} runs llama-server (engine.kind): live resize is built for node-llama-cpp engines only; change the sizes in the run config and load the model again`,
+          };
+        }
         const client = replica.routable ? engine.client : undefined;
         if (!client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
         // gpuLayers as asked for (`auto` stays `auto`), so a rollback restores the request, not its resolution.
@@ -68,7 +73,7 @@ export class ReplicaRebuilds {
   }
 
   private settle(replica: Replica, change: RebuildChange, outcome: RebuildOutcome, info: ReadyInfo | null): void {
-    const engine = replica.local;
+    const engine = replica.engine;
     if (!engine?.client) return; // the engine exited: its exit already set the state and heals it
     if (info) replica.info = info;
     const { routing } = this.host;

@@ -8,7 +8,8 @@
 import type { ReplicaViewData } from '../../../common/contract.js';
 import type { GenerateRequestInput, LoadOptionsInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
 import type { PrecheckRequest, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
-import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
+import { findLlamaServer, llamaServerPath } from '../../../common/node/llama-server-binary.js';
+import { ConfigError, planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { pinProcess } from '../cpu/cpu-pinning.js';
 import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
@@ -19,6 +20,7 @@ import type { OnRebuildProgress } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
 import type { DispatchObserver } from '../metrics/request-metrics.js';
 import { expectedModelFrom, type ExpectedModel } from '../remote/model-match.js';
+import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { RemoteLink } from '../remote/remote-link.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
@@ -44,6 +46,8 @@ export interface ReplicaSetOptions {
   pinCores?: boolean;
   /** Where the CPU topology is read (tests point it at fixtures). */
   cpuTopologyRoot?: string;
+  /** The llama-server binary for replicas of engine kind `llama-server`; found as common/node/llama-server-binary.ts says when absent. */
+  llamaServerBinary?: string;
   /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
   testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
   /** Told each binding's queue wait and routing time (the workstation's request metrics). */
@@ -99,21 +103,44 @@ export class ReplicaSet {
     });
   }
 
-  /** A local replica's engine supervisor, or a remote replica's link. */
+  /** A local replica's supervisor (of a node-llama-cpp engine child or a llama-server child), or a remote replica's link. */
   private driverFor(plan: ReplicaPlan, pinCpus: (pid: number) => Promise<void>): ReplicaDriver {
     const { options } = this;
     if (plan.remote) return new RemoteLink({ replica: plan.index, plan: plan.remote, expected: () => this.expected, log: options.log });
-    return new EngineSupervisor({
+    const supervision = {
       replica: plan.index,
-      spawn: options.spawn,
       env: plan.env,
-      load: { modelPath: options.modelPath, ...plan.engine, ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}) },
       log: options.log,
       logFile: plan.logFile,
       ...options.watchdog,
       ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
       pinCpus,
+    };
+    if (plan.engineKind === 'llama-server') {
+      return new LlamaServerSupervisor({ ...supervision, binary: this.llamaServerBinary(), load: { modelPath: options.modelPath, ...plan.engine } });
+    }
+    return new EngineSupervisor({
+      ...supervision,
+      spawn: options.spawn,
+      load: { modelPath: options.modelPath, ...plan.engine, ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}) },
     });
+  }
+
+  /** The binary a `llama-server` replica runs; a ConfigError saying how to get it when there is none. */
+  private llamaServerBinary(): string {
+    const binary = this.options.llamaServerBinary ?? findLlamaServer();
+    if (binary !== null) return binary;
+    let lookedAt: string;
+    try {
+      lookedAt = ` (looked for ${llamaServerPath()})`;
+    } catch (error) {
+      lookedAt = ` (${(error as Error).message})`;
+    }
+    throw new ConfigError(
+      `engine.kind: "llama-server" needs llama.cpp's llama-server binary and none was found${lookedAt}; ` +
+        'build it from the llama.cpp node-llama-cpp ships with `npm run build:llama-server` (about 10 minutes on 2 cores), ' +
+        'set MANIFOLD_LLAMA_SERVER to a llama-server binary, or use "engine": {"kind": "node-llama-cpp"}',
+    );
   }
 
   /** The replica set a run config describes on this machine (plans, routing policy, heal policy, queue). */
@@ -305,9 +332,16 @@ export class ReplicaSet {
 
   /** The engine supervisor of local replica `index` (for tests and the dashboard's per-replica actions). */
   supervisorOf(index: number): EngineSupervisor {
-    const engine = this.replica(index).local;
-    if (!engine) throw new RangeError(`replica ${index} is remote: it has no engine process here`);
+    const engine = this.replica(index).engine;
+    if (!engine) throw new RangeError(`replica ${index} has no node-llama-cpp engine process here (it is remote or runs llama-server)`);
     return engine;
+  }
+
+  /** The llama-server supervisor of replica `index` (engine kind `llama-server`). */
+  llamaServerOf(index: number): LlamaServerSupervisor {
+    const driver = this.replica(index).driver;
+    if (!(driver instanceof LlamaServerSupervisor)) throw new RangeError(`replica ${index} does not run llama-server`);
+    return driver;
   }
 
   get size(): number {

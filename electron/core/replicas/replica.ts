@@ -7,10 +7,14 @@
 import type { GenerateDone, ReadyInfo } from '../../../common/engine-protocol.js';
 import type { ReplicaPlan } from '../config/run-config.js';
 import type { RouteCandidate } from '../router/router.js';
+import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
 import type { ReplicaDriver } from './replica-driver.js';
 
 export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'latched' | 'healing' | 'failed' | 'stopped';
+
+/** The supervisor of a replica's process on this machine: a node-llama-cpp engine child or a llama-server child. */
+export type LocalDriver = EngineSupervisor | LlamaServerSupervisor;
 
 /** Weight of the newest sample in the measured rates. */
 const EWMA = 0.3;
@@ -43,8 +47,13 @@ export class Replica {
     readonly driver: ReplicaDriver,
   ) {}
 
-  /** The engine supervisor of a local replica; null for a remote one (not resized, pinned or signalled by Manifold). */
-  get local(): EngineSupervisor | null {
+  /** The supervisor of a local replica's process (pinned, signalled, loading the arena); null for a remote one. */
+  get local(): LocalDriver | null {
+    return this.driver instanceof EngineSupervisor || this.driver instanceof LlamaServerSupervisor ? this.driver : null;
+  }
+
+  /** The node-llama-cpp engine's supervisor (the engine kind that resizes live); null for any other driver. */
+  get engine(): EngineSupervisor | null {
     return this.driver instanceof EngineSupervisor ? this.driver : null;
   }
 

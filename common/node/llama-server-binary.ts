@@ -1,0 +1,47 @@
+/**
+ * Where llama.cpp's `llama-server` binary is: `MANIFOLD_LLAMA_SERVER` names one; otherwise the one built
+ * from the source node-llama-cpp ships (`node_modules/node-llama-cpp/llama/gitRelease.bundle`), cached
+ * outside the repository under the bundle's commit: `$MANIFOLD_LLAMA_SERVER_CACHE` or
+ * `~/.cache/manifold/llama-server/<commit>-<arch>/llama-server`. The build script (build/llama-server.ts)
+ * builds into that place; core looks there when a replica's engine kind is `llama-server`. The commit is
+ * read from the bundle's header (`# v2 git bundle`, then `<sha> HEAD`), so no git is needed to find it.
+ */
+import { accessSync, closeSync, constants, openSync, readSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const LLAMA_CPP_BUNDLE = join(repoRoot, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
+
+/** The llama.cpp commit the bundle holds (the cache key); throws naming the file when it cannot be read. */
+export function bundledLlamaCommit(bundle = LLAMA_CPP_BUNDLE): string {
+  const file = openSync(bundle, 'r');
+  try {
+    const buffer = Buffer.alloc(1024);
+    const header = buffer.subarray(0, readSync(file, buffer, 0, buffer.length, 0)).toString('latin1');
+    const commit = /^([0-9a-f]{40}) \S+$/m.exec(header.split('\n\n')[0] ?? '')?.[1];
+    if (!header.startsWith('# v') || !commit) throw new Error(`${bundle} is not a git bundle with a head commit`);
+    return commit;
+  } finally {
+    closeSync(file);
+  }
+}
+
+/** Where the binary is or will be: `MANIFOLD_LLAMA_SERVER`, else the cache entry of the bundle's commit. */
+export function llamaServerPath(): string {
+  if (process.env.MANIFOLD_LLAMA_SERVER) return process.env.MANIFOLD_LLAMA_SERVER;
+  const root = process.env.MANIFOLD_LLAMA_SERVER_CACHE ?? join(os.homedir(), '.cache', 'manifold', 'llama-server');
+  return join(root, `${bundledLlamaCommit()}-${os.arch()}`, 'llama-server');
+}
+
+/** The binary when it is there and executable; null when it is not (or the bundle cannot be read). Read once at a start. */
+export function findLlamaServer(): string | null {
+  try {
+    const path = llamaServerPath();
+    accessSync(path, constants.X_OK);
+    return path;
+  } catch {
+    return null;
+  }
+}

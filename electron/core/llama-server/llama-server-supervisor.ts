@@ -1,0 +1,319 @@
+/**
+ * The supervisor of one replica's `llama-server` child (engine kind `llama-server`; structurally a
+ * ReplicaDriver, replicas/replica-driver.ts): spawns the binary with the replica's env (card visibility,
+ * the config's and the entry's env) on a free loopback port, pins it to the replica's cores, waits for
+ * its `/health`, reads what it loaded (`/props`, `/v1/models`) into the ReadyInfo a node-llama-cpp engine
+ * gives, and speaks to it through the remote client's llama-server dialect (remote/remote-client.ts).
+ * While ready it polls `/health` every heartbeat; no 200 for the hang bound means hung: SIGKILL (core's
+ * own stalls do not count, as for the engine child). Stop is SIGTERM, then SIGKILL after the grace. Its
+ * output lines are logged prefixed `[replica N pid]`. Each start is a new child; healing belongs to the
+ * replica set, as for the engine child.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:net';
+import type { LogLevel } from '../../../common/contract.js';
+import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
+import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
+import { forwardLines } from '../engine/engine-process.js';
+import type { LogSink } from '../logging/core-log.js';
+import { DEFAULT_ROTATION, LogFile } from '../logging/log-file.js';
+import { llamaServerDialect } from '../remote/llama-server-dialect.js';
+import { getPeerJson, type PeerAddress } from '../remote/peer-http.js';
+import { describePeer } from '../remote/peer-probe.js';
+import { RemoteClient } from '../remote/remote-client.js';
+import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
+import { SilenceClock } from '../supervisor/silence-clock.js';
+import { llamaServerArgs } from './llama-server-args.js';
+
+export interface LlamaServerSupervisorOptions {
+  /** Replica index, for log prefixes. */
+  replica: number;
+  /** The `llama-server` binary (common/node/llama-server-binary.ts finds it). */
+  binary: string;
+  /** Environment for the child over the parent's: card visibility and the replica's env. */
+  env: Readonly<Record<string, string>>;
+  /** What it loads: the same options a node-llama-cpp engine gets. */
+  load: LoadOptionsInput;
+  log: LogSink;
+  /** Also append log lines to this rotating file (`<log>.r<i>`). */
+  logFile?: string | null;
+  /** How often a ready server's `/health` is polled. */
+  heartbeatMs?: number;
+  /** A ready server whose `/health` has not answered 200 for this long is hung. */
+  hangTimeoutMs?: number;
+  /** Spawn plus load may take this long before the start fails. */
+  loadTimeoutMs?: number;
+  /** How long SIGTERM may take before SIGKILL. */
+  stopGraceMs?: number;
+  /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
+  pinCpus?: (pid: number) => Promise<void>;
+  /** The client's bounds on each generation (connect, first token, idle). */
+  timeouts?: RemoteTimeouts;
+}
+
+interface SupervisorEvents {
+  ready: [ReadyInfo];
+  exit: [ExitReason];
+}
+
+/** The last lines of output kept for a failed start's message. */
+const OUTPUT_TAIL_LINES = 12;
+const READY_POLL_MS = 100;
+
+/** A port nobody listens on now (the child binds it right after; a lost race fails that start, which heals). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** llama.cpp's lines that say something went wrong. */
+function serverLineLevel(line: string): LogLevel {
+  return /\b(error|failed|fatal|abort)/i.test(line) ? 'error' : /\bwarn/i.test(line) ? 'warn' : 'info';
+}
+
+export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
+  private child: ChildProcess | undefined;
+  private current: RemoteClient | undefined;
+  private stateValue: SupervisorState = 'idle';
+  private stopRequested = false;
+  private hung: { silentMs: number } | undefined;
+  private loadFailure: string | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private logFile: LogFile | undefined;
+  private readonly output: string[] = [];
+  private readonly heartbeatMs: number;
+  private readonly hangTimeoutMs: number;
+  private readonly loadTimeoutMs: number;
+  private readonly stopGraceMs: number;
+  private load: LoadOptionsInput;
+
+  constructor(private readonly options: LlamaServerSupervisorOptions) {
+    super();
+    this.load = options.load;
+    this.heartbeatMs = options.heartbeatMs ?? 1000;
+    this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
+    this.loadTimeoutMs = options.loadTimeoutMs ?? 300_000;
+    this.stopGraceMs = options.stopGraceMs ?? 5000;
+  }
+
+  get state(): SupervisorState {
+    return this.stateValue;
+  }
+
+  /** The ready server's client; undefined unless ready. */
+  get client(): RemoteClient | undefined {
+    return this.stateValue === 'ready' ? this.current : undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** What the server loads at its next start. */
+  get loadOptions(): LoadOptionsInput {
+    return this.load;
+  }
+
+  /** What later starts load (the arena's path); a restart keeps it. */
+  updateLoad(change: Partial<LoadOptionsInput>): void {
+    this.load = { ...this.load, ...change };
+  }
+
+  /** Spawns a new server and waits until it serves; rejects (with the child gone) when it does not come up. */
+  async start(): Promise<ReadyInfo> {
+    if (this.stateValue === 'starting' || this.stateValue === 'ready') throw new Error(`replica ${this.options.replica} is already ${this.stateValue}`);
+    this.stateValue = 'starting';
+    this.stopRequested = false;
+    this.hung = undefined;
+    this.loadFailure = undefined;
+    this.output.length = 0;
+    const startedAt = performance.now();
+    const port = await freeLoopbackPort();
+    const child = spawn(this.options.binary, llamaServerArgs(this.load, port), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    const onLine = (line: string): void => {
+      if (!line.trim()) return;
+      this.output.push(line);
+      this.output.splice(0, Math.max(0, this.output.length - OUTPUT_TAIL_LINES));
+      this.log(line, serverLineLevel(line));
+    };
+    forwardLines(child.stdout, [onLine]);
+    forwardLines(child.stderr, [onLine]);
+    const exited = new Promise<void>((resolve) => {
+      const gone = (code: number | null, signal: NodeJS.Signals | null): void => {
+        this.onChildExit(child, code, signal);
+        resolve();
+      };
+      child.once('close', gone);
+      child.once('error', (error) => {
+        onLine(`spawn error: ${error.message}`);
+        // A binary that could not be started has no process to close.
+        if (child.pid === undefined) gone(null, null);
+      });
+    });
+    this.log(`starting llama-server on port ${port}`);
+    const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
+    const pinnedAtSpawn = pin();
+    const peer: PeerAddress = { url: `http://127.0.0.1:${port}`, apiKey: null };
+    try {
+      await this.waitHealthy(child, peer, startedAt);
+      const description = await describePeer(peer, 'llama-server', this.connectMs);
+      if (this.child !== child || child.exitCode !== null || child.signalCode !== null) throw new Error('llama-server exited while loading');
+      await pinnedAtSpawn;
+      await pin();
+      const load = loadOptionsSchema.parse(this.load);
+      const model = description.models[0];
+      const meta = model?.meta;
+      const info: ReadyInfo = {
+        model: {
+          name: model?.id ?? null,
+          architecture: meta?.architecture ?? null,
+          trainContextSize: meta?.n_ctx_train ?? 0,
+          vocabSize: meta?.n_vocab ?? 0,
+          parameters: meta?.n_params ?? 0,
+          fileBytes: meta?.size ?? 0,
+        },
+        sizes: {
+          contextSize: description.contextSize ?? load.contextSize,
+          slots: description.slots ?? load.slots,
+          gpuLayers: typeof load.gpuLayers === 'number' ? load.gpuLayers : 0,
+          batchSize: load.batchSize ?? 0,
+          flashAttention: load.flashAttention,
+          kvType: load.kvType,
+          contextStateBytes: 0,
+        },
+        backend: 'llama-server',
+        vram: { total: 0, used: 0, free: 0 },
+        ram: { total: 0, used: 0, free: 0 },
+        loadMs: performance.now() - startedAt,
+        modelLoads: 1,
+      };
+      this.current = new RemoteClient({
+        peer,
+        dialect: llamaServerDialect,
+        model: null,
+        contextSize: info.sizes.contextSize,
+        timeouts: this.options.timeouts ?? DEFAULT_REMOTE_TIMEOUTS,
+      });
+      this.stateValue = 'ready';
+      this.startWatchdog(child, peer);
+      this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on llama-server (${peer.url}) in ${Math.round(info.loadMs)} ms`);
+      this.emit('ready', info);
+      return info;
+    } catch (error) {
+      this.loadFailure = (error as Error).message;
+      this.log(`start failed: ${this.loadFailure}`, 'error');
+      child.kill('SIGKILL');
+      await exited;
+      throw error;
+    }
+  }
+
+  private get connectMs(): number {
+    return (this.options.timeouts ?? DEFAULT_REMOTE_TIMEOUTS).connectMs;
+  }
+
+  /** Polls `/health` until 200 (llama-server answers 503 while it loads); fails when the child exits or the load bound passes. */
+  private async waitHealthy(child: ChildProcess, peer: PeerAddress, startedAt: number): Promise<void> {
+    for (;;) {
+      if (this.child !== child || child.exitCode !== null || child.signalCode !== null || this.stopRequested) {
+        throw new Error(`llama-server exited before it was ready${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}`);
+      }
+      const answer = await getPeerJson(peer, '/health', this.connectMs).catch(() => null);
+      if (answer?.status === 200) return;
+      if (performance.now() - startedAt > this.loadTimeoutMs) throw new Error(`loading took longer than ${this.loadTimeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
+    }
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period; resolves once the server has exited. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    this.stopRequested = true;
+    this.stateValue = 'stopping';
+    const gone = new Promise((resolve) => child.once('close', resolve));
+    const grace = setTimeout(() => child.kill('SIGKILL'), this.stopGraceMs);
+    child.kill('SIGTERM');
+    try {
+      await gone;
+    } finally {
+      clearTimeout(grace);
+    }
+  }
+
+  /** Sends a signal to the child (tests use SIGKILL and SIGSTOP to stand in for real failures). */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
+  private startWatchdog(child: ChildProcess, peer: PeerAddress): void {
+    const silence = new SilenceClock(this.heartbeatMs, performance.now());
+    let outstanding = false;
+    this.watchdog = setInterval(() => {
+      const silentMs = Math.round(silence.tick(performance.now()));
+      if (silentMs > this.hangTimeoutMs) {
+        this.hung = { silentMs };
+        this.log(`hung: /health silent for ${silentMs} ms; killing`, 'warn');
+        clearInterval(this.watchdog);
+        child.kill('SIGKILL');
+        return;
+      }
+      if (outstanding) return;
+      outstanding = true;
+      getPeerJson(peer, '/health', this.hangTimeoutMs)
+        .then(
+          (answer) => {
+            if (answer.status === 200) silence.answered(performance.now());
+          },
+          () => {},
+        )
+        .finally(() => {
+          outstanding = false;
+        });
+    }, this.heartbeatMs);
+    this.watchdog.unref();
+  }
+
+  private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child || this.stateValue === 'exited') return;
+    clearInterval(this.watchdog);
+    // Its generations are lost with it now, not at their timeouts (those without a token fail over).
+    this.current?.abandon('the llama-server process exited', 'all');
+    this.current = undefined;
+    const codes = `code ${code ?? 'none'}, signal ${signal ?? 'none'}`;
+    const reason: ExitReason = this.stopRequested
+      ? { kind: 'stopped' }
+      : this.hung
+        ? { kind: 'hung', silentMs: this.hung.silentMs }
+        : this.stateValue === 'starting'
+          ? { kind: 'load_failed', message: this.loadFailure ?? `llama-server exited while loading (${codes})${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}` }
+          : { kind: 'crashed', code, signal };
+    this.stateValue = 'exited';
+    this.log(`exited: ${describeExit(reason)}`, reason.kind === 'stopped' ? 'info' : 'warn');
+    this.emit('exit', reason);
+  }
+
+  private log(line: string, level: LogLevel = 'info'): void {
+    const prefixed = `[replica ${this.options.replica} ${this.pid ?? '-'}] ${line}`;
+    this.options.log(prefixed, level);
+    if (this.options.logFile) {
+      this.logFile ??= new LogFile(this.options.logFile, DEFAULT_ROTATION, (problem) => this.options.log(`[replica ${this.options.replica}] ${problem}`, 'error'));
+      this.logFile.write(level, prefixed);
+    }
+  }
+
+  /** Writes out and closes the log file (after the last stop). */
+  async close(): Promise<void> {
+    const file = this.logFile;
+    this.logFile = undefined;
+    await file?.close();
+  }
+}

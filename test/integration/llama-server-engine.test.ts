@@ -1,0 +1,101 @@
+/**
+ * Engine kind `llama-server`: two local replicas, each a supervised llama-server child of the test model
+ * (the binary test/global-setup.ts builds), behind the OpenAI front, driven by the `openai` client with
+ * SSE. Each child is pinned to its replica's cores; a conversation's second turn goes to the replica
+ * that holds its first (cached tokens reported by llama-server); a SIGKILLed child loses no request
+ * and is healed as a new process that serves again.
+ */
+import { readdir } from 'node:fs/promises';
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { allowedCpus } from '../../electron/core/cpu/cpu-pinning.js';
+import { waitFor } from '../helpers/engines.js';
+import { startServed } from '../helpers/served.js';
+
+interface Turn {
+  replica: number;
+  text: string;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+}
+
+/** One streamed chat turn: its text, the replica named on the last chunk (Manifold's extension) and the usage. */
+async function chatTurn(client: OpenAI, model: string, messages: OpenAI.Chat.ChatCompletionMessageParam[], maxTokens = 8): Promise<Turn> {
+  const stream = await client.chat.completions.create({
+    model,
+    messages,
+    max_tokens: maxTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+    ignore_eos: true,
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
+  let text = '';
+  let replica: number | undefined;
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? '';
+    const served = (chunk as unknown as { manifold?: { replica: number } }).manifold;
+    if (served) replica = served.replica;
+    if (chunk.usage) usage = chunk.usage;
+  }
+  if (replica === undefined || !usage) throw new Error('the stream ended without the replica or the usage');
+  return { replica, text, promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: usage.completion_tokens };
+}
+
+const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
+  { role: 'system', content: `You are assistant number ${i}. ${'Answer briefly and keep to the point of the question. '.repeat(20)}` },
+  { role: 'user', content: `Conversation ${i}: tell me about the weather in city ${i * 7}.` },
+];
+
+describe('llama-server as the engine kind', () => {
+  it('serves chats on 2 pinned llama-server children, returns each second turn home with cached tokens, and heals a SIGKILLed child', async () => {
+    const served = await startServed({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 }, heal: { cooldownMs: 500 } });
+    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const model = served.workstation.modelId;
+    const replicas = served.workstation.replicas;
+
+    const views = replicas.replicaView();
+    expect(views.map((v) => v.state)).toEqual(['ready', 'ready']);
+    for (const view of views) {
+      expect(replicas.readyInfo(view.replica)).toMatchObject({ backend: 'llama-server', sizes: { slots: 2, contextSize: 2048 } });
+      expect(replicas.llamaServerOf(view.replica).pid).toBe(view.pid);
+      // Its cores, as the engine child's: every thread of the child pinned to the replica's set.
+      if (view.cpus.length > 0) {
+        for (const tid of await readdir(`/proc/${view.pid}/task`)) expect(await allowedCpus(Number(tid)).catch(() => view.cpus)).toEqual(view.cpus);
+      }
+    }
+    expect(served.logs.some((l) => /^\[replica 1 \d+\] ready: 2 slots × 2048 tokens on llama-server/.test(l))).toBe(true);
+
+    // Four conversations at once fill the four slots; each second turn goes to the replica holding its first.
+    const histories = [0, 1, 2, 3].map(opening);
+    const firsts = await Promise.all(histories.map((messages) => chatTurn(client, model, messages)));
+    expect(new Set(firsts.map((t) => t.replica))).toEqual(new Set([0, 1]));
+    expect(firsts.every((t) => t.completionTokens === 8 && t.cachedTokens === 0)).toBe(true);
+    const seconds = await Promise.all(
+      histories.map((messages, i) => chatTurn(client, model, [...messages, { role: 'assistant', content: firsts[i]!.text }, { role: 'user', content: 'And tomorrow?' }])),
+    );
+    for (const [i, second] of seconds.entries()) {
+      expect(second.replica, `conversation ${i}`).toBe(firsts[i]!.replica);
+      expect(second.cachedTokens, `conversation ${i}: llama-server's cache_n`).toBeGreaterThan(0);
+      expect(second.promptTokens).toBeGreaterThan(firsts[i]!.promptTokens);
+    }
+
+    // A SIGKILLed child: nothing is lost meanwhile, and the replica comes back as a new process that serves.
+    const victim = 1;
+    const oldPid = replicas.llamaServerOf(victim).pid;
+    replicas.llamaServerOf(victim).signal('SIGKILL');
+    const meanwhile = await Promise.all([10, 11, 12, 13].map((i) => chatTurn(client, model, opening(i), 4)));
+    expect(meanwhile.every((t) => t.completionTokens === 4)).toBe(true);
+    await waitFor(() => served.logs.find((l) => l.includes(`[replica ${victim} ${oldPid}] exited: crashed (code none, signal SIGKILL)`)), 'the kill in the log', 20_000);
+    await waitFor(() => (replicas.replicaView()[victim]!.state === 'ready' && replicas.llamaServerOf(victim).pid !== oldPid ? true : undefined), 'the healed replica', 60_000);
+    const after = await Promise.all([20, 21, 22, 23].map((i) => chatTurn(client, model, opening(i), 4)));
+    expect(after.some((t) => t.replica === victim)).toBe(true);
+
+    // Live resize is not built for this kind: refused with the reason, the replica intact and serving.
+    const [outcome] = await replicas.rebuild({ replica: 0, change: { slots: 3 }, skipPrecheck: false, barrierTimeoutMs: 10_000 });
+    expect(outcome).toMatchObject({ outcome: 'RejectedIntact', reason: expect.stringContaining('runs llama-server (engine.kind): live resize is built for node-llama-cpp engines only') });
+    expect(replicas.replicaView()[0]!.state).toBe('ready');
+  }, 300_000);
+});

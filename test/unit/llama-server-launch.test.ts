@@ -1,0 +1,53 @@
+/** How a `llama-server` replica is launched: its command line from the load options, where its binary is found, and the config error when it is not. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-server-binary.js';
+import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
+import { llamaServerArgs } from '../../electron/core/llama-server/llama-server-args.js';
+import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
+
+const savedBinary = process.env.MANIFOLD_LLAMA_SERVER;
+afterEach(() => {
+  if (savedBinary === undefined) delete process.env.MANIFOLD_LLAMA_SERVER;
+  else process.env.MANIFOLD_LLAMA_SERVER = savedBinary;
+});
+
+describe('llama-server replicas', () => {
+  it('gives each slot its share of -c, on loopback, with the engine options in llama.cpp flags', () => {
+    expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, 4321)).toEqual([
+      '-m', '/proc/1/fd/9', '--host', '127.0.0.1', '--port', '4321',
+      '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui',
+      '-t', '1', '-ngl', '0', '-fa', 'auto', '-ctk', 'f16', '-ctv', 'f16',
+    ]);
+    // threads 0 and gpuLayers auto are llama.cpp's own choice: no flag.
+    const args = llamaServerArgs({ modelPath: 'm.gguf', batchSize: 256, flashAttention: true, kvType: 'q8_0' }, 1);
+    expect(args).not.toContain('-t');
+    expect(args).not.toContain('-ngl');
+    expect(args.join(' ')).toContain('-np 1 -c 4096 --no-kv-unified --no-webui -b 256 -fa on -ctk q8_0 -ctv q8_0');
+  });
+
+  it('reads the llama.cpp commit from a git bundle header, and refuses a file that is not one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'manifold-bundle-'));
+    const bundle = join(dir, 'b.bundle');
+    writeFileSync(bundle, `# v2 git bundle\n${'ab'.repeat(20)} HEAD\n\nPACK\0\0binary`);
+    expect(bundledLlamaCommit(bundle)).toBe('ab'.repeat(20));
+    writeFileSync(bundle, 'PACK not a bundle');
+    expect(() => bundledLlamaCommit(bundle)).toThrow(`${bundle} is not a git bundle with a head commit`);
+  });
+
+  it('refuses a llama-server run config without the binary, saying how to get it', () => {
+    process.env.MANIFOLD_LLAMA_SERVER = join(tmpdir(), 'no-such-dir', 'llama-server');
+    expect(findLlamaServer()).toBeNull();
+    const config = parseRunConfig({ model: 'm.gguf', gpu: 'cpu', engine: { kind: 'llama-server' } });
+    const build = (): ReplicaSet => ReplicaSet.fromConfig(config, { detectedGpus: [], cpuCores: 2 }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} });
+    expect(build).toThrow(ConfigError);
+    expect(build).toThrow(
+      `engine.kind: "llama-server" needs llama.cpp's llama-server binary and none was found (looked for ${process.env.MANIFOLD_LLAMA_SERVER}); ` +
+        'build it from the llama.cpp node-llama-cpp ships with `npm run build:llama-server`',
+    );
+    // The default kind needs no binary.
+    expect(ReplicaSet.fromConfig(parseRunConfig({ model: 'm.gguf', gpu: 'cpu' }), { detectedGpus: [], cpuCores: 2 }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} }).size).toBe(1);
+  });
+});
