@@ -27,7 +27,8 @@ export interface RequestResult {
 
 const WORDS = 'the of and to in is was for on that with as by at from it an were are which this be or has had not first one their its new after but who they have her she two been other when there all during into school time may years more most only over city some world would where later up such used many can state about national out known university united then made system user assistant hello model token replica slot cache prefix engine route question answer please thank you what how why write code function return value number list file data test'.split(' ');
 
-function sentence(random: () => number, words: number): string {
+/** `words` seeded random words from a small English list (each one token or a few in the test model's vocabulary). */
+export function sentence(random: () => number, words: number): string {
   return Array.from({ length: words }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
 }
 
@@ -48,13 +49,17 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
   let failedOver: number[] = [];
   let tokens: number[] = [];
   const common = { model, max_tokens: answerTokens, temperature: 0.7, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
+  // llama-server's chat stream gives no token ids but its logprobs name the sampled one; Manifold ignores these fields.
+  const sampledIds = body.kind === 'chat' ? { logprobs: true, top_logprobs: 1 } : {};
+  const logprobIds: number[] = [];
   try {
     const stream =
       body.kind === 'chat'
-        ? await client.chat.completions.create({ ...common, messages: body.messages } as OpenAI.ChatCompletionCreateParamsStreaming)
+        ? await client.chat.completions.create({ ...common, ...sampledIds, messages: body.messages } as OpenAI.ChatCompletionCreateParamsStreaming)
         : await client.completions.create({ ...common, prompt: body.prompt } as OpenAI.CompletionCreateParamsStreaming);
     for await (const chunk of stream as AsyncIterable<OpenAI.ChatCompletionChunk | OpenAI.Completion>) {
-      const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null } | undefined;
+      const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null; logprobs?: { content?: { id?: number }[] | null } | null } | undefined;
+      for (const sampled of choice?.logprobs?.content ?? []) if (sampled.id !== undefined) logprobIds.push(sampled.id);
       const piece = choice ? (choice.delta ? choice.delta.content : choice.text) : undefined;
       if (typeof piece === 'string' && choice!.finish_reason === null && !firstAt) firstAt = performance.now();
       if (piece) text += piece;
@@ -67,6 +72,7 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
         tokens = served.tokens ?? [];
       }
     }
+    if (!tokens.length) tokens = logprobIds;
     const ended = performance.now();
     const completionTokens = usage?.completion_tokens ?? 0;
     return {
