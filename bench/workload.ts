@@ -52,11 +52,22 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
   // llama-server's chat stream gives no token ids but its logprobs name the sampled one; Manifold ignores these fields.
   const sampledIds = body.kind === 'chat' ? { logprobs: true, top_logprobs: 1 } : {};
   const logprobIds: number[] = [];
+  const open = () =>
+    body.kind === 'chat'
+      ? client.chat.completions.create({ ...common, ...sampledIds, messages: body.messages } as OpenAI.ChatCompletionCreateParamsStreaming)
+      : client.completions.create({ ...common, prompt: body.prompt } as OpenAI.CompletionCreateParamsStreaming);
   try {
-    const stream =
-      body.kind === 'chat'
-        ? await client.chat.completions.create({ ...common, ...sampledIds, messages: body.messages } as OpenAI.ChatCompletionCreateParamsStreaming)
-        : await client.completions.create({ ...common, prompt: body.prompt } as OpenAI.CompletionCreateParamsStreaming);
+    let stream: Awaited<ReturnType<typeof open>>;
+    // A request that never reached the server is sent again, as chat clients do: llama-server (cpp-httplib)
+    // closes kept-alive connections the client may be reusing ("other side closed"). TTFT counts the retries.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        stream = await open();
+        break;
+      } catch (error) {
+        if (!(error instanceof OpenAI.APIConnectionError) || error instanceof OpenAI.APIConnectionTimeoutError || attempt >= 3) throw error;
+      }
+    }
     for await (const chunk of stream as AsyncIterable<OpenAI.ChatCompletionChunk | OpenAI.Completion>) {
       const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null; logprobs?: { content?: { id?: number }[] | null } | null } | undefined;
       for (const sampled of choice?.logprobs?.content ?? []) if (sampled.id !== undefined) logprobIds.push(sampled.id);
@@ -88,8 +99,15 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
       error: usage ? null : 'no usage in the stream',
     };
   } catch (error) {
-    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: (error as Error).message };
+    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: withCause(error) };
   }
+}
+
+/** An error's message and its causes' (the `openai` client's "Connection error." says why only in its cause). */
+function withCause(error: unknown): string {
+  const messages: string[] = [];
+  for (let e = error as { message?: string; cause?: unknown } | undefined; e && messages.length < 4; e = e.cause as typeof e) messages.push(e.message ?? String(e));
+  return messages.join(': ');
 }
 
 type Task = () => Promise<void>;
