@@ -1,54 +1,75 @@
 /**
- * multiturn: the same seeded multi-turn workload (and a shared-prefix one) against the same replicas
- * under each routing policy, every policy on freshly started replicas so no run inherits another's cache.
+ * multiturn: prefix routing against round-robin, side by side in one run, on a realistic multi-turn chat
+ * (bench/chat-workload.ts: histories kept as text through /v1/chat/completions with SSE) in two
+ * regimes — slot pressure (more conversations than slots, a conversation's prefix evicted when another
+ * takes its slot) and enough slots — and on a shared-prefix workload. Each row reads its cache hit
+ * against the oracle line (bench/oracle.ts): the share of prompt tokens any router could have reused.
+ * Every run is on freshly started replicas so none inherits another's cache.
  */
 import type { RoutingPolicy } from '../electron/core/config/run-config.js';
+import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { withServed } from './served-replicas.js';
 import { table } from './stats.js';
-import { multiTurn, sharedPrefix, summarise, type MultiTurnOptions, type SharedPrefixOptions } from './workload.js';
+import { sharedPrefix, summarise, type SharedPrefixOptions } from './workload.js';
+
+export interface ChatRegime {
+  name: string;
+  replicas: number;
+  slots: number;
+}
 
 export interface MultiTurnBenchOptions {
   model: string;
-  replicas: number;
-  slots: number;
   threads: number;
   contextSize: number;
-  multiTurn: MultiTurnOptions;
-  sharedPrefix: SharedPrefixOptions;
+  regimes: ChatRegime[];
+  chat: ChatWorkloadOptions;
+  sharedPrefix: SharedPrefixOptions & { replicas: number; slots: number };
 }
 
-const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin', 'least-loaded'];
+const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin'];
+
+type Row = ReturnType<typeof summarise> & { workload: string; layout: string; policy: RoutingPolicy; oracle: number; oracleMismatches: number };
+
+const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
 export async function runMultiTurn(options: MultiTurnBenchOptions) {
-  const rows: (ReturnType<typeof summarise> & { workload: string; policy: RoutingPolicy })[] = [];
-  const config = (policy: RoutingPolicy) => ({
+  const rows: Row[] = [];
+  const config = (policy: RoutingPolicy, replicas: number, slots: number) => ({
     model: options.model,
-    replicas: options.replicas,
+    replicas,
     routing: policy,
-    engine: { slots: options.slots, threads: options.threads, contextSize: options.contextSize },
+    engine: { slots, threads: options.threads, contextSize: options.contextSize },
   });
-  for (const policy of POLICIES) {
-    const run = await withServed(config(policy), (target, served) => multiTurn(target, options.multiTurn, served.workstation.tokenizer));
-    rows.push({ workload: 'multi-turn', policy, ...summarise(run.results, run.wallMs) });
+  for (const regime of options.regimes) {
+    for (const policy of POLICIES) {
+      const row = await withServed(config(policy, regime.replicas, regime.slots), async (target, served) => {
+        const run = await realisticChat(target, options.chat);
+        const oracle = await oracleOf(run.results, served.workstation.tokenizer);
+        return { ...summarise(run.results, run.wallMs), oracle: oracle.share, oracleMismatches: oracle.mismatched };
+      });
+      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, policy, ...row });
+    }
   }
+  const shared = options.sharedPrefix;
   for (const policy of POLICIES) {
-    const run = await withServed(config(policy), (target) => sharedPrefix(target, options.sharedPrefix));
-    rows.push({ workload: 'shared-prefix', policy, ...summarise(run.results, run.wallMs) });
+    const run = await withServed(config(policy, shared.replicas, shared.slots), (target) => sharedPrefix(target, shared));
+    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, policy, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
   }
   const text = table(
-    ['workload', 'policy', 'requests', 'errors', 'cache hit', 'TTFT p50 ms', 'TTFT p99 ms', 'decode tok/s', 'out tok/s', 'req/s'],
-    rows.map((r) => [r.workload, r.policy, String(r.requests), String(r.errors), `${(r.cacheHitRate * 100).toFixed(1)}%`, r.ttftP50Ms, r.ttftP99Ms, r.decodeTokensPerSecond, r.completionTokensPerSecond, r.requestsPerSecond]),
+    ['workload', 'replicas', 'policy', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'out tok/s', 'stay'],
+    rows.map((r) => [r.workload, r.layout, r.policy, String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.completionTokensPerSecond, percent(r.stickiness)]),
   );
-  const ratio = (workload: string, field: 'cacheHitRate' | 'ttftP50Ms', invert: boolean) => {
-    const prefix = rows.find((r) => r.workload === workload && r.policy === 'prefix')![field];
-    const rr = rows.find((r) => r.workload === workload && r.policy === 'round-robin')![field];
-    return invert ? rr / prefix : prefix / rr;
-  };
-  const ratios = {
-    multiTurnCacheHitPrefixOverRoundRobin: ratio('multi-turn', 'cacheHitRate', false),
-    multiTurnTtftP50RoundRobinOverPrefix: ratio('multi-turn', 'ttftP50Ms', true),
-    sharedPrefixCacheHitPrefixOverRoundRobin: ratio('shared-prefix', 'cacheHitRate', false),
-    sharedPrefixTtftP50RoundRobinOverPrefix: ratio('shared-prefix', 'ttftP50Ms', true),
-  };
-  return { config: { ...options }, rows, ratios, text: `${text}\n\nratios: ${JSON.stringify(ratios, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(2)) : v))}` };
+  const ratios = Object.fromEntries(
+    [...options.regimes.map((r) => r.name), 'shared-prefix'].map((workload) => {
+      const [prefix, roundRobin] = POLICIES.map((policy) => rows.find((r) => r.workload === workload && r.policy === policy)!) as [Row, Row];
+      return [workload, { cacheHitPrefixOverRoundRobin: prefix.cacheHitRate / roundRobin.cacheHitRate, ttftP50RoundRobinOverPrefix: roundRobin.ttftP50Ms / prefix.ttftP50Ms, ttftP90RoundRobinOverPrefix: roundRobin.ttftP90Ms / prefix.ttftP90Ms, prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle }];
+    }),
+  );
+  const mismatches = rows.reduce((s, r) => s + r.oracleMismatches, 0);
+  const readings = Object.entries(ratios).map(
+    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle` : ''}`,
+  );
+  const warning = mismatches ? `\n(${mismatches} prompts tokenized to another length than the server counted: the oracle is approximate)` : '';
+  return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\n${readings.join('\n')}${warning}` };
 }

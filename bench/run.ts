@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote), writes
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer-chat), writes
  * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
  * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
  */
@@ -11,12 +11,13 @@ import { ensureTestModel, TEST_MODEL_SIZES, type TestModelSize } from '../build/
 import { runFaults } from './faults.js';
 import { runMultiTurn } from './multiturn.js';
 import { runOverhead } from './overhead.js';
+import { runPeerChat } from './peer-chat.js';
 import { runRebuild } from './rebuild.js';
 import { runRemote } from './remote.js';
 import { runRoute } from './route.js';
 import { runScaling } from './scaling.js';
 
-const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote'] as const;
+const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer-chat'] as const;
 type BenchName = (typeof NAMES)[number];
 
 const { values, positionals } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, allowPositionals: true });
@@ -38,6 +39,14 @@ const workload = quick
   ? { users: 3, turns: 2, systemWords: 40, userWords: 10, answerTokens: 8, concurrency: 2, seed: 1 }
   : { users: 8, turns: 4, systemWords: 40, userWords: 80, answerTokens: 32, concurrency: 4, seed: 1 };
 
+/**
+ * The realistic chat of multiturn and peer-chat: 16 conversations × 5 rounds, a 400-word first message
+ * and 120-word follow-ups, so histories grow past 1,000 tokens; 8 requests in flight.
+ */
+const chat = quick
+  ? { conversations: 4, rounds: 2, systemWords: 20, openingWords: 60, followUpWords: 20, answerTokens: 8, concurrency: 2, thinkMs: 0, seed: 3 }
+  : { conversations: 16, rounds: 5, systemWords: 60, openingWords: 400, followUpWords: 120, answerTokens: 48, concurrency: 8, thinkMs: 0, seed: 3 };
+
 const benches: Record<BenchName, () => Promise<{ text: string }>> = {
   route: async () =>
     runRoute(
@@ -48,15 +57,20 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
   multiturn: () =>
     runMultiTurn({
       model,
-      replicas: 2,
-      // As many slots as users, so each conversation can keep its prefix somewhere.
-      slots: quick ? 2 : 4,
       threads: 1,
       contextSize: 2048,
-      multiTurn: workload,
+      // Slot pressure: more conversations than slots (≥ 4 replicas in the full run); enough slots: one per conversation.
+      // The quick smoke runs one regime: every server start costs seconds.
+      regimes: quick
+        ? [{ name: 'slot pressure', replicas: 2, slots: 1 }]
+        : [
+            { name: 'slot pressure', replicas: 4, slots: 2 },
+            { name: 'enough slots', replicas: 4, slots: 4 },
+          ],
+      chat,
       sharedPrefix: quick
-        ? { groups: 2, promptsPerGroup: 2, prefixWords: 60, questionWords: 8, answerTokens: 8, concurrency: 2, seed: 2 }
-        : { groups: 4, promptsPerGroup: 4, prefixWords: 250, questionWords: 15, answerTokens: 16, concurrency: 4, seed: 2 },
+        ? { replicas: 2, slots: 2, groups: 2, promptsPerGroup: 2, prefixWords: 60, questionWords: 8, answerTokens: 8, concurrency: 2, seed: 2 }
+        : { replicas: 2, slots: 4, groups: 4, promptsPerGroup: 4, prefixWords: 250, questionWords: 15, answerTokens: 16, concurrency: 4, seed: 2 },
     }),
   overhead: () => runOverhead({ model, threads: 1, contextSize: 2048, promptTokens: quick ? 128 : 512, answerTokens: quick ? 16 : 64, runs: quick ? 2 : 6 }),
   scaling: () => runScaling({ model, replicas: 2, contextSize: 4096, workload }),
@@ -76,6 +90,8 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
       threads: 1,
       workload: quick ? workload : { users: 8, turns: 6, systemWords: 40, userWords: 150, answerTokens: 32, concurrency: 4, seed: 1 },
     }),
+  // Part 2 of `peer`: one llama-server with all the slots against Manifold with them split into replicas.
+  'peer-chat': () => runPeerChat({ model, slots: quick ? 2 : 8, threads: quick ? 1 : 2, contextSize: 2048, replicaCounts: quick ? [2] : [4, 2, 1], chat }),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
 };
 

@@ -27,7 +27,8 @@ export interface RequestResult {
 
 const WORDS = 'the of and to in is was for on that with as by at from it an were are which this be or has had not first one their its new after but who they have her she two been other when there all during into school time may years more most only over city some world would where later up such used many can state about national out known university united then made system user assistant hello model token replica slot cache prefix engine route question answer please thank you what how why write code function return value number list file data test'.split(' ');
 
-function sentence(random: () => number, words: number): string {
+/** `words` seeded random words from a small English list (each one token or a few in the test model's vocabulary). */
+export function sentence(random: () => number, words: number): string {
   return Array.from({ length: words }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(' ');
 }
 
@@ -48,13 +49,28 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
   let failedOver: number[] = [];
   let tokens: number[] = [];
   const common = { model, max_tokens: answerTokens, temperature: 0.7, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
+  // llama-server's chat stream gives no token ids but its logprobs name the sampled one; Manifold ignores these fields.
+  const sampledIds = body.kind === 'chat' ? { logprobs: true, top_logprobs: 1 } : {};
+  const logprobIds: number[] = [];
+  const open = () =>
+    body.kind === 'chat'
+      ? client.chat.completions.create({ ...common, ...sampledIds, messages: body.messages } as OpenAI.ChatCompletionCreateParamsStreaming)
+      : client.completions.create({ ...common, prompt: body.prompt } as OpenAI.CompletionCreateParamsStreaming);
   try {
-    const stream =
-      body.kind === 'chat'
-        ? await client.chat.completions.create({ ...common, messages: body.messages } as OpenAI.ChatCompletionCreateParamsStreaming)
-        : await client.completions.create({ ...common, prompt: body.prompt } as OpenAI.CompletionCreateParamsStreaming);
+    let stream: Awaited<ReturnType<typeof open>>;
+    // A request that never reached the server is sent again, as chat clients do: llama-server (cpp-httplib)
+    // closes kept-alive connections the client may be reusing ("other side closed"). TTFT counts the retries.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        stream = await open();
+        break;
+      } catch (error) {
+        if (!(error instanceof OpenAI.APIConnectionError) || error instanceof OpenAI.APIConnectionTimeoutError || attempt >= 3) throw error;
+      }
+    }
     for await (const chunk of stream as AsyncIterable<OpenAI.ChatCompletionChunk | OpenAI.Completion>) {
-      const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null } | undefined;
+      const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null; logprobs?: { content?: { id?: number }[] | null } | null } | undefined;
+      for (const sampled of choice?.logprobs?.content ?? []) if (sampled.id !== undefined) logprobIds.push(sampled.id);
       const piece = choice ? (choice.delta ? choice.delta.content : choice.text) : undefined;
       if (typeof piece === 'string' && choice!.finish_reason === null && !firstAt) firstAt = performance.now();
       if (piece) text += piece;
@@ -67,6 +83,7 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
         tokens = served.tokens ?? [];
       }
     }
+    if (!tokens.length) tokens = logprobIds;
     const ended = performance.now();
     const completionTokens = usage?.completion_tokens ?? 0;
     return {
@@ -82,8 +99,15 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
       error: usage ? null : 'no usage in the stream',
     };
   } catch (error) {
-    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: (error as Error).message };
+    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: withCause(error) };
   }
+}
+
+/** An error's message and its causes' (the `openai` client's "Connection error." says why only in its cause). */
+function withCause(error: unknown): string {
+  const messages: string[] = [];
+  for (let e = error as { message?: string; cause?: unknown } | undefined; e && messages.length < 4; e = e.cause as typeof e) messages.push(e.message ?? String(e));
+  return messages.join(': ');
 }
 
 type Task = () => Promise<void>;

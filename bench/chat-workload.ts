@@ -1,0 +1,97 @@
+/**
+ * The realistic multi-turn chat workload: the seeded script of bench/chat-script.ts driven through
+ * `/v1/chat/completions` with SSE and the official `openai` client, as a chat app would. Each
+ * conversation's history is kept as text (the server's answers appended as assistant messages), so its
+ * prompts grow turn by turn; at most `concurrency` requests are in flight, at most one per conversation,
+ * and conversations take their turns in the script's seeded order, each as soon as its previous answer
+ * (and its optional think time) is over. After the run, `oracleOf` tokenizes what was sent for the
+ * oracle line (bench/oracle.ts), off the clock.
+ */
+import OpenAI from 'openai';
+import type { Tokenizer } from '../electron/core/tokenizer.js';
+import { chatScript, nextTicket, type ChatScriptOptions } from './chat-script.js';
+import { oracleShare } from './oracle.js';
+import { seeded } from './stats.js';
+import { streamRequest, type ClientTarget, type RequestResult } from './workload.js';
+
+export interface ChatWorkloadOptions extends ChatScriptOptions {
+  answerTokens: number;
+  concurrency: number;
+  /** Mean pause between an answer and the conversation's next message (exponential, seeded); 0 for none. */
+  thinkMs: number;
+}
+
+export interface ChatTurnResult extends RequestResult {
+  /** The order it was sent in, from 0. */
+  sequence: number;
+  messages: OpenAI.ChatCompletionMessageParam[];
+  answer: string;
+  /** The sampled ids (Manifold's `manifold.tokens`, llama-server's logprobs); empty when neither came. */
+  answerTokens: number[];
+}
+
+export async function realisticChat(target: ClientTarget, options: ChatWorkloadOptions): Promise<{ results: ChatTurnResult[]; wallMs: number }> {
+  const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+  const script = chatScript(options);
+  const thinkRandom = seeded(options.seed + 7919);
+  const histories: OpenAI.ChatCompletionMessageParam[][] = script.conversations.map((c) => [{ role: 'system', content: c.system }]);
+  const roundOf = script.conversations.map(() => 0);
+  const remaining = [...script.order];
+  const busy = new Set<number>();
+  const results: ChatTurnResult[] = [];
+  let inFlight = 0;
+  let sequence = 0;
+  const started = performance.now();
+
+  const turn = async (conversation: number): Promise<void> => {
+    const round = roundOf[conversation]!++;
+    const messages: OpenAI.ChatCompletionMessageParam[] = [...histories[conversation]!, { role: 'user', content: script.conversations[conversation]!.userMessages[round]! }];
+    const sent = sequence++;
+    const result = await streamRequest(client, target.model, { kind: 'chat', messages }, options.answerTokens, options.seed * 100_000 + conversation * 100 + round);
+    histories[conversation] = [...messages, { role: 'assistant', content: result.text }];
+    results.push({ ...result, user: conversation, turn: round, sequence: sent, messages, answer: result.text, answerTokens: result.tokens });
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    const pump = (): void => {
+      while (inFlight < options.concurrency) {
+        const index = nextTicket(remaining, busy);
+        if (index < 0) break;
+        const conversation = remaining.splice(index, 1)[0]!;
+        busy.add(conversation);
+        inFlight++;
+        turn(conversation).then(() => {
+          inFlight--;
+          const free = (): void => {
+            busy.delete(conversation);
+            pump();
+          };
+          if (options.thinkMs <= 0) return free();
+          setTimeout(free, -Math.log(1 - thinkRandom()) * options.thinkMs);
+          // While this conversation thinks, its request slot goes to another at once.
+          pump();
+        }, reject);
+      }
+      if (remaining.length === 0 && busy.size === 0) resolve();
+    };
+    pump();
+  });
+  return { results: results.sort((a, b) => a.sequence - b.sequence), wallMs: performance.now() - started };
+}
+
+/**
+ * The oracle's share of prompt tokens for a run, the prompts tokenized as the model's chat template
+ * renders them; answers whose ids did not come back are tokenized from their text. `mismatched` counts
+ * prompts whose length differs from the server's own count (a server rendering the template otherwise).
+ */
+export async function oracleOf(results: readonly ChatTurnResult[], tokenizer: Tokenizer): Promise<{ share: number; mismatched: number }> {
+  let mismatched = 0;
+  const sent = [];
+  for (const r of [...results].sort((a, b) => a.sequence - b.sequence)) {
+    const messages = r.messages.map((m) => ({ role: m.role as 'system' | 'user' | 'assistant', content: m.content as string }));
+    const prompt = (await tokenizer.applyChatTemplate(messages)).tokens;
+    if (r.error === null && prompt.length !== r.promptTokens) mismatched++;
+    sent.push({ conversation: r.user!, prompt, answer: r.answerTokens.length ? r.answerTokens : await tokenizer.tokenize(r.answer) });
+  }
+  return { share: oracleShare(sent), mismatched };
+}
