@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer-chat), writes
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer), writes
  * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
  * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
  */
@@ -11,13 +11,13 @@ import { ensureTestModel, TEST_MODEL_SIZES, type TestModelSize } from '../build/
 import { runFaults } from './faults.js';
 import { runMultiTurn } from './multiturn.js';
 import { runOverhead } from './overhead.js';
-import { runPeerChat } from './peer-chat.js';
+import { runPeer } from './peer.js';
 import { runRebuild } from './rebuild.js';
 import { runRemote } from './remote.js';
 import { runRoute } from './route.js';
 import { runScaling } from './scaling.js';
 
-const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer-chat'] as const;
+const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer'] as const;
 type BenchName = (typeof NAMES)[number];
 
 const { values, positionals } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, allowPositionals: true });
@@ -40,7 +40,7 @@ const workload = quick
   : { users: 8, turns: 4, systemWords: 40, userWords: 80, answerTokens: 32, concurrency: 4, seed: 1 };
 
 /**
- * The realistic chat of multiturn and peer-chat: 16 conversations × 5 rounds, a 400-word first message
+ * The realistic chat of multiturn and peer (part 2): 16 conversations × 5 rounds, a 400-word first message
  * and 120-word follow-ups, so histories grow past 1,000 tokens; 8 requests in flight.
  */
 const chat = quick
@@ -90,8 +90,15 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
       threads: 1,
       workload: quick ? workload : { users: 8, turns: 6, systemWords: 40, userWords: 150, answerTokens: 32, concurrency: 4, seed: 1 },
     }),
-  // Part 2 of `peer`: one llama-server with all the slots against Manifold with them split into replicas.
-  'peer-chat': () => runPeerChat({ model, slots: quick ? 2 : 8, threads: quick ? 1 : 2, contextSize: 2048, replicaCounts: quick ? [2] : [4, 2, 1], chat }),
+  // Part 1: the issue's eight 1,400-token prompts at once, on the 2 threads both servers get.
+  peer: () =>
+    runPeer({
+      serve: quick
+        ? { model, slots: 2, threads: 1, contextSize: 512, promptTokens: 128, answerTokens: 16, rounds: 1, seed: 1 }
+        : { model, slots: 8, threads: 2, contextSize: 2048, promptTokens: 1400, answerTokens: 64, rounds: 2, seed: 1 },
+      // Part 2: one llama-server with all the slots against Manifold with them split into replicas.
+      chat: { model, slots: quick ? 2 : 8, threads: quick ? 1 : 2, contextSize: 2048, replicaCounts: quick ? [2] : [4, 2, 1], chat },
+    }),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
 };
 

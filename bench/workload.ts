@@ -20,6 +20,13 @@ export interface RequestResult {
   /** Replicas that died under it before its first token (the `manifold.failed_over` field). */
   failedOver: number[];
   error: string | null;
+  /**
+   * What the server itself reports in the finishing chunk (llama-server's `timings`, Manifold's
+   * `manifold.timings`): its time to the first token (queue wait included) and its decode rate; the rest
+   * of the client's figures is the HTTP front's share. Undefined when the server reports none.
+   */
+  serverTtftMs?: number;
+  serverDecodeTokensPerSecond?: number;
   /** Multi-turn only: whose turn it was. */
   user?: number;
   turn?: number;
@@ -37,6 +44,13 @@ export interface ClientTarget {
   model: string;
 }
 
+/** The `timings` names llama-server reports (Manifold adds its engine queue wait as `queued_ms`). */
+interface ServerTimings {
+  queued_ms?: number;
+  prompt_ms: number;
+  predicted_per_second: number;
+}
+
 type StreamBody = { kind: 'chat'; messages: OpenAI.ChatCompletionMessageParam[] } | { kind: 'completion'; prompt: number[] };
 
 /** One streamed request; TTFT is the first token chunk (every token has one; the chat role chunk does not count). */
@@ -48,6 +62,7 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
   let replica: number | null = null;
   let failedOver: number[] = [];
   let tokens: number[] = [];
+  let serverTimings: ServerTimings | undefined;
   const common = { model, max_tokens: answerTokens, temperature: 0.7, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
   // llama-server's chat stream gives no token ids but its logprobs name the sampled one; Manifold ignores these fields.
   const sampledIds = body.kind === 'chat' ? { logprobs: true, top_logprobs: 1 } : {};
@@ -76,12 +91,14 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
       if (piece) text += piece;
       if (chunk.usage) usage = chunk.usage;
       // Token chunks carry their own ids (`manifold.tokens`); the finishing chunk says who served it and all the ids.
-      const served = (chunk as unknown as { manifold?: { replica?: number; failed_over?: number[]; tokens?: number[] } }).manifold;
+      const extra = chunk as unknown as { manifold?: { replica?: number; failed_over?: number[]; tokens?: number[]; timings?: ServerTimings }; timings?: ServerTimings };
+      const served = extra.manifold;
       if (served?.replica !== undefined) {
         replica = served.replica;
         failedOver = served.failed_over ?? [];
         tokens = served.tokens ?? [];
       }
+      serverTimings = served?.timings ?? extra.timings ?? serverTimings;
     }
     if (!tokens.length) tokens = logprobIds;
     const ended = performance.now();
@@ -97,6 +114,9 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
       replica,
       failedOver,
       error: usage ? null : 'no usage in the stream',
+      ...(serverTimings
+        ? { serverTtftMs: (serverTimings.queued_ms ?? 0) + serverTimings.prompt_ms, serverDecodeTokensPerSecond: serverTimings.predicted_per_second }
+        : {}),
     };
   } catch (error) {
     return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: withCause(error) };

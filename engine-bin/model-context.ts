@@ -1,7 +1,8 @@
 /**
  * The engine's model and context at their sizes: what a loaded engine holds (LoadedModel), how a context
  * with its slots is created from load options, and the load-option check that llama.cpp would otherwise
- * fail inside. Used by the load (model-host.ts) and by the allocation of a live resize (model-resize.ts).
+ * fail inside. Batches serve prompts in arrival order. Used by the load
+ * (model-host.ts) and by the allocation of a live resize (model-resize.ts).
  */
 import type { LlamaContext, LlamaModel } from 'node-llama-cpp';
 import type { LoadOptions } from '../common/engine-protocol.js';
@@ -36,6 +37,8 @@ export function createContext(model: LlamaModel, options: LoadOptions): Promise<
     ...(options.threads ? { threads: options.threads } : {}),
     ...(options.batchSize ? { batchSize: options.batchSize } : {}),
     flashAttention: options.flashAttention,
+    // Prompts served in the order they came, as llama-server serves them (docs/ARCHITECTURE.md, "Batch order").
+    batching: { itemPrioritizationStrategy: 'firstInFirstOut' },
     experimentalKvCacheKeyType: kvType,
     experimentalKvCacheValueType: kvType,
     failedCreationRemedy: false,

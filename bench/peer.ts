@@ -1,0 +1,147 @@
+/**
+ * peer: Manifold side by side with llama.cpp's own `llama-server` (built from node-llama-cpp's bundled
+ * source, so the same llama.cpp), on the same model file, slots and threads, in one run.
+ * Part 1 (runPeerServe): one llama-server with `-np S` against one Manifold replica with S slots, both
+ * through HTTP with SSE, the same requests in alternating order: one stream alone (decode rate, TTFT) and
+ * S fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output
+ * rate). The front's share is what the client measures beyond what each server reports of itself.
+ * Further parts add their own entry to runPeer.
+ */
+import OpenAI from 'openai';
+import { runPeerChat, type PeerChatOptions } from './peer-chat.js';
+import { startLlamaServerNode } from './llama-server-node.js';
+import { withServed } from './served-replicas.js';
+import { mean, percentile, seeded, table } from './stats.js';
+import { streamRequest, type ClientTarget, type RequestResult } from './workload.js';
+
+export interface PeerServeOptions {
+  model: string;
+  slots: number;
+  threads: number;
+  /** Tokens per slot. */
+  contextSize: number;
+  promptTokens: number;
+  answerTokens: number;
+  /** Rounds of each scenario on each server. */
+  rounds: number;
+  seed: number;
+}
+
+type Server = 'llama-server' | 'Manifold';
+type Scenario = 'one stream' | 'S at once';
+
+interface Round {
+  server: Server;
+  scenario: Scenario;
+  results: RequestResult[];
+  wallMs: number;
+}
+
+/** Fresh prompts (token ids of ordinary pieces), each different from its first token, so none reuses a cached prefix. */
+function prompts(count: number, length: number, random: () => number): number[][] {
+  return Array.from({ length: count }, () => Array.from({ length }, () => 300 + Math.floor(random() * 300)));
+}
+
+async function round(target: ClientTarget, server: Server, scenario: Scenario, batch: number[][], options: PeerServeOptions): Promise<Round> {
+  const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+  const started = performance.now();
+  const results = await Promise.all(batch.map((prompt, i) => streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, options.seed + i)));
+  const failed = results.find((r) => r.error !== null);
+  if (failed) throw new Error(`${server} failed a request: ${failed.error}`);
+  return { server, scenario, results, wallMs: performance.now() - started };
+}
+
+function summariseServer(rounds: readonly Round[], server: Server, scenario: Scenario) {
+  const mine = rounds.filter((r) => r.server === server && r.scenario === scenario);
+  const results = mine.flatMap((r) => r.results);
+  const firstTtfts = mine.map((r) => Math.min(...r.results.map((x) => x.ttftMs)));
+  const lastTtfts = mine.map((r) => Math.max(...r.results.map((x) => x.ttftMs)));
+  const completion = results.reduce((s, r) => s + r.completionTokens, 0);
+  return {
+    server,
+    scenario,
+    requests: results.length,
+    ttftFirstMs: mean(firstTtfts),
+    ttftP50Ms: percentile(results.map((r) => r.ttftMs), 50),
+    ttftLastMs: mean(lastTtfts),
+    /** Per stream, as the client sees it. */
+    decodeTokensPerSecond: mean(results.map((r) => r.decodeTokensPerSecond)),
+    /** Per stream, as the server reports it. */
+    serverDecodeTokensPerSecond: mean(results.map((r) => r.serverDecodeTokensPerSecond ?? Number.NaN)),
+    /** All output tokens over the rounds' wall time. */
+    outputTokensPerSecond: (completion * 1000) / mine.reduce((s, r) => s + r.wallMs, 0),
+    /** Client TTFT beyond the server's own time to first token: the HTTP front's share (IPC included for Manifold). */
+    frontTtftP50Ms: percentile(results.map((r) => r.ttftMs - (r.serverTtftMs ?? Number.NaN)), 50),
+  };
+}
+
+export async function runPeerServe(options: PeerServeOptions) {
+  const random = seeded(options.seed);
+  const rounds: Round[] = [];
+  await withServed(
+    { model: options.model, replicas: 1, engine: { slots: options.slots, threads: options.threads, contextSize: options.contextSize } },
+    async (manifold) => {
+      const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads });
+      try {
+        const targets: Record<Server, ClientTarget> = { 'llama-server': { baseURL: `${node.url}/v1`, model: manifold.model }, Manifold: manifold };
+        const warmUp = prompts(1, 16, random);
+        for (const server of ['llama-server', 'Manifold'] as const) await round(targets[server], server, 'one stream', warmUp, { ...options, answerTokens: 4 });
+        for (let i = 0; i < options.rounds; i++) {
+          // Alternate who goes first, so neither always runs on the other's warm caches.
+          const order: Server[] = i % 2 === 0 ? ['llama-server', 'Manifold'] : ['Manifold', 'llama-server'];
+          const single = prompts(1, options.promptTokens, random);
+          const together = prompts(options.slots, options.promptTokens, random);
+          for (const server of order) rounds.push(await round(targets[server], server, 'one stream', single, options));
+          for (const server of order) rounds.push(await round(targets[server], server, 'S at once', together, options));
+        }
+      } finally {
+        await node.stop();
+      }
+    },
+  );
+
+  const rows = (['one stream', 'S at once'] as const).flatMap((scenario) => (['llama-server', 'Manifold'] as const).map((server) => summariseServer(rounds, server, scenario)));
+  const row = (server: Server, scenario: Scenario) => rows.find((r) => r.server === server && r.scenario === scenario)!;
+  const ratios = {
+    oneStreamDecode: row('Manifold', 'one stream').decodeTokensPerSecond / row('llama-server', 'one stream').decodeTokensPerSecond,
+    oneStreamTtft: row('Manifold', 'one stream').ttftP50Ms / row('llama-server', 'one stream').ttftP50Ms,
+    togetherOutput: row('Manifold', 'S at once').outputTokensPerSecond / row('llama-server', 'S at once').outputTokensPerSecond,
+    togetherTtftP50: row('Manifold', 'S at once').ttftP50Ms / row('llama-server', 'S at once').ttftP50Ms,
+    togetherTtftFirst: row('Manifold', 'S at once').ttftFirstMs / row('llama-server', 'S at once').ttftFirstMs,
+  };
+  const text = table(
+    ['scenario', 'server', 'requests', 'TTFT first ms', 'TTFT p50 ms', 'TTFT last ms', 'decode tok/s', 'server decode tok/s', 'out tok/s', 'front TTFT ms'],
+    rows.map((r) => [
+      r.scenario === 'S at once' ? `${options.slots} at once` : r.scenario,
+      r.server,
+      String(r.requests),
+      r.ttftFirstMs,
+      r.ttftP50Ms,
+      r.ttftLastMs,
+      r.decodeTokensPerSecond,
+      r.serverDecodeTokensPerSecond,
+      r.outputTokensPerSecond,
+      r.frontTtftP50Ms,
+    ]),
+  );
+  const ratioText = Object.entries(ratios)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}×`)
+    .join(', ');
+  return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\nManifold / llama-server: ${ratioText}` };
+}
+
+export interface PeerOptions {
+  serve: PeerServeOptions;
+  chat: PeerChatOptions;
+}
+
+/** Both parts, in one run: one server against one replica, then all the slots against replicas on a multi-turn chat. */
+export async function runPeer(options: PeerOptions) {
+  const serve = await runPeerServe(options.serve);
+  const chat = await runPeerChat(options.chat);
+  const text = [
+    `### 1. one llama-server (-np ${options.serve.slots}) vs one Manifold replica with ${options.serve.slots} slots\n\n${serve.text}`,
+    `### 2. one llama-server (-np ${options.chat.slots}) vs Manifold with ${options.chat.slots} slots split into replicas, multi-turn chat\n\n${chat.text}`,
+  ].join('\n\n');
+  return { serve, chat, text };
+}
