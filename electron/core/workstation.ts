@@ -117,7 +117,12 @@ export class Workstation implements ChatBackend {
     return {
       config,
       modelId: basename(config.model).replace(/\.gguf$/i, ''),
-      replicas: ReplicaSet.fromConfig(config, this.options.machine, { spawn: this.options.spawn, log, ...this.options.replicaOptions }),
+      replicas: ReplicaSet.fromConfig(config, this.options.machine, {
+        spawn: this.options.spawn,
+        log,
+        prefixCacheDir: join(this.options.dataDir, 'prefix-cache'),
+        ...this.options.replicaOptions,
+      }),
       arena: undefined,
       tokenizer: undefined,
       started: false,

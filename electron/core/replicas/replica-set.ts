@@ -43,6 +43,8 @@ export interface ReplicaSetOptions {
   pinCores?: boolean;
   /** Where the CPU topology is read (tests point it at fixtures). */
   cpuTopologyRoot?: string;
+  /** The prefix cache's disk tier, for every local engine (`<data dir>/prefix-cache`); absent: the system's temp folder. */
+  prefixCacheDir?: string;
   /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
   testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
 }
@@ -103,7 +105,12 @@ export class ReplicaSet {
       replica: plan.index,
       spawn: options.spawn,
       env: plan.env,
-      load: { modelPath: options.modelPath, ...plan.engine, ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}) },
+      load: {
+        modelPath: options.modelPath,
+        ...plan.engine,
+        prefixCache: { ...plan.engine.prefixCache, ...(options.prefixCacheDir ? { diskDir: options.prefixCacheDir } : {}) },
+        ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}),
+      },
       log: options.log,
       logFile: plan.logFile,
       ...options.watchdog,
