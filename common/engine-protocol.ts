@@ -19,6 +19,7 @@ import {
   rebuildChangeSchema,
   rebuildTimingsSchema,
 } from './rebuild.js';
+import { prefixCacheOptionsSchema, prefixCacheReportSchema } from './prefix-cache.js';
 
 const tokenId = z.number().int().nonnegative();
 const requestId = z.number().int().nonnegative();
@@ -39,6 +40,8 @@ export const loadOptionsSchema = z
   flashAttention: flashAttentionSchema.default('auto'),
   kvType: kvTypeSchema.default('f16'),
   batchSize: z.number().int().min(1).max(1 << 16).optional(),
+  /** The tiered prefix cache of evicted conversations (common/prefix-cache.ts). */
+  prefixCache: prefixCacheOptionsSchema.default(prefixCacheOptionsSchema.parse({})),
   /** Test-only fault injection for live resize; never set outside tests (no config or API reaches it). */
   testOnlyFaults: z
     .object({
@@ -211,7 +214,15 @@ export type EngineErrorCode = z.infer<typeof engineErrorCodeSchema>;
 export const engineMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('progress'), id: requestId, stage: z.enum(['model', 'context']), progress: z.number().min(0).max(1) }),
   z.object({ type: z.literal('ready'), id: requestId, info: readyInfoSchema }),
-  z.object({ type: z.literal('started'), id: requestId, slot: z.number().int(), reusedTokens: z.number().int(), queuedMs: z.number() }),
+  z.object({
+    type: z.literal('started'),
+    id: requestId,
+    slot: z.number().int(),
+    reusedTokens: z.number().int(),
+    queuedMs: z.number(),
+    /** What the prefix cache did while this request took its slot; absent when it did nothing. */
+    prefixCache: prefixCacheReportSchema.optional(),
+  }),
   z.object({ type: z.literal('tokens'), id: requestId, tokens: z.array(tokenId), text: z.string() }),
   z.object({ type: z.literal('done'), id: requestId, result: generateDoneSchema }),
   z.object({ type: z.literal('cancelled'), id: requestId, found: z.boolean() }),

@@ -7,6 +7,7 @@
  */
 import { TokenBias, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { GenerateDone, GenerateRequest } from '../common/engine-protocol.js';
+import type { PrefixCacheReport } from '../common/prefix-cache.js';
 import { EngineError } from './engine-error.js';
 import type { Slot } from './slot.js';
 import { StopStringMatcher } from './stop-strings.js';
@@ -14,7 +15,7 @@ import { TokenTextStream } from './token-text.js';
 
 /** Where a running generation reports to. */
 export interface GenerationSink {
-  started(info: { slot: number; reusedTokens: number; queuedMs: number }): void;
+  started(info: { slot: number; reusedTokens: number; queuedMs: number; prefixCache?: PrefixCacheReport }): void;
   tokens(chunk: { tokens: number[]; text: string }): void;
 }
 

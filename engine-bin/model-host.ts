@@ -2,8 +2,8 @@
  * The model host: one node-llama-cpp model and one context whose sequences are the engine's slots, and the
  * API the message loop (engine-server.ts) calls. It owns the lifecycle — load (header check, model,
  * context, warm-up), the ready info, dispose — and composes the rest: the slot scheduler
- * (slot-scheduler.ts), one generation on a granted slot (generation.ts) and the live-resize operations
- * (model-resize.ts).
+ * (slot-scheduler.ts), the tiered prefix cache a granted slot is prepared by (prefix-cache.ts), one
+ * generation on that slot (generation.ts) and the live-resize operations (model-resize.ts).
  */
 import os from 'node:os';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
@@ -15,6 +15,7 @@ import { EngineError } from './engine-error.js';
 import { cancelledWhileQueued, checkPrompt, generateOnSlot, type GenerationSink } from './generation.js';
 import { checkKvType, createContext, vocabularySize, type LoadedModel } from './model-context.js';
 import { LiveResize } from './model-resize.js';
+import { PrefixCache } from './prefix-cache.js';
 import { makeSlots, type Slot } from './slot.js';
 import { SlotScheduler } from './slot-scheduler.js';
 
@@ -26,9 +27,11 @@ export class ModelHost {
   private loading = false;
   private modelLoads = 0;
   private readonly scheduler = new SlotScheduler<Slot>();
+  private readonly prefixCache: PrefixCache;
   private readonly resize: LiveResize;
 
   constructor(private readonly log: (line: string) => void) {
+    this.prefixCache = new PrefixCache(log);
     this.resize = new LiveResize({
       llama: () => this.llama!,
       install: (loaded) => this.install(loaded),
@@ -103,6 +106,7 @@ export class ModelHost {
     const queuedMs = performance.now() - arrived;
     if (!slot) return cancelledWhileQueued(request, queuedMs);
     try {
+      const prefixCache = await this.prefixCache.prepare(slot, request.tokens);
       return await generateOnSlot({
         request,
         slot,
@@ -110,7 +114,7 @@ export class ModelHost {
         contextSize,
         vocabularySize: loaded.vocabularySize,
         queuedMs,
-        sink,
+        sink: prefixCache ? { ...sink, started: (info) => sink.started({ ...info, prefixCache }) } : sink,
         cancelled: () => this.scheduler.isCancelled(id),
         onFirstToken: () => this.scheduler.startDecoding(slot),
       });
@@ -140,6 +144,7 @@ export class ModelHost {
       await loaded.model.dispose();
     }
     await this.resize.dispose();
+    await this.prefixCache.dispose();
     await this.llama?.dispose();
     this.llama = undefined;
   }
@@ -147,6 +152,7 @@ export class ModelHost {
   private install(loaded: LoadedModel | undefined): void {
     this.loaded = loaded;
     this.scheduler.useSlots(loaded?.slots);
+    this.prefixCache.use(loaded?.options.prefixCache);
   }
 
   private async loadModel(options: LoadOptions, onProgress?: (progress: number) => void): Promise<LlamaModel> {

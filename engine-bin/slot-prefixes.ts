@@ -10,6 +10,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Token } from 'node-llama-cpp';
 import type { KvType, KeptPrefix, PrefixReport } from '../common/rebuild.js';
+import { loadSlotState, saveSlotState } from './sequence-state.js';
 import type { Slot } from './slot.js';
 
 export interface SavedPrefix {
@@ -35,13 +36,7 @@ export async function savePrefixes(slots: readonly Slot[], kvType: KvType, dir: 
     const tokens = [...(slot.sequence.contextTokens as readonly number[])];
     if (tokens.length === 0) continue;
     const file = join(dir, `slot-${slot.index}.state`);
-    const saved = await slot.sequence.saveStateToFile(file).then(
-      () => true,
-      (error: unknown) => {
-        log(`saving slot ${slot.index}'s state failed (${(error as Error).message}); it will be evaluated again`);
-        return false;
-      },
-    );
+    const saved = (await saveSlotState(slot, file, log, 'it will be evaluated again')) !== null;
     prefixes.push({ slot: slot.index, tokens, conversationId: slot.conversationId, lastUsed: slot.lastUsed, file: saved ? file : null });
   }
   return { dir, slots: slots.length, kvType, prefixes };
@@ -79,7 +74,7 @@ export async function restorePrefixes(
     next++;
     slot.conversationId = prefix.conversationId;
     slot.lastUsed = prefix.lastUsed;
-    if (sameLayout && prefix.file && (await loadState(slot, prefix.file, hooks.log))) {
+    if (sameLayout && prefix.file && (await loadSlotState(slot, prefix.file, hooks.log, 'evaluating it again'))) {
       report.push({ from: prefix.slot, to: slot.index, tokens: slot.sequence.nextTokenIndex, restoredBy: 'state_file' });
       continue;
     }
@@ -102,17 +97,6 @@ export async function restorePrefixes(
   })();
   const kept = report.filter((r) => r.restoredBy !== 'dropped').length;
   return { report: { kept, dropped: report.length - kept, slots: report }, reEvaluated };
-}
-
-async function loadState(slot: Slot, file: string, log: (line: string) => void): Promise<boolean> {
-  try {
-    await slot.sequence.loadStateFromFile(file, { acceptRisk: true });
-    return true;
-  } catch (error) {
-    log(`loading slot ${slot.index}'s state failed (${(error as Error).message}); evaluating it again`);
-    await slot.sequence.clearHistory().catch(() => {});
-    return false;
-  }
 }
 
 async function discardSaved(saved: SavedPrefixes): Promise<void> {

@@ -117,7 +117,13 @@ export class Workstation implements ChatBackend {
         started: false,
       };
     }
-    const replicas = ReplicaSet.fromConfig(config, this.options.machine, { spawn: this.options.spawn, log, dispatchObserver: this.requestMetrics, ...this.options.replicaOptions });
+    const replicas = ReplicaSet.fromConfig(config, this.options.machine, {
+      spawn: this.options.spawn,
+      log,
+      dispatchObserver: this.requestMetrics,
+      prefixCacheDir: join(this.options.dataDir, 'prefix-cache'),
+      ...this.options.replicaOptions,
+    });
     this.requestMetrics.zeroSeries(replicas.replicaView().map((r) => r.replica));
     return {
       config,

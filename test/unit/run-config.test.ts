@@ -90,6 +90,8 @@ describe('run config', () => {
     expect(planError({ gpu: 'gpu' })).toBe('gpu: card "gpu" is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)');
     expect(() => parseRunConfig({ model: 'm', shutdownGraceMs: -1 })).toThrow('config shutdownGraceMs: at least 0 (got -1)');
     expect(parseRunConfig({ model: 'm', shutdownGraceMs: 1500 }).shutdownGraceMs).toBe(1500);
+    expect(() => parseRunConfig({ model: 'm', engine: { prefixCache: { ramBytes: -1 } } })).toThrow('config engine.prefixCache.ramBytes: at least 0 (got -1)');
+    expect(() => parseRunConfig({ model: 'm', engine: { prefixCache: { ram: 1 } } })).toThrow('config engine.prefixCache: unknown field "ram"');
     expect(planError({ gpu: 'cpu', replicas: [{}, { gpus: [1] }] })).toBe(
       'replicas[1].gpus: the group names cards but "gpu" is "cpu" (or no GPU was detected); remove the cards or the "cpu" setting',
     );

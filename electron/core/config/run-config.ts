@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ROUTING_POLICY_NAMES } from '../../../common/contract.js';
 import { flashAttentionSchema } from '../../../common/engine-protocol.js';
 import { expectedOneOf, firstIssueInWords, inWords, valueInWords } from '../../../common/issue-words.js';
+import { prefixCacheBudgetsSchema } from '../../../common/prefix-cache.js';
 import { kvTypeSchema } from '../../../common/rebuild.js';
 import { DEFAULT_REMOTE_TIMEOUTS, REMOTE_KINDS, type RemotePlan } from './remote-plan.js';
 
@@ -28,6 +29,8 @@ const engineOptionsSchema = z
     flashAttention: flashAttentionSchema,
     kvType: kvTypeSchema,
     batchSize: z.number().int().min(1),
+    /** Byte budgets of the tiered prefix cache of evicted conversations, per engine (0 turns a tier off). */
+    prefixCache: prefixCacheBudgetsSchema,
   })
   .partial()
   .strict();

@@ -92,7 +92,7 @@ export class EngineClient {
       { type: 'generate', request },
       'done',
       (m) => {
-        if (m.type === 'started') markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs });
+        if (m.type === 'started') markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs, ...(m.prefixCache ? { prefixCache: m.prefixCache } : {}) });
         else if (m.type === 'tokens') onTokens?.({ tokens: m.tokens, text: m.text });
       },
       id,

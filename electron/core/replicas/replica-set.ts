@@ -48,6 +48,8 @@ export interface ReplicaSetOptions {
   cpuTopologyRoot?: string;
   /** The llama-server binary for replicas of engine kind `llama-server`; found as common/node/llama-server-binary.ts says when absent. */
   llamaServerBinary?: string;
+  /** The prefix cache's disk tier, for every local engine (`<data dir>/prefix-cache`); absent: the system's temp folder. */
+  prefixCacheDir?: string;
   /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
   testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
   /** Told each binding's queue wait and routing time (the workstation's request metrics). */
@@ -122,7 +124,12 @@ export class ReplicaSet {
     return new EngineSupervisor({
       ...supervision,
       spawn: options.spawn,
-      load: { modelPath: options.modelPath, ...plan.engine, ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}) },
+      load: {
+        modelPath: options.modelPath,
+        ...plan.engine,
+        prefixCache: { ...plan.engine.prefixCache, ...(options.prefixCacheDir ? { diskDir: options.prefixCacheDir } : {}) },
+        ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}),
+      },
     });
   }
 

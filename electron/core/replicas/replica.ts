@@ -2,9 +2,11 @@
  * One replica as the set sees it: its plan, its driver (the engine supervisor of a local replica, the
  * link of a remote one), its state, what it runs now (requests bound
  * to it by the dispatcher), its counters for the views, the history the heal policy reads, and the rates
- * measured from its finished requests that the router's cost uses.
+ * measured from its requests that the router's cost uses (prefill, service time, prefix-cache restores).
  */
 import type { GenerateDone, ReadyInfo } from '../../../common/engine-protocol.js';
+import type { PrefixTier } from '../../../common/prefix-cache.js';
+import type { StartedInfo } from '../engine/engine-client.js';
 import type { ReplicaPlan } from '../config/run-config.js';
 import type { RouteCandidate } from '../router/router.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
@@ -41,6 +43,8 @@ export class Replica {
   healTimer: NodeJS.Timeout | undefined;
   prefillTokensPerMs: number | null = null;
   serviceMs: number | null = null;
+  /** Measured ms per token of restoring a saved prefix from each tier of its engine's prefix cache. */
+  restoreMsPerToken: Partial<Record<PrefixTier, number>> = {};
 
   constructor(
     readonly plan: ReplicaPlan,
@@ -72,7 +76,23 @@ export class Replica {
 
   /** What the router weighs for it now (the conversation flag is the dispatcher's). */
   candidate(): Omit<RouteCandidate, 'servedConversation'> {
-    return { replica: this.index, running: this.running, slots: this.slots, prefillTokensPerMs: this.prefillTokensPerMs, serviceMs: this.serviceMs };
+    return {
+      replica: this.index,
+      running: this.running,
+      slots: this.slots,
+      prefillTokensPerMs: this.prefillTokensPerMs,
+      serviceMs: this.serviceMs,
+      restoreMsPerToken: this.restoreMsPerToken,
+    };
+  }
+
+  /** A request started; when its slot was restored from the prefix cache, that restore's rate is a sample. */
+  noteStarted(started: StartedInfo): void {
+    const restored = started.prefixCache?.restored;
+    if (!restored || restored.tokens === 0) return;
+    const old = this.restoreMsPerToken[restored.tier];
+    const sample = restored.ms / restored.tokens;
+    this.restoreMsPerToken[restored.tier] = old === undefined ? sample : old + EWMA * (sample - old);
   }
 
   noteDone(done: GenerateDone): void {

@@ -177,7 +177,10 @@ export class RequestDispatcher {
     options.signal?.addEventListener('abort', abort, { once: true });
     if (options.signal?.aborted) abort();
     void handle.started.then(
-      (s) => routing.noteStarted(replica.index, s.slot, s.reusedTokens),
+      (s) => {
+        routing.noteStarted(replica.index, s, blocks);
+        replica.noteStarted(s);
+      },
       () => {},
     );
     try {

@@ -2,12 +2,14 @@
  * What the router reads: the prefix index, the replica that last served each conversation, and the router
  * itself with its policy and per-replica counts. The index is exact where the replica says which slot
  * served (local engines, llama-server and Manifold peers: a slot cut to what it kept at `started`, set to
- * what it holds at `done`) and estimated where it does not (OpenAI-style peers: the blocks it was sent,
+ * what it holds at `done`, its engine's prefix-cache entries moved as its `started` reports say) and
+ * estimated where it does not (OpenAI-style peers: the blocks it was sent,
  * LRU); a replica's blocks are forgotten when it dies or its link drops, and moved when a rebuild moves
  * prefixes between slots.
  */
 import type { GenerateDone } from '../../../common/engine-protocol.js';
 import type { PrefixReport } from '../../../common/rebuild.js';
+import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
 import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../router/prefix-index.js';
@@ -53,10 +55,24 @@ export class RoutingState {
     return this.conversationReplica.get(conversationId);
   }
 
-  /** The slot keeps only the blocks it shares with this prompt; the rest is gone from the engine now. */
-  noteStarted(replica: number, slot: number, reusedTokens: number): void {
+  /**
+   * The request started: the engine's prefix cache moved entries (saving a slot's evicted blocks first)
+   * and maybe restored one into the slot; the slot keeps only the blocks it shares with this prompt.
+   */
+  noteStarted(replica: number, started: StartedInfo, promptBlocks: readonly number[]): void {
+    const { slot, reusedTokens, prefixCache } = started;
     if (slot < 0) return;
-    this.index.truncateSlot(replica, slot, Math.floor(reusedTokens / BLOCK_TOKENS));
+    for (const move of prefixCache?.moves ?? []) {
+      if (move.fromSlot !== undefined && move.tier) this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor((move.tokens ?? 0) / BLOCK_TOKENS));
+      else this.index.moveSaved(replica, move.entry, move.tier);
+    }
+    const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
+    if (prefixCache?.restored) {
+      this.index.moveSaved(replica, prefixCache.restored.entry, null);
+      this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
+    } else {
+      this.index.truncateSlot(replica, slot, keepBlocks);
+    }
   }
 
   /** What the slot holds after the request, and the conversation's replica. */
@@ -98,6 +114,7 @@ export class RoutingState {
 function combine(exact: ExactPrefixIndex, estimated: EstimatedPrefixIndex): PrefixIndex {
   return {
     matchedBlocks: (replica, blocks) => Math.max(exact.matchedBlocks(replica, blocks), estimated.matchedBlocks(replica, blocks)),
+    matchedSaved: (replica, blocks) => exact.matchedSaved(replica, blocks),
     forgetReplica: (replica) => {
       exact.forgetReplica(replica);
       estimated.forgetReplica(replica);

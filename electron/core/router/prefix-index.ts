@@ -1,23 +1,43 @@
 /**
  * The prefix index (DESIGN §4): which replica holds which prompt prefix, as chained block hashes.
  * - Exact form, for local engines: each replica's slots are mirrored from the engine's replies (which
- *   slot served, how much it kept), so a slot reused for another conversation drops the blocks it lost.
+ *   slot served, how much it kept), so a slot reused for another conversation drops the blocks it lost;
+ *   and so are the entries of the engine's tiered prefix cache (an evicted slot's blocks, in RAM or on
+ *   disk), which the router counts at a restore's cost.
  * - Estimated form, for replicas whose cache cannot be seen: blocks noted as served, LRU-capped.
  * Either form answers how many leading blocks of a prompt a replica holds.
  */
+import type { PrefixTier } from '../../../common/prefix-cache.js';
+
+/** The longest prefix a replica could restore from its prefix cache, and the tier it is in. */
+export interface SavedMatch {
+  readonly blocks: number;
+  readonly tier: PrefixTier;
+}
 
 export interface PrefixIndex {
   /** Leading blocks of `blocks` that `replica` holds. */
   matchedBlocks(replica: number, blocks: readonly number[]): number;
+  /** The longest leading run of `blocks` in one of `replica`'s saved entries; null when none (or not known). */
+  matchedSaved(replica: number, blocks: readonly number[]): SavedMatch | null;
   /** Forget everything of a replica (it restarted, unloaded, or dropped its cache). */
   forgetReplica(replica: number): void;
   /** Blocks held in all (for memory accounting and the dashboard). */
   readonly size: number;
 }
 
-/** Exact: a mirror of each (replica, slot)'s held blocks. */
+/** Leading blocks `a` and `b` share. */
+function sharedBlocks(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** Exact: a mirror of each (replica, slot)'s held blocks and of each (replica, saved entry)'s. */
 export class ExactPrefixIndex implements PrefixIndex {
   private readonly slots = new Map<number, Map<number, readonly number[]>>();
+  private readonly saved = new Map<number, Map<number, { tier: PrefixTier; blocks: readonly number[] }>>();
   private blocks = 0;
 
   /** The slot now holds exactly these leading blocks (replacing what it held). */
@@ -36,7 +56,8 @@ export class ExactPrefixIndex implements PrefixIndex {
 
   /**
    * After a rebuild: the replica's slots are now exactly `moves` (slot `from` is slot `to`, keeping its
-   * first `keepBlocks` blocks); every other slot of the replica is forgotten.
+   * first `keepBlocks` blocks); every other slot of the replica is forgotten, and so is its prefix cache
+   * (the engine discards saved states at a rebuild: they belong to the old context).
    */
   remapSlots(replica: number, moves: readonly { from: number; to: number; keepBlocks: number }[]): void {
     const before = this.slots.get(replica) ?? new Map<number, readonly number[]>();
@@ -47,20 +68,49 @@ export class ExactPrefixIndex implements PrefixIndex {
     }
   }
 
+  /** The engine saved slot `slot`'s first `keepBlocks` blocks as prefix-cache entry `entry`, in `tier`. */
+  saveSlot(replica: number, slot: number, entry: number, tier: PrefixTier, keepBlocks: number): void {
+    const held = this.slots.get(replica)?.get(slot)?.slice(0, keepBlocks) ?? [];
+    let saved = this.saved.get(replica);
+    if (!saved) this.saved.set(replica, (saved = new Map()));
+    this.moveSaved(replica, entry, null);
+    saved.set(entry, { tier, blocks: held });
+    this.blocks += held.length;
+  }
+
+  /** A saved entry moved to `tier`, or left the cache (`null`: dropped, or restored into a slot). */
+  moveSaved(replica: number, entry: number, tier: PrefixTier | null): void {
+    const saved = this.saved.get(replica);
+    const known = saved?.get(entry);
+    if (!saved || !known) return;
+    if (tier) {
+      saved.set(entry, { ...known, tier });
+    } else {
+      this.blocks -= known.blocks.length;
+      saved.delete(entry);
+    }
+  }
+
   matchedBlocks(replica: number, blocks: readonly number[]): number {
     let best = 0;
-    for (const held of this.slots.get(replica)?.values() ?? []) {
-      const n = Math.min(held.length, blocks.length);
-      let i = 0;
-      while (i < n && held[i] === blocks[i]) i++;
-      if (i > best) best = i;
+    for (const held of this.slots.get(replica)?.values() ?? []) best = Math.max(best, sharedBlocks(held, blocks));
+    return best;
+  }
+
+  matchedSaved(replica: number, blocks: readonly number[]): SavedMatch | null {
+    let best: SavedMatch | null = null;
+    for (const { tier, blocks: held } of this.saved.get(replica)?.values() ?? []) {
+      const shared = sharedBlocks(held, blocks);
+      if (shared > 0 && (!best || shared > best.blocks || (shared === best.blocks && tier === 'ram'))) best = { blocks: shared, tier };
     }
     return best;
   }
 
   forgetReplica(replica: number): void {
     for (const held of this.slots.get(replica)?.values() ?? []) this.blocks -= held.length;
+    for (const entry of this.saved.get(replica)?.values() ?? []) this.blocks -= entry.blocks.length;
     this.slots.delete(replica);
+    this.saved.delete(replica);
   }
 
   get size(): number {
@@ -91,6 +141,10 @@ export class EstimatedPrefixIndex implements PrefixIndex {
     let i = 0;
     while (i < blocks.length && this.holders.get(blocks[i]!)?.has(replica)) i++;
     return i;
+  }
+
+  matchedSaved(): SavedMatch | null {
+    return null;
   }
 
   forgetReplica(replica: number): void {

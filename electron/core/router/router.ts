@@ -1,11 +1,15 @@
 /**
  * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each
  * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has measured timings,
- * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Ties (equal baseline
+ * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Where a replica's
+ * prefix cache holds more of the prompt than its slots (the engine then restores it instead of
+ * prefilling), the restored tokens count at a restore's cost: measured per tier once the replica has
+ * restored from it, else an assumed share of a prefill — cheaper than prefill, dearer than a slot hit. Ties (equal baseline
  * costs; measured costs within 25%) go to the replica that last served the request's conversation, then
  * fewer running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
  * comparison. Each decision is counted per replica.
  */
+import type { PrefixTier } from '../../../common/prefix-cache.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import { BLOCK_TOKENS } from './block-hash.js';
 import type { PrefixIndex } from './prefix-index.js';
@@ -21,6 +25,8 @@ export interface RouteCandidate {
   readonly serviceMs: number | null;
   /** It served the request's conversation last (a first turn under one block leaves no trace in the index). */
   readonly servedConversation?: boolean;
+  /** Measured ms per token of a restore from each tier of its prefix cache, once it has restored from it. */
+  readonly restoreMsPerToken?: Partial<Record<PrefixTier, number>>;
 }
 
 export interface RouteDecision {
@@ -29,7 +35,16 @@ export interface RouteDecision {
   readonly cachedTokens: number;
   readonly cost: number;
   readonly costKind: 'baseline' | 'measured' | 'policy';
+  /** Prompt tokens the replica's prefix cache would restore (more than its slots hold); absent when none. */
+  readonly restore?: { readonly tokens: number; readonly tier: PrefixTier };
 }
+
+/**
+ * What a restored token costs, as a share of a prefilled one, until the replica has measured restores from
+ * that tier: loading a saved state is a copy of its bytes (measured on the test model: a few ms for a
+ * state that takes a second to prefill), and a disk read costs more than a RAM one.
+ */
+export const ASSUMED_RESTORE_SHARE: Readonly<Record<PrefixTier, number>> = { ram: 0.02, disk: 0.05 };
 
 export const BASELINE_RUNNING_PENALTY = 3000;
 /**
@@ -93,16 +108,33 @@ export class Router {
       const measured = candidates.every((c) => c.prefillTokensPerMs !== null && c.prefillTokensPerMs > 0 && c.serviceMs !== null);
       const costed = candidates.map((c) => {
         const hit = cached(c);
-        const uncached = promptTokens - hit;
+        const restore = this.restorable(c.replica, blocks, promptTokens, hit);
+        const uncached = promptTokens - (restore?.tokens ?? hit);
+        const restoreCost = restore
+          ? restore.tokens * (measured ? (c.restoreMsPerToken?.[restore.tier] ?? ASSUMED_RESTORE_SHARE[restore.tier] / c.prefillTokensPerMs!) : ASSUMED_RESTORE_SHARE[restore.tier])
+          : 0;
         const cost = measured
-          ? (c.running / Math.max(1, c.slots)) * c.serviceMs! + uncached / c.prefillTokensPerMs!
-          : uncached + BASELINE_RUNNING_PENALTY * c.running;
-        return { c, cost, hit };
+          ? (c.running / Math.max(1, c.slots)) * c.serviceMs! + uncached / c.prefillTokensPerMs! + restoreCost
+          : uncached + restoreCost + BASELINE_RUNNING_PENALTY * c.running;
+        return { c, cost, hit, restore };
       });
       const pick = this.breakTies(costed, measured ? COST_TIE_TOLERANCE : 0);
-      decision = { replica: pick.c.replica, cachedTokens: pick.hit, cost: pick.cost, costKind: measured ? 'measured' : 'baseline' };
+      decision = {
+        replica: pick.c.replica,
+        cachedTokens: pick.hit,
+        cost: pick.cost,
+        costKind: measured ? 'measured' : 'baseline',
+        ...(pick.restore ? { restore: pick.restore } : {}),
+      };
     }
     return decision;
+  }
+
+  /** The saved prefix the replica's engine would restore for this prompt: one holding more than its slots' `hit`. */
+  private restorable(replica: number, blocks: readonly number[], promptTokens: number, hit: number): RouteDecision['restore'] | undefined {
+    const saved = this.index.matchedSaved(replica, blocks);
+    const tokens = saved ? Math.min(saved.blocks * BLOCK_TOKENS, promptTokens) : 0;
+    return saved && tokens > hit ? { tokens, tier: saved.tier } : undefined;
   }
 
   /**

@@ -1,0 +1,49 @@
+/**
+ * The tiered prefix cache as data (engine-bin/prefix-cache.ts keeps it, core's exact index mirrors it):
+ * its byte budgets (run config `engine.prefixCache`, load option `prefixCache`), its two tiers, and the
+ * report a `started` message carries of what the cache did while the request took its slot — which saved
+ * entries were made (from the slot's evicted conversation), spilled to disk or dropped, and which one the
+ * slot was restored from, how fast.
+ */
+import { z } from 'zod';
+
+export const PREFIX_TIERS = ['ram', 'disk'] as const;
+export const prefixTierSchema = z.enum(PREFIX_TIERS);
+export type PrefixTier = z.infer<typeof prefixTierSchema>;
+
+/** Per engine: 512 MiB of saved KV state in the child's memory, 2 GiB on disk. */
+export const DEFAULT_PREFIX_CACHE_BYTES: Readonly<Record<'ramBytes' | 'diskBytes', number>> = { ramBytes: 512 * 2 ** 20, diskBytes: 2 * 2 ** 30 };
+
+const bytes = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+/** The budgets as a config sets them: either may be left out (its default), 0 turns its tier off. */
+export const prefixCacheBudgetsSchema = z.object({ ramBytes: bytes, diskBytes: bytes }).partial().strict();
+export type PrefixCacheBudgets = z.infer<typeof prefixCacheBudgetsSchema>;
+
+/** What the engine is loaded with: the budgets with their defaults, and where the disk tier lives. */
+export const prefixCacheOptionsSchema = z.object({
+  ramBytes: bytes.default(DEFAULT_PREFIX_CACHE_BYTES.ramBytes),
+  diskBytes: bytes.default(DEFAULT_PREFIX_CACHE_BYTES.diskBytes),
+  /** The disk tier's folder (core: `<data dir>/prefix-cache`); absent: under the system's temp folder. */
+  diskDir: z.string().min(1).optional(),
+});
+export type PrefixCacheOptions = z.infer<typeof prefixCacheOptionsSchema>;
+
+const count = z.number().int().nonnegative();
+
+/** A saved entry changed tier: made from `fromSlot`'s evicted tokens (`tokens` of them), spilled, or dropped (`tier: null`). */
+export const tierMoveSchema = z.object({
+  entry: count,
+  tier: prefixTierSchema.nullable(),
+  fromSlot: count.optional(),
+  tokens: count.optional(),
+});
+export type TierMove = z.infer<typeof tierMoveSchema>;
+
+export const prefixCacheReportSchema = z.object({
+  /** In the order they happened (engine-wide since the last report: another request's moves may be among them). */
+  moves: z.array(tierMoveSchema),
+  /** The saved entry this request's slot was restored from (it leaves the cache: the slot holds it now). */
+  restored: z.object({ entry: count, tier: prefixTierSchema, tokens: count, ms: z.number().nonnegative() }).optional(),
+});
+export type PrefixCacheReport = z.infer<typeof prefixCacheReportSchema>;
