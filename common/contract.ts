@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { slotViewSchema } from './engine-protocol.js';
+import { prefixTierViewSchema } from './prefix-cache.js';
 import { precheckRequestSchema, rebuildProgressSchema, rebuildRequestSchema, replicaRebuildOutcomeSchema, replicaVerdictSchema } from './rebuild.js';
 
 export const ROUTING_POLICY_NAMES = ['prefix', 'round-robin', 'least-loaded'] as const;
@@ -27,6 +28,8 @@ export const replicaViewSchema = z.object({
   pid: z.number().int().nullable(),
   /** A remote replica's server: its URL, its kind, and the last health check's round trip; null for a local engine. */
   remote: z.object({ url: z.string(), kind: z.string(), latencyMs: z.number().nullable() }).nullable(),
+  /** Its engine's prefix cache of evicted conversations, each tier with a budget; null when it keeps none (llama-server, remote, budgets 0). */
+  prefixTiers: z.array(prefixTierViewSchema).nullable(),
 });
 export type ReplicaViewData = z.infer<typeof replicaViewSchema>;
 

@@ -3,7 +3,7 @@
  * its byte budgets (run config `engine.prefixCache`, load option `prefixCache`), its two tiers, and the
  * report a `started` message carries of what the cache did while the request took its slot — which saved
  * entries were made (from the slot's evicted conversation), spilled to disk or dropped, and which one the
- * slot was restored from, how fast.
+ * slot was restored from, how fast — and each tier as the dashboard's slot view shows it.
  */
 import { z } from 'zod';
 
@@ -31,12 +31,13 @@ export type PrefixCacheOptions = z.infer<typeof prefixCacheOptionsSchema>;
 
 const count = z.number().int().nonnegative();
 
-/** A saved entry changed tier: made from `fromSlot`'s evicted tokens (`tokens` of them), spilled, or dropped (`tier: null`). */
+/** A saved entry changed tier: made from `fromSlot`'s evicted tokens (`tokens` of them, a state of `bytes`), spilled, or dropped (`tier: null`). */
 export const tierMoveSchema = z.object({
   entry: count,
   tier: prefixTierSchema.nullable(),
   fromSlot: count.optional(),
   tokens: count.optional(),
+  bytes: count.optional(),
 });
 export type TierMove = z.infer<typeof tierMoveSchema>;
 
@@ -47,3 +48,11 @@ export const prefixCacheReportSchema = z.object({
   restored: z.object({ entry: count, tier: prefixTierSchema, tokens: count, ms: z.number().nonnegative() }).optional(),
 });
 export type PrefixCacheReport = z.infer<typeof prefixCacheReportSchema>;
+
+/** A saved entry as the dashboard shows it: its tokens, its state's size, and the conversation it was (null when not known). */
+export const savedEntryViewSchema = z.object({ entry: count, tokens: count, bytes: count, conversationId: z.string().nullable() });
+export type SavedEntryView = z.infer<typeof savedEntryViewSchema>;
+
+/** One tier of a replica's prefix cache as core's exact index mirrors it: its entries (most recent last), their bytes, its budget. */
+export const prefixTierViewSchema = z.object({ tier: prefixTierSchema, entries: z.array(savedEntryViewSchema), bytes: count, budgetBytes: count });
+export type PrefixTierView = z.infer<typeof prefixTierViewSchema>;

@@ -93,7 +93,7 @@ export class PrefixCache {
     if (bytes === null) return;
     const { entry, spill, drop } = this.tiers.admit(held, bytes);
     if (entry) {
-      this.moves.push({ entry: entry.id, tier: entry.tier, fromSlot: slot.index, tokens: held.length });
+      this.moves.push({ entry: entry.id, tier: entry.tier, fromSlot: slot.index, tokens: held.length, bytes });
       await moveFile(saving, this.file(entry.id, entry.tier));
     }
     await rm(saving, { force: true });

@@ -38,7 +38,7 @@ function scriptedClient(script: Script) {
 }
 
 const replica = (i: number, patch: Partial<EventPayload<'replicas'>[number]> = {}): EventPayload<'replicas'>[number] => ({
-  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, ...patch,
+  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, prefixTiers: null, ...patch,
 });
 
 describe('workstation slice', () => {

@@ -7,6 +7,7 @@
  */
 import type { ReplicaViewData } from '../../../common/contract.js';
 import type { GenerateRequestInput, LoadOptionsInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
+import { DEFAULT_PREFIX_CACHE_BYTES, PREFIX_TIERS, type PrefixTier, type PrefixTierView } from '../../../common/prefix-cache.js';
 import type { PrecheckRequest, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
 import { findLlamaServer, llamaServerPath } from '../../../common/node/llama-server-binary.js';
 import { ConfigError, planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
@@ -400,7 +401,20 @@ export class ReplicaSet {
       completionTokens: r.completionTokens,
       pid: r.driver.pid ?? null,
       remote: r.driver.remote ? { ...r.driver.remote } : null,
+      prefixTiers: this.prefixTiersOf(r),
     }));
+  }
+
+  /** What each tier of a node-llama-cpp replica's prefix cache holds (as the exact index mirrors it); null when it keeps none. */
+  private prefixTiersOf(r: Replica): PrefixTierView[] | null {
+    if (!r.engine) return null;
+    const { ramBytes, diskBytes } = { ...DEFAULT_PREFIX_CACHE_BYTES, ...r.plan.engine.prefixCache };
+    const budgets: Record<PrefixTier, number> = { ram: ramBytes, disk: diskBytes };
+    const tiers = PREFIX_TIERS.filter((tier) => budgets[tier] > 0).map((tier) => {
+      const entries = this.routing.savedEntries(r.index, tier);
+      return { tier, entries, bytes: entries.reduce((sum, e) => sum + e.bytes, 0), budgetBytes: budgets[tier] };
+    });
+    return tiers.length ? tiers : null;
   }
 
   /** Every living replica's slots, numbered globally, each with its replica. */

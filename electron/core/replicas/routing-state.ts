@@ -5,9 +5,11 @@
  * what it holds at `done`, its engine's prefix-cache entries moved as its `started` reports say) and
  * estimated where it does not (OpenAI-style peers: the blocks it was sent,
  * LRU); a replica's blocks are forgotten when it dies or its link drops, and moved when a rebuild moves
- * prefixes between slots.
+ * prefixes between slots. Each slot's last conversation is kept too, so the dashboard can name whose a
+ * saved entry is.
  */
 import type { GenerateDone } from '../../../common/engine-protocol.js';
+import type { PrefixTier, SavedEntryView } from '../../../common/prefix-cache.js';
 import type { PrefixReport } from '../../../common/rebuild.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
@@ -26,6 +28,8 @@ export class RoutingState {
   private readonly router: Router;
   /** The replica that last served each conversation id (insertion order = age). */
   private readonly conversationReplica = new Map<string, number>();
+  /** The conversation each (replica, slot) last served, so a saved entry can say whose it is. */
+  private readonly slotConversations = new Map<number, Map<number, string | null>>();
 
   constructor(policy: RoutingPolicy) {
     this.router = new Router(this.combined, policy);
@@ -63,8 +67,13 @@ export class RoutingState {
     const { slot, reusedTokens, prefixCache } = started;
     if (slot < 0) return;
     for (const move of prefixCache?.moves ?? []) {
-      if (move.fromSlot !== undefined && move.tier) this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor((move.tokens ?? 0) / BLOCK_TOKENS));
-      else this.index.moveSaved(replica, move.entry, move.tier);
+      if (move.fromSlot !== undefined && move.tier) {
+        const tokens = move.tokens ?? 0;
+        const about = { tokens, bytes: move.bytes ?? 0, conversationId: this.slotConversations.get(replica)?.get(move.fromSlot) ?? null };
+        this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor(tokens / BLOCK_TOKENS), about);
+      } else {
+        this.index.moveSaved(replica, move.entry, move.tier);
+      }
     }
     const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
     if (prefixCache?.restored) {
@@ -79,9 +88,15 @@ export class RoutingState {
   noteDone(replica: number, prompt: readonly number[], promptBlocks: readonly number[], done: GenerateDone, conversationId: string | undefined): void {
     const held = [...prompt, ...done.completionTokens].slice(0, done.heldTokens);
     const heldBlocks = held.length >= prompt.length ? blockHashes(held) : promptBlocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
-    if (done.slot !== null) this.index.setSlot(replica, done.slot, heldBlocks);
-    // A peer that names no slot: what it was sent is what it likely holds.
-    else if (done.heldTokens > 0) this.estimated.noteServed(replica, heldBlocks);
+    if (done.slot !== null) {
+      this.index.setSlot(replica, done.slot, heldBlocks);
+      let slots = this.slotConversations.get(replica);
+      if (!slots) this.slotConversations.set(replica, (slots = new Map()));
+      slots.set(done.slot, conversationId ?? null);
+    } else if (done.heldTokens > 0) {
+      // A peer that names no slot: what it was sent is what it likely holds.
+      this.estimated.noteServed(replica, heldBlocks);
+    }
     if (conversationId !== undefined) {
       this.conversationReplica.delete(conversationId);
       this.conversationReplica.set(conversationId, replica);
@@ -91,12 +106,20 @@ export class RoutingState {
 
   forgetReplica(replica: number): void {
     this.combined.forgetReplica(replica);
+    this.slotConversations.delete(replica);
+  }
+
+  /** The replica's prefix-cache entries in `tier` as the exact index mirrors them (for the dashboard). */
+  savedEntries(replica: number, tier: PrefixTier): SavedEntryView[] {
+    return this.index.savedEntries(replica, tier);
   }
 
   /** A rebuild moved (or dropped) the replica's slot prefixes. */
   remap(replica: number, prefixes: PrefixReport): void {
     const moves = prefixes.slots.flatMap((p) => (p.to === null ? [] : [{ from: p.from, to: p.to, keepBlocks: Math.floor(p.tokens / BLOCK_TOKENS) }]));
     this.index.remapSlots(replica, moves);
+    const conversations = this.slotConversations.get(replica);
+    this.slotConversations.set(replica, new Map(moves.map((m) => [m.to, conversations?.get(m.from) ?? null])));
   }
 
   /** Prompt tokens of `tokens` the index says `replica` holds, in whole blocks (what the router sees). */

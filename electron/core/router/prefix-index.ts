@@ -7,7 +7,7 @@
  * - Estimated form, for replicas whose cache cannot be seen: blocks noted as served, LRU-capped.
  * Either form answers how many leading blocks of a prompt a replica holds.
  */
-import type { PrefixTier } from '../../../common/prefix-cache.js';
+import type { PrefixTier, SavedEntryView } from '../../../common/prefix-cache.js';
 
 /** The longest prefix a replica could restore from its prefix cache, and the tier it is in. */
 export interface SavedMatch {
@@ -34,10 +34,13 @@ function sharedBlocks(a: readonly number[], b: readonly number[]): number {
   return i;
 }
 
+/** What the dashboard shows of a saved entry besides its blocks (the index itself never reads it). */
+export type SavedEntryAbout = Omit<SavedEntryView, 'entry'>;
+
 /** Exact: a mirror of each (replica, slot)'s held blocks and of each (replica, saved entry)'s. */
 export class ExactPrefixIndex implements PrefixIndex {
   private readonly slots = new Map<number, Map<number, readonly number[]>>();
-  private readonly saved = new Map<number, Map<number, { tier: PrefixTier; blocks: readonly number[] }>>();
+  private readonly saved = new Map<number, Map<number, { tier: PrefixTier; blocks: readonly number[]; about: SavedEntryAbout }>>();
   private blocks = 0;
 
   /** The slot now holds exactly these leading blocks (replacing what it held). */
@@ -69,12 +72,12 @@ export class ExactPrefixIndex implements PrefixIndex {
   }
 
   /** The engine saved slot `slot`'s first `keepBlocks` blocks as prefix-cache entry `entry`, in `tier`. */
-  saveSlot(replica: number, slot: number, entry: number, tier: PrefixTier, keepBlocks: number): void {
+  saveSlot(replica: number, slot: number, entry: number, tier: PrefixTier, keepBlocks: number, about: SavedEntryAbout = { tokens: 0, bytes: 0, conversationId: null }): void {
     const held = this.slots.get(replica)?.get(slot)?.slice(0, keepBlocks) ?? [];
     let saved = this.saved.get(replica);
     if (!saved) this.saved.set(replica, (saved = new Map()));
     this.moveSaved(replica, entry, null);
-    saved.set(entry, { tier, blocks: held });
+    saved.set(entry, { tier, blocks: held, about });
     this.blocks += held.length;
   }
 
@@ -89,6 +92,11 @@ export class ExactPrefixIndex implements PrefixIndex {
       this.blocks -= known.blocks.length;
       saved.delete(entry);
     }
+  }
+
+  /** The replica's saved entries in `tier`, oldest saved first (for the dashboard). */
+  savedEntries(replica: number, tier: PrefixTier): SavedEntryView[] {
+    return [...(this.saved.get(replica) ?? [])].flatMap(([entry, saved]) => (saved.tier === tier ? [{ entry, ...saved.about }] : []));
   }
 
   matchedBlocks(replica: number, blocks: readonly number[]): number {

@@ -179,6 +179,32 @@ export function selectSlotRows(state: Pick<WorkstationSlice, 'slots'>): SlotRow[
   }));
 }
 
+export interface PrefixTierRow {
+  key: string;
+  replica: number;
+  tier: 'RAM' | 'disk';
+  entries: number;
+  bytes: number;
+  budgetBytes: number;
+  /** Each saved entry, oldest first: its conversation (8 characters, "—" when not known) and its tokens. */
+  saved: { key: number; conversation: string; tokens: number }[];
+}
+
+/** The slot view's prefix-cache rows: per replica that keeps one, each tier with its entries, bytes and budget. */
+export function selectPrefixTierRows(state: Pick<WorkstationSlice, 'replicas'>): PrefixTierRow[] {
+  return state.replicas.flatMap((r) =>
+    (r.prefixTiers ?? []).map((t) => ({
+      key: `${r.replica}:${t.tier}`,
+      replica: r.replica,
+      tier: t.tier === 'ram' ? ('RAM' as const) : ('disk' as const),
+      entries: t.entries.length,
+      bytes: t.bytes,
+      budgetBytes: t.budgetBytes,
+      saved: t.entries.map((e) => ({ key: e.entry, conversation: e.conversationId ? e.conversationId.slice(0, 8) : '—', tokens: e.tokens })),
+    })),
+  );
+}
+
 /** What the GPU panel says: its cards, or the one line that there is no GPU. */
 export function selectGpuPanel(state: Pick<WorkstationSlice, 'gpus'>): { note: string; cards: GpuReport['cards'] } {
   return state.gpus ? { note: state.gpus.note, cards: state.gpus.cards } : { note: 'waiting for the first GPU report', cards: [] };

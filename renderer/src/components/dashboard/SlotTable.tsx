@@ -1,7 +1,8 @@
-/** The slot view: every replica's slots, numbered globally, with state, held tokens and conversation. */
+/** The slot view: every replica's slots, numbered globally, with state, held tokens and conversation; under them, its prefix cache's tiers. */
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectSlotRows } from '../../store/workstation-slice.js';
+import { PrefixTierTable } from './PrefixTierTable.js';
 
 export function SlotTable() {
   const slots = useApp((s) => s.slots);
@@ -31,6 +32,7 @@ export function SlotTable() {
           ))}
         </tbody>
       </table>
+      <PrefixTierTable />
     </section>
   );
 }
