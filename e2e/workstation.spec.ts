@@ -2,7 +2,8 @@
  * The workstation through its UI, as a user drives it: `npm run serve --idle` in a real Chromium; load the
  * generated model as 2 replicas from the loader (a corrupt file first: a clear error), chat two
  * conversations of two turns (streaming seen, reused prompt tokens rising), the dashboard's routed
- * counts and slot view following, and a live resize of the context from the controls (Applied, prefixes
+ * counts and slot view following, three API requests more than the slots hold and the evicted state
+ * shown in the slot view's RAM tier, and a live resize of the context from the controls (Applied, prefixes
  * kept), and an answer a crash cut off, shown as interrupted and regenerated. A screenshot of each
  * screen is saved under test-results/screens.
  */
@@ -134,9 +135,11 @@ test('chats two conversations of two turns: streaming, and reused prompt tokens 
   await shot('chat');
 });
 
+/** Requests routed to the two replicas, as their cards say. */
+const routed = async (): Promise<number> => Number(await page.getByTestId('routed-0').textContent()) + Number(await page.getByTestId('routed-1').textContent());
+
 test('the dashboard shows the routed requests and the conversations in the slot view', async () => {
   await page.getByRole('button', { name: 'Dashboard' }).click();
-  const routed = async (): Promise<number> => Number(await page.getByTestId('routed-0').textContent()) + Number(await page.getByTestId('routed-1').textContent());
   await expect.poll(routed).toBeGreaterThanOrEqual(4);
   const slots = page.getByRole('table', { name: 'slots' });
   await expect(slots.getByRole('row')).toHaveCount(5);
@@ -144,6 +147,29 @@ test('the dashboard shows the routed requests and the conversations in the slot 
   expect(new Set(conversations.filter((c) => c !== '—')).size).toBe(2);
   await expect(page.getByTestId('gpu-note')).toContainText('no GPU');
   await shot('dashboard');
+});
+
+test('the slot view shows a conversation evicted from its slot, saved in the RAM tier', async () => {
+  // Five long, different prompts on 4 slots: some request takes a slot whose tokens it would drop, and its engine saves them first.
+  for (const topic of ['rivers', 'mountains', 'deserts']) {
+    const response = await fetch(new URL('/v1/chat/completions', dashboard), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        messages: [{ role: 'user', content: `${topic}: ${`Say everything you know about ${topic}, how they form, where they are found, and why people travel to see them. `.repeat(3)}` }],
+        max_tokens: 4,
+        seed: 3,
+      }),
+    });
+    const body = await response.text();
+    expect(response.status, body).toBe(200);
+  }
+  await expect.poll(routed).toBeGreaterThanOrEqual(7);
+  const cache = page.getByRole('table', { name: 'prefix cache' });
+  const ramEntries = async (): Promise<number> => (await cache.locator('tr[data-testid$="-RAM"] [data-testid="tier-entries"]').allTextContents()).reduce((sum, n) => sum + Number(n), 0);
+  await expect.poll(ramEntries).toBeGreaterThanOrEqual(1);
+  await expect(cache.locator('tr[data-testid$="-RAM"]').filter({ hasText: /· \d+/ }).first()).toContainText(/KiB|MiB/);
+  await shot('dashboard-prefix-cache');
 });
 
 test('resizes the context live from the controls: checked, then Applied with prefixes kept', async () => {
