@@ -75,7 +75,8 @@ describe('engine errors', () => {
   it('answers an unknown message type and a malformed message with typed errors and keeps serving', async () => {
     const engine = await startEngine({ slots: 1, contextSize: 256 });
     const replies: EngineMessage[] = [];
-    engine.process.onMessage((m) => replies.push(m as EngineMessage));
+    // The child sends the messages of one event-loop turn as one array (engine-bin/transport.ts).
+    engine.process.onMessage((m) => replies.push(...((Array.isArray(m) ? m : [m]) as EngineMessage[])));
     engine.process.send({ type: 'teleport', id: 9001 });
     engine.process.send({ type: 'generate', id: 9002, request: { tokens: 'not tokens' } });
     engine.process.send('just a string');
