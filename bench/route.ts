@@ -49,7 +49,7 @@ export function runRoute(options: RouteOptions) {
           const index = fill(kind, replicas, blocks, promptBlocks, random);
           const bytesPerBlock = (heapUsed() - before) / Math.max(1, index.size);
           const router = new Router(index);
-          const candidates: RouteCandidate[] = Array.from({ length: replicas }, (_, r) => ({ replica: r, running: r % 3, slots: SLOTS, prefillTokensPerMs: 2, serviceMs: 500 }));
+          const candidates: RouteCandidate[] = Array.from({ length: replicas }, (_, r) => ({ replica: r, running: r % 3, slots: SLOTS, prefillTokensPerMs: 2, pendingPrefillTokens: (r % 3) * 256 }));
           const hashTimes: number[] = [];
           const routeTimes: number[] = [];
           for (let i = 0; i < options.decisions; i++) {

@@ -124,7 +124,7 @@ describe("core's mirror of the tiers", () => {
     index.setSlot(1, 1, prompt);
     index.saveSlot(1, 1, 0, 'ram', prompt.length); // replica 1: the same prefix, saved in RAM
     index.setSlot(1, 1, []);
-    const candidate = (replica: number, extra: Partial<RouteCandidate> = {}): RouteCandidate => ({ replica, running: 0, slots: 2, prefillTokensPerMs: null, serviceMs: null, ...extra });
+    const candidate = (replica: number, extra: Partial<RouteCandidate> = {}): RouteCandidate => ({ replica, running: 0, slots: 2, prefillTokensPerMs: null, pendingPrefillTokens: 0, ...extra });
     const cost = (replica: number, extra: Partial<RouteCandidate> = {}) => router.choose(prompt, a.length, [candidate(replica, extra)])!;
 
     expect(cost(0).cost).toBe(0);
@@ -135,7 +135,7 @@ describe("core's mirror of the tiers", () => {
     expect(router.choose(prompt, a.length, [candidate(2), candidate(1), candidate(0)])!.replica).toBe(0);
     expect(router.choose(prompt, a.length, [candidate(2), candidate(1)])!.replica).toBe(1);
 
-    const measured = { prefillTokensPerMs: 1, serviceMs: 100 };
+    const measured = { prefillTokensPerMs: 1 };
     expect(cost(1, { ...measured, restoreMsPerToken: { ram: 0.01 } }).cost).toBeCloseTo(a.length * 0.01);
     expect(cost(1, measured).cost).toBeCloseTo(a.length * ASSUMED_RESTORE_SHARE.ram);
   });

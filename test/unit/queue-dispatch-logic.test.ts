@@ -70,7 +70,7 @@ describe('request queue', () => {
 });
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);
-const replica = (index: number, running: number, slots = 2): Omit<RouteCandidate, 'servedConversation'> => ({ replica: index, running, slots, prefillTokensPerMs: null, serviceMs: null });
+const replica = (index: number, running: number, slots = 2): Omit<RouteCandidate, 'servedConversation'> => ({ replica: index, running, slots, prefillTokensPerMs: null, pendingPrefillTokens: 0 });
 
 interface Pending extends DispatchRequest {
   tokens: number[];
@@ -78,15 +78,15 @@ interface Pending extends DispatchRequest {
   avoid?: number[];
 }
 
-function plan(router: Router, index: ExactPrefixIndex, waiting: Pending[], replicas: Omit<RouteCandidate, 'servedConversation'>[], homes: Record<string, number> = {}) {
+function plan(router: Router, index: ExactPrefixIndex, waiting: Pending[], replicas: Omit<RouteCandidate, 'servedConversation'>[], homes: Record<string, number> = {}, cacheHoldMs = 500) {
   return planDispatch({
     waiting,
     replicas,
     choose: (r, candidates) => router.choose(blockHashes(r.tokens), r.tokens.length, candidates),
-    cachedTokens: (r, replica) => index.matchedBlocks(replica, blockHashes(r.tokens)) * 64,
+    reusableTokens: (r, replica) => Math.max(index.matchedBlocks(replica, blockHashes(r.tokens)), index.matchedSaved(replica, blockHashes(r.tokens))?.blocks ?? 0) * 64,
     lastReplicaOf: (id) => homes[id],
     allowed: (r, replica) => !r.avoid?.includes(replica),
-    cacheHoldMs: 500,
+    cacheHoldMs,
   });
 }
 
@@ -120,6 +120,54 @@ describe('dispatch plan', () => {
     const late = plan(router, index, [{ ...held, waitedMs: 600 }], [replica(0, 2), replica(1, 1)]);
     expect(late.bindings.map((b) => [b.seq, b.decision.replica])).toEqual([[0, 1]]);
     expect(late.nextHoldEndsInMs).toBeNull();
+  });
+
+  it("holds a request for the full replica whose prefix cache saved its prefix, and restores it there", () => {
+    const index = new ExactPrefixIndex();
+    const router = new Router(index);
+    const conversation = tokens(640, 1);
+    // Replica 0's slot held the conversation, was saved to the RAM tier and now serves another one.
+    index.setSlot(0, 0, blockHashes(conversation));
+    index.saveSlot(0, 0, 7, 'ram', 10);
+    index.setSlot(0, 0, blockHashes(tokens(640, 2)));
+    const turn: Pending = { seq: 0, conversationId: undefined, waitedMs: 100, tokens: [...conversation, ...tokens(80, 9)] };
+    const held = plan(router, index, [turn], [replica(0, 2), replica(1, 1)]);
+    expect(held.bindings).toEqual([]);
+    expect(held.nextHoldEndsInMs).toBe(400);
+    const home = plan(router, index, [turn], [replica(0, 1), replica(1, 1)]);
+    expect(home.bindings[0]).toMatchObject({ seq: 0, decision: { replica: 0, cachedTokens: 0, restore: { tokens: 640, tier: 'ram' }, prefillTokens: 80 } });
+    // The hold is bounded as for a slot hit.
+    expect(plan(router, index, [{ ...turn, waitedMs: 600 }], [replica(0, 2), replica(1, 1)]).bindings.map((b) => b.decision.replica)).toEqual([1]);
+  });
+
+  it('with measured rates, holds only as long as prefilling the held prefix on the free replica would take, at most cacheHoldMs', () => {
+    const index = new ExactPrefixIndex();
+    const router = new Router(index);
+    const conversation = tokens(640, 1);
+    index.setSlot(0, 0, blockHashes(conversation));
+    index.setSlot(1, 0, blockHashes(conversation).slice(0, 5));
+    const turn = (waitedMs: number): Pending => ({ seq: 0, conversationId: undefined, waitedMs, tokens: [...conversation, ...tokens(80, 9)] });
+    const at = (rate: number) => [{ ...replica(0, 2), prefillTokensPerMs: 1 }, { ...replica(1, 1), prefillTokensPerMs: rate }];
+    // Replica 0 holds 320 tokens more than free replica 1, which prefills 1 token/ms: a hold of 320 ms.
+    expect(plan(router, index, [turn(100)], at(1)).nextHoldEndsInMs).toBe(220);
+    expect(plan(router, index, [turn(320)], at(1)).bindings.map((b) => b.decision.replica)).toEqual([1]);
+    // At 0.1 token/ms the saving is 3.2 s: the hold is capped at cacheHoldMs.
+    expect(plan(router, index, [turn(100)], at(0.1)).nextHoldEndsInMs).toBe(400);
+    expect(plan(router, index, [turn(100)], at(0.1), {}, 5000).nextHoldEndsInMs).toBe(3100);
+  });
+
+  it('counts the prefill of the requests bound earlier in the same pass', () => {
+    const index = new ExactPrefixIndex();
+    const router = new Router(index);
+    const measured = (i: number, running: number) => ({ ...replica(i, running, 4), prefillTokensPerMs: 1 });
+    const waiting: Pending[] = [0, 1].map((seq) => ({ seq, conversationId: undefined, waitedMs: 0, tokens: tokens(1000, seq) }));
+    // Both replicas run requests that only decode; the first new prompt goes to replica 0 (fewer running),
+    // and the second finds 1000 tokens queued there (both then run 2), so it goes to replica 1.
+    const bound = plan(router, index, waiting, [measured(0, 1), measured(1, 2)]);
+    expect(bound.bindings.map((b) => [b.seq, b.decision.replica, b.decision.cost])).toEqual([
+      [0, 0, 1000],
+      [1, 1, 1000],
+    ]);
   });
 
   it('holds a turn for the full replica that served its conversation even when no block is indexed yet', () => {

@@ -1,12 +1,13 @@
 /**
  * Dispatch, the late binding of waiting requests to replicas (pure: the replica set applies the plan).
  * It runs whenever a slot may have freed or a request arrived. Requests are taken oldest first; each is
- * costed by the router against the replicas with a free slot, with the running counts of the bindings made
- * so far in this pass, and bound to the cheapest. Cache-aware dispatch, as SGLang's scheduler and Dynamo's
+ * costed by the router against the replicas with a free slot, with the running counts and pending prefill of
+ * the bindings made so far in this pass, and bound to the cheapest. Cache-aware dispatch, as SGLang's scheduler and Dynamo's
  * KV router do: when a replica without a free slot holds more of the request's prefix than the chosen one
- * (or served its conversation last, when the chosen one holds nothing), the request waits for it rather
- * than evicting another conversation elsewhere — but only for `cacheHoldMs`, and meanwhile younger
- * requests may take the free slots. Nothing is bound when no replica has a free slot.
+ * — in a slot or saved in its engine's prefix cache, which it restores in milliseconds — (or served its
+ * conversation last, when the chosen one holds nothing), the request waits for it rather than evicting
+ * another conversation elsewhere — but only as long as the prefill it saves would take, at most
+ * `cacheHoldMs` (`holdFor`), and meanwhile younger requests may take the free slots. Nothing is bound when no replica has a free slot.
  */
 import type { RouteCandidate, RouteDecision } from '../router/router.js';
 
@@ -35,8 +36,8 @@ export interface DispatchInputs<R extends DispatchRequest> {
   readonly replicas: readonly Omit<RouteCandidate, 'servedConversation'>[];
   /** The router's choice among candidates (no counting). */
   readonly choose: (request: R, candidates: readonly RouteCandidate[]) => RouteDecision | null;
-  /** Prompt tokens of the request that a replica holds (the prefix index). */
-  readonly cachedTokens: (request: R, replica: number) => number;
+  /** Prompt tokens of the request that a replica would not prefill: held in a slot or saved in its prefix cache (the index). */
+  readonly reusableTokens: (request: R, replica: number) => number;
   /** The replica that last served a conversation. */
   readonly lastReplicaOf: (conversationId: string) => number | undefined;
   /** Whether the request may go to the replica (not to one that just failed it and has not restarted since). */
@@ -46,6 +47,7 @@ export interface DispatchInputs<R extends DispatchRequest> {
 
 export function planDispatch<R extends DispatchRequest>(inputs: DispatchInputs<R>): DispatchPlan {
   const running = new Map(inputs.replicas.map((r) => [r.replica, r.running]));
+  const pendingPrefill = new Map(inputs.replicas.map((r) => [r.replica, r.pendingPrefillTokens]));
   const hasRoom = (r: { replica: number; slots: number }): boolean => running.get(r.replica)! < Math.max(1, r.slots);
   const bindings: Binding[] = [];
   let nextHoldEndsInMs: number | null = null;
@@ -54,23 +56,35 @@ export function planDispatch<R extends DispatchRequest>(inputs: DispatchInputs<R
     const home = request.conversationId === undefined ? undefined : inputs.lastReplicaOf(request.conversationId);
     const candidates = inputs.replicas
       .filter((r) => inputs.allowed(request, r.replica))
-      .map((r) => ({ ...r, running: running.get(r.replica)!, servedConversation: home === r.replica }));
+      .map((r) => ({ ...r, running: running.get(r.replica)!, pendingPrefillTokens: pendingPrefill.get(r.replica)!, servedConversation: home === r.replica }));
     const decision = inputs.choose(request, candidates.filter(hasRoom));
     if (!decision) continue;
-    if (decision.costKind !== 'policy' && request.waitedMs < inputs.cacheHoldMs) {
-      const busyHome = candidates.some(
-        (c) =>
-          !hasRoom(c) &&
-          (inputs.cachedTokens(request, c.replica) > decision.cachedTokens || (c.servedConversation && decision.cachedTokens === 0 && home !== decision.replica)),
-      );
-      if (busyHome) {
-        const endsIn = inputs.cacheHoldMs - request.waitedMs;
-        nextHoldEndsInMs = nextHoldEndsInMs === null ? endsIn : Math.min(nextHoldEndsInMs, endsIn);
-        continue;
-      }
+    const holdMs = decision.costKind === 'policy' ? 0 : Math.max(0, ...candidates.filter((c) => !hasRoom(c)).map((c) => holdFor(inputs, request, home, decision, c)));
+    if (request.waitedMs < holdMs) {
+      const endsIn = holdMs - request.waitedMs;
+      nextHoldEndsInMs = nextHoldEndsInMs === null ? endsIn : Math.min(nextHoldEndsInMs, endsIn);
+      continue;
     }
     running.set(decision.replica, running.get(decision.replica)! + 1);
+    pendingPrefill.set(decision.replica, pendingPrefill.get(decision.replica)! + decision.prefillTokens);
     bindings.push({ seq: request.seq, decision });
   }
   return { bindings, nextHoldEndsInMs };
+}
+
+/**
+ * How long `request` may wait for the full replica `busy` instead of taking `decision`'s free slot: as
+ * long as prefilling elsewhere what `busy` holds beyond the free replica would take, at that replica's
+ * measured rate (waiting longer than the work it saves loses; waiting that long and then going is at worst
+ * twice the time to first token of going at once), at most `cacheHoldMs`. Before rates are measured, or
+ * for a conversation the busy replica served whose prompt no index block holds, `cacheHoldMs`. 0: no hold.
+ */
+function holdFor<R extends DispatchRequest>(inputs: DispatchInputs<R>, request: R, home: number | undefined, decision: RouteDecision, busy: RouteCandidate): number {
+  const reused = decision.restore?.tokens ?? decision.cachedTokens;
+  const gain = inputs.reusableTokens(request, busy.replica) - reused;
+  if (decision.costKind === 'measured') {
+    const rate = inputs.replicas.find((r) => r.replica === decision.replica)!.prefillTokensPerMs!;
+    return gain > 0 ? Math.min(inputs.cacheHoldMs, gain / rate) : 0;
+  }
+  return gain > 0 || (busy.servedConversation && reused === 0 && home !== decision.replica) ? inputs.cacheHoldMs : 0;
 }

@@ -13,11 +13,14 @@ export interface QueueSettings {
   maxWaiting: number;
   /** How long a request may wait for a slot before it is refused (HTTP 503). */
   timeoutMs: number;
-  /** How long a request may be held back for the replica that holds its prefix while another has a free slot. */
+  /**
+   * The longest a request is held back for the replica that holds its prefix while another has a free slot
+   * (with measured rates, a hold lasts only as long as the prefill it saves: dispatch-plan.ts).
+   */
   cacheHoldMs: number;
 }
 
-export const DEFAULT_QUEUE_SETTINGS: QueueSettings = { maxWaiting: 256, timeoutMs: 300_000, cacheHoldMs: 2_000 };
+export const DEFAULT_QUEUE_SETTINGS: QueueSettings = { maxWaiting: 256, timeoutMs: 300_000, cacheHoldMs: 10_000 };
 
 export interface Waiting<P> {
   /** Arrival order; kept when the request re-enters after a failover. */

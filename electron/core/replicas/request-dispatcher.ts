@@ -57,6 +57,8 @@ export class RequestDispatcher {
   readonly queue: RequestQueue<QueuedGeneration, Replica>;
   private holdTimer: NodeJS.Timeout | undefined;
   private dispatchQueued = false;
+  /** The tokens each request just bound will prefill (added to its replica's pending prefill until its first token). */
+  private readonly boundPrefillTokens = new Map<number, number>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new RequestQueue(options.queue, () => this.dispatchSoon());
@@ -80,8 +82,10 @@ export class RequestDispatcher {
       const replica = await this.queue.wait(seq, { request, blocks, failedOn }, { signal: options.signal, reentering });
       queuedMs += performance.now() - waitStarted;
       if (!reentering) options.onDispatched?.(replica.index);
+      const prefillTokens = this.boundPrefillTokens.get(seq) ?? 0;
+      this.boundPrefillTokens.delete(seq);
       try {
-        const done = await this.runOn(replica, request, blocks, options);
+        const done = await this.runOn(replica, request, blocks, prefillTokens, options);
         return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
       } catch (error) {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
@@ -147,7 +151,7 @@ export class RequestDispatcher {
         routeMs.set(pending.seq, performance.now() - started);
         return decision;
       },
-      cachedTokens: (pending, replica) => routing.cachedTokens(replica, pending.waiting.payload.blocks),
+      reusableTokens: (pending, replica) => routing.reusableTokens(replica, pending.waiting.payload.blocks),
       allowed: (pending, replica) => pending.waiting.payload.failedOn.get(replica) !== this.options.replicas[replica]!.incarnation,
       lastReplicaOf: (id) => routing.lastReplicaOf(id),
       cacheHoldMs: this.queue.limits.cacheHoldMs,
@@ -155,6 +159,8 @@ export class RequestDispatcher {
     for (const { seq, decision } of plan.bindings) {
       const replica = this.options.replicas[decision.replica]!;
       replica.running++;
+      replica.pendingPrefillTokens += decision.prefillTokens;
+      this.boundPrefillTokens.set(seq, decision.prefillTokens);
       routing.noteRouted(replica.index);
       const waiting = bySeq.get(seq)!;
       this.options.observer?.bound(replica.index, { queuedMs: now - waiting.enqueuedAt, routeMs: routeMs.get(seq)! });
@@ -163,14 +169,26 @@ export class RequestDispatcher {
     if (plan.nextHoldEndsInMs !== null) this.holdTimer = setTimeout(() => this.dispatch(), Math.ceil(plan.nextHoldEndsInMs) + 1).unref();
   }
 
-  private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], options: ReplicaGenerateOptions) {
+  /** Runs the request on its bound replica; its `prefillTokens` count as the replica's pending prefill until the first token. */
+  private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], prefillTokens: number, options: ReplicaGenerateOptions) {
+    let pendingPrefill = prefillTokens;
+    const prefillOver = (): void => {
+      replica.pendingPrefillTokens -= pendingPrefill;
+      pendingPrefill = 0;
+    };
     const client = replica.driver.client;
-    if (!client) throw new EngineExitedError({ code: null, signal: null });
+    if (!client) {
+      prefillOver();
+      throw new EngineExitedError({ code: null, signal: null });
+    }
     const { routing } = this.options;
     // What the client has been sent: a peer that gives no token ids still sends text, one chunk a token.
     let tokensSent = 0;
     const handle = client.generate(request, (chunk) => {
-      if (chunk.tokens.length || chunk.text) tokensSent += Math.max(1, chunk.tokens.length);
+      if (chunk.tokens.length || chunk.text) {
+        tokensSent += Math.max(1, chunk.tokens.length);
+        prefillOver();
+      }
       options.onTokens?.({ ...chunk, replica: replica.index });
     });
     const abort = (): void => void handle.cancel().catch(() => {});
@@ -192,6 +210,7 @@ export class RequestDispatcher {
       if (error instanceof EngineExitedError && tokensSent > 0) throw new ReplicaDiedError(replica.index, tokensSent);
       throw error;
     } finally {
+      prefillOver();
       options.signal?.removeEventListener('abort', abort);
     }
   }

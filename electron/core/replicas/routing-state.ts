@@ -131,6 +131,11 @@ export class RoutingState {
   cachedTokens(replica: number, blocks: readonly number[]): number {
     return this.combined.matchedBlocks(replica, blocks) * BLOCK_TOKENS;
   }
+
+  /** Prompt tokens the replica would not prefill: held in a slot or saved in its engine's prefix cache. */
+  reusableTokens(replica: number, blocks: readonly number[]): number {
+    return Math.max(this.combined.matchedBlocks(replica, blocks), this.combined.matchedSaved(replica, blocks)?.blocks ?? 0) * BLOCK_TOKENS;
+  }
 }
 
 /** One index over the exact and the estimated forms: a replica holds the longer of its two matches. */

@@ -1,13 +1,17 @@
 /**
  * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each
- * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has measured timings,
- * then the expected time to first token `queue_wait + uncached_tokens / prefill_rate`. Where a replica's
- * prefix cache holds more of the prompt than its slots (the engine then restores it instead of
- * prefilling), the restored tokens count at a restore's cost: measured per tier once the replica has
- * restored from it, else an assumed share of a prefill — cheaper than prefill, dearer than a slot hit. Ties (equal baseline
- * costs; measured costs within 25%) go to the replica that last served the request's conversation, then
- * fewer running, then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for
- * comparison. Each decision is counted per replica.
+ * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has a measured prefill
+ * rate, then the expected time to first token `(pending_prefill + uncached_tokens) / prefill_rate`: its
+ * queue wait is the prompt tokens its running requests have still to prefill (late binding offers only
+ * replicas with a free slot, so nothing else waits ahead; a running request past its first token only
+ * decodes, which the engine batches with a new prefill at little cost to it). Where a replica's prefix
+ * cache holds more of the prompt than its slots (the engine then restores it instead of prefilling), the
+ * restored tokens count at a restore's cost: measured per tier once the replica has restored from it,
+ * else an assumed share of a prefill — cheaper than prefill, dearer than a slot hit. Ties (equal baseline
+ * costs; measured costs within 25% of the lowest) go to the replica that last served the request's
+ * conversation, then the one holding most of the prompt, then fewer running, then fewer routed, then the
+ * lower index. `round-robin` and `least-loaded` are kept for comparison. Each decision is counted per
+ * replica.
  */
 import type { PrefixTier } from '../../../common/prefix-cache.js';
 import type { RoutingPolicy } from '../config/run-config.js';
@@ -21,8 +25,12 @@ export interface RouteCandidate {
   readonly slots: number;
   /** Measured prompt tokens per ms, once known. */
   readonly prefillTokensPerMs: number | null;
-  /** Measured mean time a request occupies a slot, once known. */
-  readonly serviceMs: number | null;
+  /**
+   * Prompt tokens of its running requests still to be prefilled (bound, no first token yet): the work a
+   * new prompt queues behind in the engine. Requests past their first token only decode, which the engine
+   * batches with a new prompt's prefill at little cost to it.
+   */
+  readonly pendingPrefillTokens: number;
   /** It served the request's conversation last (a first turn under one block leaves no trace in the index). */
   readonly servedConversation?: boolean;
   /** Measured ms per token of a restore from each tier of its prefix cache, once it has restored from it. */
@@ -33,6 +41,8 @@ export interface RouteDecision {
   readonly replica: number;
   /** Prompt tokens the index says that replica holds. */
   readonly cachedTokens: number;
+  /** Prompt tokens that replica will prefill: neither held in a slot nor restored. */
+  readonly prefillTokens: number;
   readonly cost: number;
   readonly costKind: 'baseline' | 'measured' | 'policy';
   /** Prompt tokens the replica's prefix cache would restore (more than its slots hold); absent when none. */
@@ -46,6 +56,7 @@ export interface RouteDecision {
  */
 export const ASSUMED_RESTORE_SHARE: Readonly<Record<PrefixTier, number>> = { ram: 0.02, disk: 0.05 };
 
+/** Before rates are measured nothing tells a decode from a prefill: each running request counts as this many prompt tokens. */
 export const BASELINE_RUNNING_PENALTY = 3000;
 /**
  * Measured costs within this fraction of each other are a tie: measured rates of equal cards differ by
@@ -95,39 +106,40 @@ export class Router {
    */
   choose(blocks: readonly number[], promptTokens: number, candidates: readonly RouteCandidate[]): RouteDecision | null {
     if (candidates.length === 0) return null;
-    const cached = (c: RouteCandidate): number => Math.min(this.index.matchedBlocks(c.replica, blocks) * BLOCK_TOKENS, promptTokens);
-    let decision: RouteDecision;
+    /** What the candidate holds of the prompt: in a slot (`hit`), and a longer saved prefix its engine would restore. */
+    const held = (c: RouteCandidate) => {
+      const hit = Math.min(this.index.matchedBlocks(c.replica, blocks) * BLOCK_TOKENS, promptTokens);
+      const restore = this.restorable(c.replica, blocks, promptTokens, hit);
+      return { c, hit, restore, reusable: restore?.tokens ?? hit };
+    };
+    const decide = (pick: ReturnType<typeof held>, cost: number, costKind: RouteDecision['costKind']): RouteDecision => ({
+      replica: pick.c.replica,
+      cachedTokens: pick.hit,
+      prefillTokens: promptTokens - pick.reusable,
+      cost,
+      costKind,
+      ...(pick.restore ? { restore: pick.restore } : {}),
+    });
     if (this.policy === 'round-robin') {
       const sorted = [...candidates].sort((a, b) => a.replica - b.replica);
-      const pick = sorted.find((c) => c.replica >= this.nextRoundRobin) ?? sorted[0]!;
-      decision = { replica: pick.replica, cachedTokens: cached(pick), cost: 0, costKind: 'policy' };
-    } else if (this.policy === 'least-loaded') {
-      const pick = this.breakTies(candidates.map((c) => ({ c, cost: c.running })), 0);
-      decision = { replica: pick.c.replica, cachedTokens: cached(pick.c), cost: pick.cost, costKind: 'policy' };
-    } else {
-      const measured = candidates.every((c) => c.prefillTokensPerMs !== null && c.prefillTokensPerMs > 0 && c.serviceMs !== null);
-      const costed = candidates.map((c) => {
-        const hit = cached(c);
-        const restore = this.restorable(c.replica, blocks, promptTokens, hit);
-        const uncached = promptTokens - (restore?.tokens ?? hit);
-        const restoreCost = restore
-          ? restore.tokens * (measured ? (c.restoreMsPerToken?.[restore.tier] ?? ASSUMED_RESTORE_SHARE[restore.tier] / c.prefillTokensPerMs!) : ASSUMED_RESTORE_SHARE[restore.tier])
-          : 0;
-        const cost = measured
-          ? (c.running / Math.max(1, c.slots)) * c.serviceMs! + uncached / c.prefillTokensPerMs! + restoreCost
-          : uncached + restoreCost + BASELINE_RUNNING_PENALTY * c.running;
-        return { c, cost, hit, restore };
-      });
-      const pick = this.breakTies(costed, measured ? COST_TIE_TOLERANCE : 0);
-      decision = {
-        replica: pick.c.replica,
-        cachedTokens: pick.hit,
-        cost: pick.cost,
-        costKind: measured ? 'measured' : 'baseline',
-        ...(pick.restore ? { restore: pick.restore } : {}),
-      };
+      return decide(held(sorted.find((c) => c.replica >= this.nextRoundRobin) ?? sorted[0]!), 0, 'policy');
     }
-    return decision;
+    if (this.policy === 'least-loaded') {
+      const pick = this.breakTies(candidates.map((c) => ({ ...held(c), reusable: 0, cost: c.running })), 0);
+      return decide(pick, pick.cost, 'policy');
+    }
+    const measured = candidates.every((c) => c.prefillTokensPerMs !== null && c.prefillTokensPerMs > 0);
+    const costed = candidates.map((c) => {
+      const h = held(c);
+      const uncached = promptTokens - h.reusable;
+      const restoreCost = h.restore
+        ? h.restore.tokens * (measured ? (c.restoreMsPerToken?.[h.restore.tier] ?? ASSUMED_RESTORE_SHARE[h.restore.tier] / c.prefillTokensPerMs!) : ASSUMED_RESTORE_SHARE[h.restore.tier])
+        : 0;
+      const cost = measured ? (c.pendingPrefillTokens + uncached) / c.prefillTokensPerMs! : uncached + BASELINE_RUNNING_PENALTY * c.running;
+      return { ...h, cost: cost + restoreCost };
+    });
+    const pick = this.breakTies(costed, measured ? COST_TIE_TOLERANCE : 0);
+    return decide(pick, pick.cost, measured ? 'measured' : 'baseline');
   }
 
   /** The saved prefix the replica's engine would restore for this prompt: one holding more than its slots' `hit`. */
@@ -140,12 +152,13 @@ export class Router {
   /**
    * The pick among the candidates whose cost is within `tolerance` of the lowest (measured against the
    * lowest, not pair by pair, so the order of candidates never changes the pick): the one already serving
-   * the conversation, then the least busy, then the one routed to least, then the lowest index.
+   * the conversation, then the one holding most of the prompt (in a slot or its prefix cache: it leaves the
+   * least work to do), then the least busy, then the one routed to least, then the lowest index.
    */
-  private breakTies<T extends { c: RouteCandidate; cost: number }>(costed: T[], tolerance: number): T {
+  private breakTies<T extends { c: RouteCandidate; cost: number; reusable: number }>(costed: T[], tolerance: number): T {
     const lowest = Math.min(...costed.map((x) => x.cost));
     const tied = costed.filter((x) => x.cost - lowest <= tolerance * Math.abs(lowest));
-    const preference = (x: T): number[] => [x.c.servedConversation ? 0 : 1, x.c.running, this.routedCount(x.c.replica), x.c.replica];
+    const preference = (x: T): number[] => [x.c.servedConversation ? 0 : 1, -x.reusable, x.c.running, this.routedCount(x.c.replica), x.c.replica];
     return tied.reduce((best, next) => {
       const a = preference(next);
       const b = preference(best);
