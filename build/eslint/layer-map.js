@@ -38,7 +38,7 @@ export const coreSublayers = [
   // The link to a remote replica and its client: a server on another machine driven as a local engine is.
   { name: 'remote', allow: ['engine', 'supervisor', 'logging', 'config'], packages: ['zod'] },
   // A replica's llama-server child (engine kind `llama-server`): supervised as the engine child is, spoken to by the remote client.
-  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config'] },
+  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena'] },
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },

@@ -3,7 +3,7 @@
  * (the binary test/global-setup.ts builds), behind the OpenAI front, driven by the `openai` client with
  * SSE. Each child is pinned to its replica's cores; a conversation's second turn goes to the replica
  * that holds its first (cached tokens reported by llama-server); a SIGKILLed child loses no request
- * and is healed as a new process that serves again.
+ * and is healed as a new process that serves again; a rolling live resize restarts both children.
  */
 import { readdir } from 'node:fs/promises';
 import OpenAI from 'openai';
@@ -93,9 +93,9 @@ describe('llama-server as the engine kind', () => {
     const after = await Promise.all([20, 21, 22, 23].map((i) => chatTurn(client, model, opening(i), 4)));
     expect(after.some((t) => t.replica === victim)).toBe(true);
 
-    // Live resize is not built for this kind: refused with the reason, the replica intact and serving.
-    const [outcome] = await replicas.rebuild({ replica: 0, change: { slots: 3 }, skipPrecheck: false, barrierTimeoutMs: 10_000 });
-    expect(outcome).toMatchObject({ outcome: 'RejectedIntact', reason: expect.stringContaining('runs llama-server (engine.kind): live resize is built for node-llama-cpp engines only') });
-    expect(replicas.replicaView()[0]!.state).toBe('ready');
+    // A rolling live resize restarts each child in turn (llama-server-resize.test.ts tests it in depth).
+    const outcomes = await replicas.rebuild({ replica: 'all', change: { contextSize: 1536 }, skipPrecheck: false, barrierTimeoutMs: 10_000 });
+    expect(outcomes.map((o) => o.outcome)).toEqual(['Applied', 'Applied']);
+    expect(replicas.replicaView().map((v) => [v.state, replicas.readyInfo(v.replica)?.sizes.contextSize])).toEqual([['ready', 1536], ['ready', 1536]]);
   }, 300_000);
 });

@@ -7,11 +7,16 @@
  * While ready it polls `/health` every heartbeat; no 200 for the hang bound means hung: SIGKILL (core's
  * own stalls do not count, as for the engine child). Stop is SIGTERM, then SIGKILL after the grace. Its
  * output lines are logged prefixed `[replica N pid]`. Each start is a new child; healing belongs to the
- * replica set, as for the engine child.
+ * replica set, as for the engine child. Every child gets the replica's slot folder (`--slot-save-path`,
+ * a temp folder removed at close); a live resize restarts the child quietly (`restartWith`: no exit or
+ * ready event between the two children, so the set keeps the replica in maintenance).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { LogLevel } from '../../../common/contract.js';
 import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
@@ -93,6 +98,11 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   private readonly loadTimeoutMs: number;
   private readonly stopGraceMs: number;
   private load: LoadOptionsInput;
+  private slotFolderPath: string | undefined;
+  /** While a live resize restarts the child: its exits and readiness are not announced. */
+  private quiet = false;
+  /** The exit of a quiet restart that did not come up, announced by `announceDown`. */
+  private heldExit: ExitReason | undefined;
 
   constructor(private readonly options: LlamaServerSupervisorOptions) {
     super();
@@ -121,6 +131,16 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     return this.load;
   }
 
+  /** Where the child saves and restores slot files (its `--slot-save-path`); created by the first start. */
+  get slotFolder(): string | undefined {
+    return this.slotFolderPath;
+  }
+
+  /** True when the child is gone and its exit was announced (the replica set heals it). */
+  get lost(): boolean {
+    return this.stateValue === 'exited' && this.heldExit === undefined;
+  }
+
   /** What later starts load (the arena's path); a restart keeps it. */
   updateLoad(change: Partial<LoadOptionsInput>): void {
     this.load = { ...this.load, ...change };
@@ -136,7 +156,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.output.length = 0;
     const startedAt = performance.now();
     const port = await freeLoopbackPort();
-    const child = spawn(this.options.binary, llamaServerArgs(this.load, port), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.slotFolderPath ??= await mkdtemp(join(tmpdir(), `manifold-slots-r${this.options.replica}-`));
+    const child = spawn(this.options.binary, llamaServerArgs(this.load, port, this.slotFolderPath), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const onLine = (line: string): void => {
       if (!line.trim()) return;
@@ -205,7 +226,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       this.stateValue = 'ready';
       this.startWatchdog(child, peer);
       this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on llama-server (${peer.url}) in ${Math.round(info.loadMs)} ms`);
-      this.emit('ready', info);
+      if (!this.quiet) this.emit('ready', info);
       return info;
     } catch (error) {
       this.loadFailure = (error as Error).message;
@@ -231,6 +252,30 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       if (performance.now() - startedAt > this.loadTimeoutMs) throw new Error(`loading took longer than ${this.loadTimeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
     }
+  }
+
+  /**
+   * Stops the child and starts another that loads `load` (a live resize), with no exit or ready event in
+   * between; rejects when the new one does not come up (no child then: its exit is held for `announceDown`).
+   */
+  async restartWith(load: LoadOptionsInput): Promise<ReadyInfo> {
+    this.quiet = true;
+    try {
+      await this.stop();
+      this.heldExit = undefined;
+      this.load = load;
+      return await this.start();
+    } finally {
+      this.quiet = false;
+    }
+  }
+
+  /** After a quiet restart that did not come up: announces the child's exit, so the replica set heals it. */
+  announceDown(): void {
+    const exit = this.heldExit;
+    if (!exit || this.stateValue !== 'exited') return;
+    this.heldExit = undefined;
+    this.emit('exit', exit);
   }
 
   /** SIGTERM, then SIGKILL after the grace period; resolves once the server has exited. */
@@ -298,7 +343,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
           : { kind: 'crashed', code, signal };
     this.stateValue = 'exited';
     this.log(`exited: ${describeExit(reason)}`, reason.kind === 'stopped' ? 'info' : 'warn');
-    this.emit('exit', reason);
+    if (this.quiet) this.heldExit = reason;
+    else this.emit('exit', reason);
   }
 
   private log(line: string, level: LogLevel = 'info'): void {
@@ -310,8 +356,11 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     }
   }
 
-  /** Writes out and closes the log file (after the last stop). */
+  /** Removes the slot folder and writes out and closes the log file (after the last stop). */
   async close(): Promise<void> {
+    const folder = this.slotFolderPath;
+    this.slotFolderPath = undefined;
+    if (folder) await rm(folder, { recursive: true, force: true });
     const file = this.logFile;
     this.logFile = undefined;
     await file?.close();

@@ -14,15 +14,21 @@ import {
   type RebuildRequest,
   type ReplicaRebuildOutcome,
 } from '../../../common/rebuild.js';
-import { EngineExitedError, type EngineClient } from '../engine/engine-client.js';
+import type { EngineClient } from '../engine/engine-client.js';
 import { BarrierTimeoutError, waitForIdle } from './barrier.js';
 import { engineLostOutcome, runRebuildTransaction, type PoolsLive } from './rebuild-transaction.js';
+
+/**
+ * What a rebuild asks of a replica's engine: a node-llama-cpp engine's client, or a llama-server
+ * replica's restart (llama-server/llama-server-resize.ts).
+ */
+export type RebuildEngine = Pick<EngineClient, 'precheck' | 'activity' | 'rebuild' | 'restore'>;
 
 /** What a rebuild needs of one replica. */
 export interface RebuildTarget {
   readonly index: number;
-  /** The engine, when the replica is ready to be rebuilt; otherwise why not. */
-  readonly engine: { client: EngineClient; sizes: PoolSizes } | { unavailable: string };
+  /** The engine, when the replica is ready to be rebuilt (with how to tell that its process is gone); otherwise why not. */
+  readonly engine: { client: RebuildEngine; sizes: PoolSizes; isEngineLost: (error: unknown) => boolean } | { unavailable: string };
   enterMaintenance(): void;
   /** Called once with the outcome; `info` is the engine's state after Applied or RolledBack. */
   settle(outcome: RebuildOutcome, info: ReadyInfo | null): void;
@@ -48,7 +54,7 @@ export async function rebuildReplica(target: RebuildTarget, request: RebuildRequ
 
   const engine = target.engine;
   if ('unavailable' in engine) return refuse('precheck', engine.unavailable);
-  const { client, sizes } = engine;
+  const { client, sizes, isEngineLost } = engine;
   onProgress({ replica: target.index, stage: 'precheck', outcome: null });
   if (!request.skipPrecheck) {
     try {
@@ -64,6 +70,7 @@ export async function rebuildReplica(target: RebuildTarget, request: RebuildRequ
     await waitForIdle(() => client.activity(), { timeoutMs: request.barrierTimeoutMs });
   } catch (error) {
     if (error instanceof BarrierTimeoutError) return refuse('barrier', `replica ${target.index}: ${error.message}`);
+    if (!isEngineLost(error)) return refuse('barrier', `replica ${target.index}: its activity could not be read (${(error as Error).message})`);
     return finish(engineLostOutcome(error), null);
   }
   onProgress({ replica: target.index, stage: 'rebuilding', outcome: null });
@@ -75,7 +82,7 @@ export async function rebuildReplica(target: RebuildTarget, request: RebuildRequ
   const outcome = await runRebuildTransaction(sizes, request.change, {
     apply: (markTeardown) => client.rebuild(request.change, { skipPrecheck: request.skipPrecheck, onTeardown: markTeardown }).then(keep),
     restore: (pools, old) => client.restore(pools, old).then(keep),
-    isEngineLost: (error) => error instanceof EngineExitedError,
+    isEngineLost,
   });
   return finish(outcome, info);
 }

@@ -1,7 +1,7 @@
 /**
  * What each kind of peer speaks, in shared terms: the streamed request it is sent for a generation of
  * token ids, what one chunk of its stream says (StreamPiece: tokens, where it ran, how it finished, the
- * usage), and how it lists its slots. One dialect per kind (llama-server-dialect.ts, openai-dialect.ts);
+ * usage), how it lists its slots and, where it can, how one slot's state is saved and restored. One dialect per kind (llama-server-dialect.ts, openai-dialect.ts);
  * the client (remote-client.ts) only moves bytes and timers. The peer's JSON crosses a process boundary:
  * every chunk is checked by a zod schema (extra fields allowed) and a malformed one is named.
  */
@@ -62,6 +62,24 @@ export interface CompletionDialect {
   /** Where the peer lists its slots; null when it does not. */
   readonly slotsPath: string | null;
   slots(body: unknown): Parsed<SlotView[]>;
+  /** Saving, restoring and filling one slot (a local llama-server's live resize); null where the peer has none. */
+  readonly slotState: SlotStateDialect | null;
+}
+
+/** What one slot save or restore did. */
+export interface SlotStateResult {
+  readonly tokens: number;
+  readonly bytes: number;
+  readonly ms: number;
+}
+
+export interface SlotStateDialect {
+  /** Where slot `slot`'s KV state is saved to or restored from a file named in the body. */
+  actionPath(slot: number, action: 'save' | 'restore'): string;
+  actionBody(filename: string): Record<string, unknown>;
+  actionResult(body: unknown): Parsed<SlotStateResult>;
+  /** A non-streamed request on `path` that evaluates `tokens` into slot `slot` and keeps them there. */
+  fillBody(slot: number, tokens: readonly number[]): Record<string, unknown>;
 }
 
 /** `schema`'s reading of `value`, or its first problem in words naming `what` (e.g. `the chunk: choices[0].text: …`). */

@@ -2,11 +2,12 @@
  * llama.cpp's llama-server as a peer: its native streamed `POST /completion` (token ids in, one chunk per
  * token with its id, a last chunk with `stop: true`, the slot that served it, `stop_type`, the stop
  * string and `timings` whose `cache_n` is the prompt tokens kept in the slot), `cache_prompt` so a slot
- * keeps a conversation's prefix, and `GET /slots` (enabled by default) for what each slot holds.
+ * keeps a conversation's prefix, `GET /slots` (enabled by default) for what each slot holds, and with `--slot-save-path` the slot
+ * actions that save and restore one slot's KV state to a file (a local llama-server's live resize).
  */
 import { z } from 'zod';
 import type { GenerateRequest, SlotView } from '../../../common/engine-protocol.js';
-import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type StreamPiece } from './completion-dialect.js';
+import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type SlotStateDialect, type StreamPiece } from './completion-dialect.js';
 
 const tokenId = z.number().int().nonnegative();
 
@@ -42,6 +43,30 @@ const slotsSchema = z.array(
     next_token: z.union([nextTokenSchema, z.array(nextTokenSchema)]).optional(),
   }),
 );
+
+/** The answer to `POST /slots/{id}?action=save|restore` (`n_saved` or `n_restored`). */
+const slotActionSchema = z.object({
+  n_saved: z.number().int().nonnegative().optional(),
+  n_restored: z.number().int().nonnegative().optional(),
+  n_written: z.number().int().nonnegative().optional(),
+  n_read: z.number().int().nonnegative().optional(),
+  timings: z.object({ save_ms: z.number().optional(), restore_ms: z.number().optional() }).optional(),
+});
+
+/** Slot files (`--slot-save-path`): saved and restored by slot; a fill is a one-token completion pinned to its slot. */
+const llamaServerSlotState: SlotStateDialect = {
+  actionPath: (slot, action) => `/slots/${slot}?action=${action}`,
+  actionBody: (filename) => ({ filename }),
+  actionResult(raw) {
+    const parsed = parsePeerJson(slotActionSchema, raw, 'the slot action');
+    if (!parsed.ok) return parsed;
+    const { n_saved, n_restored, n_written, n_read, timings } = parsed.value;
+    const tokens = n_saved ?? n_restored;
+    if (tokens === undefined) return { ok: false, problem: 'the slot action: it names neither n_saved nor n_restored' };
+    return { ok: true, value: { tokens, bytes: n_written ?? n_read ?? 0, ms: timings?.save_ms ?? timings?.restore_ms ?? 0 } };
+  },
+  fillBody: (slot, tokens) => ({ prompt: tokens, id_slot: slot, n_predict: 1, cache_prompt: true, stream: false, temperature: 0 }),
+};
 
 function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
   const timings = chunk.timings;
@@ -97,6 +122,7 @@ export const llamaServerDialect: CompletionDialect = {
     };
   },
   slotsPath: '/slots',
+  slotState: llamaServerSlotState,
   slots(raw: unknown): Parsed<SlotView[]> {
     const parsed = parsePeerJson(slotsSchema, raw, 'the slots');
     if (!parsed.ok) return parsed;

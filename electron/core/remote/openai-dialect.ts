@@ -113,6 +113,7 @@ export const openAiDialect: CompletionDialect = {
   }),
   read: readChunk,
   slotsPath: null,
+  slotState: null,
   slots: () => ({ ok: true, value: [] }),
 };
 
@@ -129,6 +130,7 @@ export const manifoldDialect: CompletionDialect = {
   }),
   read: readChunk,
   slotsPath: '/slots',
+  slotState: null,
   slots(raw: unknown): Parsed<SlotView[]> {
     const parsed = parsePeerJson(manifoldSlotsSchema, raw, 'the slots');
     if (!parsed.ok) return parsed;

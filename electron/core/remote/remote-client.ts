@@ -11,9 +11,9 @@
 import { generateRequestSchema, type GenerateDone, type GenerateRequest, type GenerateRequestInput, type SlotView } from '../../../common/engine-protocol.js';
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 import { EngineRequestError, type GenerationHandle, type StartedInfo, type TokenChunk } from '../engine/engine-client.js';
-import type { CompletionDialect } from './completion-dialect.js';
+import type { CompletionDialect, SlotStateDialect, SlotStateResult } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
-import { getPeerJson, peerHeaders, type PeerAddress } from './peer-http.js';
+import { getPeerJson, peerHeaders, postPeerJson, type PeerAddress } from './peer-http.js';
 import { describeFetchFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
 import type { RemoteTimeouts } from '../config/remote-plan.js';
 import { SseParser } from './sse-parser.js';
@@ -51,6 +51,11 @@ export class RemoteClient {
 
   get url(): string {
     return this.options.peer.url;
+  }
+
+  /** Generations sent and not yet ended (their streams still open here). */
+  get runningCount(): number {
+    return this.running.size;
   }
 
   generate(input: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle {
@@ -219,5 +224,28 @@ export class RemoteClient {
     const read = dialect.slots(answer.body);
     if (!read.ok) throw new RemoteLostError(peer.url, `listed its slots in a shape it should not: ${read.problem}`);
     return read.value;
+  }
+
+  /** Saves slot `slot`'s KV state to `filename` in the peer's slot folder, or restores it from there. */
+  async slotAction(slot: number, action: 'save' | 'restore', filename: string, timeoutMs: number): Promise<SlotStateResult> {
+    const slotState = this.slotState();
+    const path = slotState.actionPath(slot, action);
+    const answer = await postPeerJson(this.options.peer, path, slotState.actionBody(filename), timeoutMs);
+    if (answer.status !== 200) throw peerRefusal(this.url, answer.status, answer.body);
+    const read = slotState.actionResult(answer.body);
+    if (!read.ok) throw new RemoteLostError(this.url, `answered POST ${path} in a shape it should not: ${read.problem}`);
+    return read.value;
+  }
+
+  /** Evaluates `tokens` into slot `slot` so that it holds them (a prefix that could not be restored from a file). */
+  async fillSlot(slot: number, tokens: readonly number[], timeoutMs: number): Promise<void> {
+    const answer = await postPeerJson(this.options.peer, this.options.dialect.path, this.slotState().fillBody(slot, tokens), timeoutMs);
+    if (answer.status !== 200) throw peerRefusal(this.url, answer.status, answer.body);
+  }
+
+  private slotState(): SlotStateDialect {
+    const slotState = this.options.dialect.slotState;
+    if (!slotState) throw new EngineRequestError('bad_message', `${this.url} cannot save or restore its slots`);
+    return slotState;
   }
 }

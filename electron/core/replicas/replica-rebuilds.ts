@@ -1,11 +1,16 @@
 /**
  * The replica set's side of live resizes (DESIGN §5): the pre-check of one replica or all, one rebuild at
- * a time, each replica offered to `rollingRebuild` as a target (its engine and live sizes, entering
- * maintenance), and each outcome applied to the replica: new sizes for its later starts, its prefix index
- * moved with the slots, ready again — or latched when the rollback failed too.
+ * a time, each replica offered to `rollingRebuild` as a target (its engine — a node-llama-cpp engine's
+ * client or a llama-server child's restart — and live sizes, entering maintenance), and each outcome
+ * applied to the replica: new sizes for its later starts, its prefix index moved with the slots, ready
+ * again — or latched when the rollback failed too (a llama-server replica whose child did not come back
+ * at the old sizes is down instead, and heals as after any exit).
  */
 import type { ReadyInfo } from '../../../common/engine-protocol.js';
 import { poolSizesOf, type PrecheckRequest, type RebuildChange, type RebuildOutcome, type RebuildRequest, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../../common/rebuild.js';
+import { EngineExitedError } from '../engine/engine-client.js';
+import { LlamaServerResize } from '../llama-server/llama-server-resize.js';
+import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
 import type { Replica, ReplicaState } from './replica.js';
@@ -55,17 +60,16 @@ export class ReplicaRebuilds {
     return {
       index: replica.index,
       get engine() {
-        const engine = replica.engine;
-        if (replica.plan.remote) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
-        if (!engine) {
-          return {
-            unavailable: `replica ${replica.index} runs llama-server (engine.kind): live resize is built for node-llama-cpp engines only; change the sizes in the run config and load the model again`,
-          };
-        }
-        const client = replica.routable ? engine.client : undefined;
-        if (!client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
+        const local = replica.local;
+        if (!local) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
+        if (!replica.routable || !local.client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
         // gpuLayers as asked for (`auto` stays `auto`), so a rollback restores the request, not its resolution.
-        return { client, sizes: { ...poolSizesOf(replica.info.sizes), gpuLayers: engine.loadOptions.gpuLayers ?? 'auto' } };
+        const sizes = { ...poolSizesOf(replica.info.sizes), gpuLayers: local.loadOptions.gpuLayers ?? 'auto' };
+        if (local instanceof LlamaServerSupervisor) {
+          const resize = new LlamaServerResize(local, sizes);
+          return { client: resize, sizes, isEngineLost: () => resize.isEngineLost() };
+        }
+        return { client: local.client, sizes, isEngineLost: (error: unknown) => error instanceof EngineExitedError };
       },
       enterMaintenance: () => this.host.setState(replica, 'maintenance'),
       settle: (outcome, info) => this.settle(replica, change, outcome, info),
@@ -73,13 +77,13 @@ export class ReplicaRebuilds {
   }
 
   private settle(replica: Replica, change: RebuildChange, outcome: RebuildOutcome, info: ReadyInfo | null): void {
-    const engine = replica.engine;
-    if (!engine?.client) return; // the engine exited: its exit already set the state and heals it
+    const local = replica.local;
+    if (!local?.client) return; // the engine exited: its exit already set the state and heals it
     if (info) replica.info = info;
     const { routing } = this.host;
     switch (outcome.outcome) {
       case 'Applied':
-        engine.updateLoad(change);
+        local.updateLoad(change);
         routing.remap(replica.index, outcome.prefixes);
         break;
       case 'RolledBack':
