@@ -5,6 +5,7 @@
  * started: throughput, TTFT p50/p90, cache hit and its share of the oracle line. llama-server gets
  * `threads` threads; each Manifold replica gets its share of them, at least one.
  */
+import type { EngineKind } from '../electron/core/config/run-config.js';
 import { Tokenizer } from '../electron/core/tokenizer.js';
 import { oracleOf, realisticChat, type ChatTurnResult, type ChatWorkloadOptions } from './chat-workload.js';
 import { startLlamaServerNode } from './llama-server-node.js';
@@ -20,8 +21,8 @@ export interface PeerChatOptions {
   threads: number;
   /** Tokens per slot. */
   contextSize: number;
-  /** The Manifold layouts to measure, as replica counts (each must divide `slots`). */
-  replicaCounts: number[];
+  /** The Manifold layouts to measure: replica counts (each must divide `slots`) and the engine kind they run. */
+  layouts: { replicas: number; kind: EngineKind }[];
   chat: ChatWorkloadOptions;
 }
 
@@ -30,7 +31,7 @@ type Row = ReturnType<typeof summarise> & { server: string; threads: number; ora
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
 export async function runPeerChat(options: PeerChatOptions) {
-  for (const replicas of options.replicaCounts) {
+  for (const { replicas } of options.layouts) {
     if (options.slots % replicas !== 0) throw new Error(`peer-chat: ${options.slots} slots do not split evenly into ${replicas} replicas`);
   }
   const tokenizer = await Tokenizer.open(options.model);
@@ -45,10 +46,11 @@ export async function runPeerChat(options: PeerChatOptions) {
     } finally {
       await node.stop();
     }
-    for (const replicas of options.replicaCounts) {
+    for (const { replicas, kind } of options.layouts) {
       const threads = Math.max(1, Math.floor(options.threads / replicas));
-      const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { slots: options.slots / replicas, threads, contextSize: options.contextSize } };
-      await measure(`Manifold, ${replicas} × ${options.slots / replicas} slots`, replicas * threads, await withServed(config, (target) => realisticChat(target, options.chat)));
+      const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize } };
+      const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
+      await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, replicas * threads, await withServed(config, (target) => realisticChat(target, options.chat)));
     }
   } finally {
     await tokenizer.dispose();

@@ -97,7 +97,14 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         ? { model, slots: 2, threads: 1, contextSize: 512, promptTokens: 128, answerTokens: 16, rounds: 1, seed: 1 }
         : { model, slots: 8, threads: 2, contextSize: 2048, promptTokens: 1400, answerTokens: 64, rounds: 2, seed: 1 },
       // Part 2: one llama-server with all the slots against Manifold with them split into replicas.
-      chat: { model, slots: quick ? 2 : 8, threads: quick ? 1 : 2, contextSize: 2048, replicaCounts: quick ? [2] : [4, 2, 1], chat },
+      chat: { model, slots: quick ? 2 : 8, threads: quick ? 1 : 2, contextSize: 2048, layouts: quick ? [{ replicas: 2, kind: 'node-llama-cpp' }] : [
+        { replicas: 4, kind: 'node-llama-cpp' },
+        { replicas: 2, kind: 'node-llama-cpp' },
+        { replicas: 1, kind: 'node-llama-cpp' },
+        // The same routing and front on llama.cpp's own server as each replica's engine.
+        { replicas: 4, kind: 'llama-server' },
+        { replicas: 2, kind: 'llama-server' },
+      ], chat },
     }),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
 };
