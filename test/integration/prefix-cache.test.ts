@@ -32,7 +32,7 @@ async function threeTurns(prefixCache: Partial<PrefixCacheOptions>) {
 describe('tiered prefix cache', () => {
   it("restores an evicted conversation from RAM instead of prefilling it, with the same greedy text as a prefill", async () => {
     const on = await threeTurns({});
-    expect(on.b.started.prefixCache?.moves).toEqual([{ entry: 0, tier: 'ram', fromSlot: 0, tokens: expect.any(Number) }]);
+    expect(on.b.started.prefixCache?.moves).toEqual([{ entry: 0, tier: 'ram', fromSlot: 0, tokens: expect.any(Number), bytes: expect.any(Number) }]);
     expect(on.a2.started.prefixCache?.restored).toMatchObject({ entry: 0, tier: 'ram' });
     expect(on.a2.done.reusedTokens).toBeGreaterThanOrEqual(on.a1Prompt.length);
     expect(on.a2.done.timings.prefillTokens).toBe(on.a2Prompt.length - on.a2.done.reusedTokens);
@@ -48,7 +48,7 @@ describe('tiered prefix cache', () => {
   it('saves to the disk tier when the RAM budget is too small, and restores from there', async () => {
     const diskDir = mkdtempSync(join(tmpdir(), 'manifold-prefix-disk-'));
     const disk = await threeTurns({ ramBytes: 1, diskDir });
-    expect(disk.b.started.prefixCache?.moves).toEqual([{ entry: 0, tier: 'disk', fromSlot: 0, tokens: expect.any(Number) }]);
+    expect(disk.b.started.prefixCache?.moves).toEqual([{ entry: 0, tier: 'disk', fromSlot: 0, tokens: expect.any(Number), bytes: expect.any(Number) }]);
     expect(disk.a2.started.prefixCache?.restored).toMatchObject({ entry: 0, tier: 'disk' });
     expect(disk.a2.done.reusedTokens).toBeGreaterThanOrEqual(disk.a1Prompt.length);
     // B was saved when A came back: its state is a file of the engine's folder under diskDir.
