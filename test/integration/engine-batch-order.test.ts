@@ -23,7 +23,8 @@ describe('engine batch order', () => {
     const firstTokenAt = [0, 1, 2, 3].map((i) => events.indexOf(i));
     expect(firstTokenAt).toEqual([...firstTokenAt].sort((a, b) => a - b));
     // Served in order, the first prompt's prefill is over after its own 600 tokens; the last one's after
-    // all 2,400 (shared evenly, all four would end together). Durations from the same run, so noise scales both.
-    expect(results[0]!.timings.prefillMs).toBeLessThan(results[3]!.timings.prefillMs / 2);
+    // all 2,400 (shared evenly, all four would end together: measured 0.84 with node-llama-cpp's default order).
+    // Durations from the same run, so noise scales both; in order they measured 0.25–0.52 (a busy CI machine).
+    expect(results[0]!.timings.prefillMs).toBeLessThan(results[3]!.timings.prefillMs * 0.7);
   });
 });
