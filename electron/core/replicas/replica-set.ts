@@ -9,8 +9,7 @@ import type { ReplicaViewData } from '../../../common/contract.js';
 import type { GenerateRequestInput, LoadOptionsInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
 import { DEFAULT_PREFIX_CACHE_BYTES, PREFIX_TIERS, type PrefixTier, type PrefixTierView } from '../../../common/prefix-cache.js';
 import type { PrecheckRequest, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
-import { findLlamaServer, llamaServerPath } from '../../../common/node/llama-server-binary.js';
-import { ConfigError, planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
+import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { pinProcess } from '../cpu/cpu-pinning.js';
 import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
@@ -22,11 +21,10 @@ import type { LogSink } from '../logging/core-log.js';
 import type { DispatchObserver } from '../metrics/request-metrics.js';
 import { expectedModelFrom, type ExpectedModel } from '../remote/model-match.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
-import { RemoteLink } from '../remote/remote-link.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
-import type { ReplicaDriver } from './replica-driver.js';
+import { createReplicaDriver } from './replica-drivers.js';
 import { NoReplicaError } from './replica-errors.js';
 import { ReplicaRebuilds } from './replica-rebuilds.js';
 import { RequestDispatcher, type ReplicaGenerateOptions, type ReplicaGenerateResult } from './request-dispatcher.js';
@@ -77,7 +75,7 @@ export class ReplicaSet {
     this.routing = new RoutingState(options.routing ?? 'prefix');
     this.expected = expectedModelFrom(options.modelPath, null);
     this.replicas = options.plans.map((plan) => {
-      const replica: Replica = new Replica(plan, this.driverFor(plan, (pid) => this.pinReplica(replica, pid)));
+      const replica: Replica = new Replica(plan, createReplicaDriver(plan, this.options, () => this.expected, (pid) => this.pinReplica(replica, pid)));
       replica.driver.on('ready', (info) => {
         replica.info = info;
         replica.incarnation++;
@@ -104,51 +102,6 @@ export class ReplicaSet {
       routing: this.routing,
       log: options.log,
     });
-  }
-
-  /** A local replica's supervisor (of a node-llama-cpp engine child or a llama-server child), or a remote replica's link. */
-  private driverFor(plan: ReplicaPlan, pinCpus: (pid: number) => Promise<void>): ReplicaDriver {
-    const { options } = this;
-    if (plan.remote) return new RemoteLink({ replica: plan.index, plan: plan.remote, expected: () => this.expected, log: options.log });
-    const supervision = {
-      replica: plan.index,
-      env: plan.env,
-      log: options.log,
-      logFile: plan.logFile,
-      ...options.watchdog,
-      ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
-      pinCpus,
-    };
-    if (plan.engineKind === 'llama-server') {
-      return new LlamaServerSupervisor({ ...supervision, binary: this.llamaServerBinary(), load: { modelPath: options.modelPath, ...plan.engine } });
-    }
-    return new EngineSupervisor({
-      ...supervision,
-      spawn: options.spawn,
-      load: {
-        modelPath: options.modelPath,
-        ...plan.engine,
-        prefixCache: { ...plan.engine.prefixCache, ...(options.prefixCacheDir ? { diskDir: options.prefixCacheDir } : {}) },
-        ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}),
-      },
-    });
-  }
-
-  /** The binary a `llama-server` replica runs; a ConfigError saying how to get it when there is none. */
-  private llamaServerBinary(): string {
-    const binary = this.options.llamaServerBinary ?? findLlamaServer();
-    if (binary !== null) return binary;
-    let lookedAt: string;
-    try {
-      lookedAt = ` (looked for ${llamaServerPath()})`;
-    } catch (error) {
-      lookedAt = ` (${(error as Error).message})`;
-    }
-    throw new ConfigError(
-      `engine.kind: "llama-server" needs llama.cpp's llama-server binary and none was found${lookedAt}; ` +
-        'build it from the llama.cpp node-llama-cpp ships with `npm run build:llama-server` (about 10 minutes on 2 cores), ' +
-        'set MANIFOLD_LLAMA_SERVER to a llama-server binary, or use "engine": {"kind": "node-llama-cpp"}',
-    );
   }
 
   /** The replica set a run config describes on this machine (plans, routing policy, heal policy, queue). */

@@ -1,0 +1,56 @@
+/**
+ * What runs a replica: a supervisor of its local child (a node-llama-cpp engine child, or a llama-server
+ * child for engine kind `llama-server`) or the link to its remote server, built from its plan and the
+ * replica set's options; and the llama-server binary that kind needs, or a ConfigError saying how to get it.
+ */
+import { findLlamaServer, llamaServerPath } from '../../../common/node/llama-server-binary.js';
+import { ConfigError, type ReplicaPlan } from '../config/run-config.js';
+import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
+import type { ExpectedModel } from '../remote/model-match.js';
+import { RemoteLink } from '../remote/remote-link.js';
+import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
+import type { ReplicaDriver } from './replica-driver.js';
+import type { ReplicaSetOptions } from './replica-set.js';
+
+export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOptions, expected: () => ExpectedModel, pinCpus: (pid: number) => Promise<void>): ReplicaDriver {
+  if (plan.remote) return new RemoteLink({ replica: plan.index, plan: plan.remote, expected, log: options.log });
+  const supervision = {
+    replica: plan.index,
+    env: plan.env,
+    log: options.log,
+    logFile: plan.logFile,
+    ...options.watchdog,
+    ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+    pinCpus,
+  };
+  if (plan.engineKind === 'llama-server') {
+    return new LlamaServerSupervisor({ ...supervision, binary: llamaServerBinary(options.llamaServerBinary), load: { modelPath: options.modelPath, ...plan.engine } });
+  }
+  return new EngineSupervisor({
+    ...supervision,
+    spawn: options.spawn,
+    load: {
+      modelPath: options.modelPath,
+      ...plan.engine,
+      prefixCache: { ...plan.engine.prefixCache, ...(options.prefixCacheDir ? { diskDir: options.prefixCacheDir } : {}) },
+      ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}),
+    },
+  });
+}
+
+/** The binary a `llama-server` replica runs (the given one, else the build cache's); a ConfigError saying how to get it when there is none. */
+function llamaServerBinary(given: string | undefined): string {
+  const binary = given ?? findLlamaServer();
+  if (binary !== null) return binary;
+  let lookedAt: string;
+  try {
+    lookedAt = ` (looked for ${llamaServerPath()})`;
+  } catch (error) {
+    lookedAt = ` (${(error as Error).message})`;
+  }
+  throw new ConfigError(
+    `engine.kind: "llama-server" needs llama.cpp's llama-server binary and none was found${lookedAt}; ` +
+      'build it from the llama.cpp node-llama-cpp ships with `npm run build:llama-server` (about 10 minutes on 2 cores), ' +
+      'set MANIFOLD_LLAMA_SERVER to a llama-server binary, or use "engine": {"kind": "node-llama-cpp"}',
+  );
+}
