@@ -4,6 +4,10 @@
  */
 import { defineConfig } from '@playwright/test';
 
+// The UI is tested on node-llama-cpp engines (the slot view's prefix-cache tiers are theirs), also where
+// llama-server is installed and would be the default (electron/core/config/default-engine-kind.ts).
+process.env.MANIFOLD_ENGINE_KIND ??= 'node-llama-cpp';
+
 export default defineConfig({
   testDir: 'e2e',
   outputDir: 'test-results/e2e',

@@ -17,6 +17,10 @@ import { runRemote } from './remote.js';
 import { runRoute } from './route.js';
 import { runScaling } from './scaling.js';
 
+// The benchmarks measure node-llama-cpp engines unless they name a kind (peer and engine-kinds compare the
+// two side by side), also where llama-server is installed and would be the default (default-engine-kind.ts).
+process.env.MANIFOLD_ENGINE_KIND ??= 'node-llama-cpp';
+
 const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer'] as const;
 type BenchName = (typeof NAMES)[number];
 

@@ -5,6 +5,7 @@
  * stop (SIGTERM, Ctrl-C, the desktop's quit): nothing new is taken, running answers get a grace period,
  * those left are ended cleanly, then the engines are stopped.
  */
+import { defaultEngineKind } from './config/default-engine-kind.js';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { ArenaFacts } from './arena/arena-plan.js';
@@ -67,7 +68,7 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
   const gpuMonitor = new GpuMonitor();
   const workstation = new Workstation({
     config,
-    machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism() },
+    machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism(), defaultEngineKind: defaultEngineKind() },
     gpuMonitor,
     dataDir: options.dataDir ?? defaultDataDir(),
     modelsDir: options.modelsDir ?? null,

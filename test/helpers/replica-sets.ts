@@ -19,7 +19,7 @@ export interface TestReplicaSet {
 export async function startReplicaSet(config: Partial<RunConfig>, options: Partial<ReplicaSetOptions> = {}): Promise<TestReplicaSet> {
   const logs: string[] = [];
   const parsed = parseRunConfig({ model: testModelPath(), gpu: 'cpu', engine: { contextSize: 1024, slots: 2, threads: 1 }, ...config });
-  const set = ReplicaSet.fromConfig(parsed, { detectedGpus: [], cpuCores: 2 }, {
+  const set = ReplicaSet.fromConfig(parsed, { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, {
     spawn: forkEngine,
     log: (line) => logs.push(line),
     ...options,

@@ -1,10 +1,11 @@
 /** `npm run serve` as a user runs it: no arguments, the README's curl examples, then Ctrl-C stops everything. */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { engineEntry } from '../../electron/core/engine/engine-process.js';
 import { waitFor } from '../helpers/engines.js';
 import { hostile, writeHostileModel } from '../helpers/hostile-models.js';
@@ -51,6 +52,39 @@ describe('npm run serve', () => {
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
     expect(err).toContain('exited: stopped');
   });
+});
+
+describe('npm run serve: the default engine kind', () => {
+  /** Serves the generated model as one replica with `env`, and gives the executable its replica runs. */
+  async function replicaExecutable(env: Record<string, string | undefined>): Promise<string> {
+    const cli = spawn(process.execPath, [...engineEntry().execArgv, join(root, 'electron', 'serve-cli.ts'), '--port', '0', '--replicas', '1'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+    });
+    let out = '';
+    let err = '';
+    cli.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    cli.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
+    try {
+      // Serving (and handling Ctrl-C) once the API's URL is printed.
+      await waitFor(() => out.includes('OpenAI-compatible API:') || undefined, 'the API URL', 90_000);
+      const pid = /\[replica 0 (\d+)\] ready/.exec(err)?.[1];
+      return await readlink(`/proc/${pid}/exe`);
+    } finally {
+      cli.kill('SIGINT');
+      expect(await exited).toBe(0);
+    }
+  }
+
+  it('runs llama-server where its binary is installed and node-llama-cpp where it is not, when the config names no kind', async () => {
+    const binary = findLlamaServer();
+    expect(binary, 'test/global-setup.ts builds llama-server').not.toBeNull();
+    const { MANIFOLD_ENGINE_KIND: _pinnedForTheSuite, ...userEnv } = process.env;
+    expect(await replicaExecutable(userEnv)).toBe(await realpath(binary!));
+    expect(await replicaExecutable({ ...userEnv, MANIFOLD_LLAMA_SERVER: join(tmpdir(), 'no-such-llama-server') })).toBe(await realpath(process.execPath));
+  }, 240_000);
 });
 
 describe('npm run serve with bad input', () => {

@@ -41,13 +41,13 @@ describe('llama-server replicas', () => {
     process.env.MANIFOLD_LLAMA_SERVER = join(tmpdir(), 'no-such-dir', 'llama-server');
     expect(findLlamaServer()).toBeNull();
     const config = parseRunConfig({ model: 'm.gguf', gpu: 'cpu', engine: { kind: 'llama-server' } });
-    const build = (): ReplicaSet => ReplicaSet.fromConfig(config, { detectedGpus: [], cpuCores: 2 }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} });
+    const build = (): ReplicaSet => ReplicaSet.fromConfig(config, { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} });
     expect(build).toThrow(ConfigError);
     expect(build).toThrow(
       `engine.kind: "llama-server" needs llama.cpp's llama-server binary and none was found (looked for ${process.env.MANIFOLD_LLAMA_SERVER}); ` +
         'build it from the llama.cpp node-llama-cpp ships with `npm run build:llama-server`',
     );
     // The default kind needs no binary.
-    expect(ReplicaSet.fromConfig(parseRunConfig({ model: 'm.gguf', gpu: 'cpu' }), { detectedGpus: [], cpuCores: 2 }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} }).size).toBe(1);
+    expect(ReplicaSet.fromConfig(parseRunConfig({ model: 'm.gguf', gpu: 'cpu' }), { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} }).size).toBe(1);
   });
 });

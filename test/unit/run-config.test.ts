@@ -1,10 +1,11 @@
 /** Run config rules (DESIGN §3), each with its documented message. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseRunConfig, planReplicas } from '../../electron/core/config/run-config.js';
+import { ConfigError, parseRunConfig, planReplicas, type MachineFacts } from '../../electron/core/config/run-config.js';
+import { defaultEngineKind } from '../../electron/core/config/default-engine-kind.js';
 import { DEFAULT_REMOTE_TIMEOUTS } from '../../electron/core/config/remote-plan.js';
 
-const gpuMachine = { detectedGpus: [0, 1, 2, 3], cpuCores: 16 };
-const cpuMachine = { detectedGpus: [], cpuCores: 8 };
+const gpuMachine: MachineFacts = { detectedGpus: [0, 1, 2, 3], cpuCores: 16, defaultEngineKind: 'node-llama-cpp' };
+const cpuMachine: MachineFacts = { detectedGpus: [], cpuCores: 8, defaultEngineKind: 'node-llama-cpp' };
 const plan = (config: Record<string, unknown>, machine = gpuMachine) => planReplicas(parseRunConfig({ model: 'm.gguf', ...config }), machine);
 const planError = (config: Record<string, unknown>, machine = gpuMachine): string => {
   try {
@@ -131,8 +132,10 @@ describe('run config', () => {
 });
 
 describe('run config: engine kind', () => {
-  it('runs node-llama-cpp unless engine.kind says llama-server, and keeps the kind out of the engine options', () => {
+  it("runs the machine's default kind unless engine.kind names one, and keeps the kind out of the engine options", () => {
     expect(plan({ replicas: 2 }, cpuMachine).map((p) => p.engineKind)).toEqual(['node-llama-cpp', 'node-llama-cpp']);
+    expect(plan({ replicas: 2 }, { ...cpuMachine, defaultEngineKind: 'llama-server' }).map((p) => p.engineKind)).toEqual(['llama-server', 'llama-server']);
+    expect(plan({ engine: { kind: 'node-llama-cpp' } }, { ...cpuMachine, defaultEngineKind: 'llama-server' })[0]!.engineKind).toBe('node-llama-cpp');
     const plans = plan({ replicas: 2, engine: { kind: 'llama-server', slots: 4, threads: 1 } }, cpuMachine);
     expect(plans.map((p) => p.engineKind)).toEqual(['llama-server', 'llama-server']);
     expect(plans[0]!.engine).toEqual({ threads: 1, slots: 4, gpuLayers: 0 });
@@ -140,9 +143,22 @@ describe('run config: engine kind', () => {
 
   it('names the field and the kinds for a kind it does not know, and refuses a kind per replica', () => {
     expect(planError({ engine: { kind: 'vllm' } })).toBe(
-      'config engine.kind: "vllm" is not an engine kind; use "node-llama-cpp" (the default) or "llama-server" (llama.cpp\'s server as each replica\'s child process)',
+      'config engine.kind: "vllm" is not an engine kind; use "llama-server" (llama.cpp\'s server as each replica\'s child process, the default where its binary is installed) or "node-llama-cpp" (the default elsewhere)',
     );
     expect(planError({ replicas: [{ gpus: [0], args: { kind: 'llama-server' } }] })).toMatch(/replicas\[0\]\.args.*kind/);
+  });
+});
+
+describe('run config: the default engine kind', () => {
+  it('is llama-server where its binary is installed and node-llama-cpp elsewhere', () => {
+    expect(defaultEngineKind({}, () => true)).toBe('llama-server');
+    expect(defaultEngineKind({}, () => false)).toBe('node-llama-cpp');
+  });
+
+  it('is what MANIFOLD_ENGINE_KIND names, whatever is installed, and an unknown name is an error in words', () => {
+    expect(defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'node-llama-cpp' }, () => true)).toBe('node-llama-cpp');
+    expect(defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'llama-server' }, () => false)).toBe('llama-server');
+    expect(() => defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'vllm' }, () => true)).toThrow('MANIFOLD_ENGINE_KIND="vllm" is not an engine kind; use "node-llama-cpp" or "llama-server"');
   });
 });
 

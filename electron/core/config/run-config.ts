@@ -37,18 +37,18 @@ const engineOptionsSchema = z
 export type EngineOptions = z.infer<typeof engineOptionsSchema>;
 
 /**
- * What runs a local replica: node-llama-cpp in an engine child (the default: nothing to install), or
- * llama.cpp's own `llama-server` as a child process spoken to over HTTP (`npm run build:llama-server`).
+ * What runs a local replica: node-llama-cpp in an engine child (nothing to install), or llama.cpp's own
+ * `llama-server` as a child process spoken to over HTTP (`npm run build:llama-server`). A config without
+ * `engine.kind` runs the machine's default (MachineFacts.defaultEngineKind: default-engine-kind.ts).
  */
 export const ENGINE_KINDS = ['node-llama-cpp', 'llama-server'] as const;
 export type EngineKind = (typeof ENGINE_KINDS)[number];
-export const DEFAULT_ENGINE_KIND: EngineKind = 'node-llama-cpp';
 
 /** The config's `engine`: the options every local replica starts from, and the kind of engine all of them run. */
 const baseEngineSchema = engineOptionsSchema.extend({
   kind: z
     .enum(ENGINE_KINDS, {
-      error: (issue) => `${valueInWords(issue.input)} is not an engine kind; use "node-llama-cpp" (the default) or "llama-server" (llama.cpp's server as each replica's child process)`,
+      error: (issue) => `${valueInWords(issue.input)} is not an engine kind; use "llama-server" (llama.cpp's server as each replica's child process, the default where its binary is installed) or "node-llama-cpp" (the default elsewhere)`,
     })
     .optional(),
 });
@@ -265,6 +265,8 @@ export interface MachineFacts {
   detectedGpus: readonly number[];
   /** Logical CPU cores, to share among CPU engines. */
   cpuCores: number;
+  /** What a local replica runs when the config names no `engine.kind`. */
+  defaultEngineKind: EngineKind;
 }
 
 interface LocalEntry {
@@ -311,7 +313,7 @@ function remotePlanOf(url: string, entry: ReplicaEntry): RemotePlan {
  * engines share the cores among the local replicas; remote entries take no cards and no cores.
  */
 export function planReplicas(config: RunConfig, machine: MachineFacts): ReplicaPlan[] {
-  const { kind: engineKind = DEFAULT_ENGINE_KIND, ...base } = config.engine ?? {};
+  const { kind: engineKind = machine.defaultEngineKind, ...base } = config.engine ?? {};
   const baseEnv = config.env ?? {};
   const cpu = config.gpu === 'cpu' || (config.gpu === undefined && machine.detectedGpus.length === 0);
   const cards = config.gpu === undefined ? [...machine.detectedGpus] : config.gpu === 'cpu' ? [] : parseCards(config.gpu, 'gpu');

@@ -1,0 +1,23 @@
+/**
+ * Which engine kind a replica runs when its config names none: `llama-server` wherever its binary is
+ * installed (it is the faster engine on every figure measured side by side: docs/BENCHMARKS.md, "engine
+ * kinds" and `peer`), node-llama-cpp elsewhere (nothing to install). `MANIFOLD_ENGINE_KIND` overrides the
+ * choice for a whole process tree (the test suite pins node-llama-cpp with it, so each test says which
+ * engine it exercises); an unknown value is an error in words, not a silent fallback.
+ */
+import { findLlamaServer } from '../../../common/node/llama-server-binary.js';
+import { ENGINE_KINDS, type EngineKind } from './run-config.js';
+
+export const ENGINE_KIND_VARIABLE = 'MANIFOLD_ENGINE_KIND';
+
+/** The kind for a config without `engine.kind`; `binaryFound` says whether llama-server is installed. */
+export function defaultEngineKind(env: NodeJS.ProcessEnv = process.env, binaryFound: () => boolean = () => findLlamaServer() !== null): EngineKind {
+  const named = env[ENGINE_KIND_VARIABLE];
+  if (named !== undefined && named !== '') {
+    if (!(ENGINE_KINDS as readonly string[]).includes(named)) {
+      throw new Error(`${ENGINE_KIND_VARIABLE}="${named}" is not an engine kind; use ${ENGINE_KINDS.map((kind) => `"${kind}"`).join(' or ')}`);
+    }
+    return named as EngineKind;
+  }
+  return binaryFound() ? 'llama-server' : 'node-llama-cpp';
+}
