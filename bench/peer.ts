@@ -1,8 +1,9 @@
 /**
  * peer: Manifold side by side with llama.cpp's own `llama-server` (built from node-llama-cpp's bundled
  * source, so the same llama.cpp), on the same model file, slots and threads, in one run.
- * Part 1 (runPeerServe): one llama-server with `-np S` against one Manifold replica with S slots, both
- * through HTTP with SSE, the same requests in alternating order: one stream alone (decode rate, TTFT) and
+ * Part 1 (runPeerServe): one llama-server with `-np S` against one Manifold replica with S slots of each
+ * engine kind (node-llama-cpp, and llama-server as the replica's engine: what the front costs on top of the
+ * same engine), all through HTTP with SSE, the same requests in rotating order: one stream alone (decode rate, TTFT) and
  * S fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output
  * rate). The front's share is what the client measures beyond what each server reports of itself.
  * Further parts add their own entry to runPeer.
@@ -27,7 +28,9 @@ export interface PeerServeOptions {
   seed: number;
 }
 
-type Server = 'llama-server' | 'Manifold';
+const SERVERS = ['llama-server', 'Manifold', 'Manifold (llama-server engine)'] as const;
+type Server = (typeof SERVERS)[number];
+type ManifoldServer = Exclude<Server, 'llama-server'>;
 type Scenario = 'one stream' | 'S at once';
 
 interface Round {
@@ -78,17 +81,21 @@ function summariseServer(rounds: readonly Round[], server: Server, scenario: Sce
 export async function runPeerServe(options: PeerServeOptions) {
   const random = seeded(options.seed);
   const rounds: Round[] = [];
-  await withServed(
-    { model: options.model, replicas: 1, engine: { slots: options.slots, threads: options.threads, contextSize: options.contextSize } },
-    async (manifold) => {
+  const replica = (kind: 'node-llama-cpp' | 'llama-server') => ({ model: options.model, replicas: 1, engine: { kind, slots: options.slots, threads: options.threads, contextSize: options.contextSize } });
+  await withServed(replica('node-llama-cpp'), (manifold) =>
+    withServed(replica('llama-server'), async (manifoldOnLlamaServer) => {
       const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads });
       try {
-        const targets: Record<Server, ClientTarget> = { 'llama-server': { baseURL: `${node.url}/v1`, model: manifold.model }, Manifold: manifold };
+        const targets: Record<Server, ClientTarget> = {
+          'llama-server': { baseURL: `${node.url}/v1`, model: manifold.model },
+          Manifold: manifold,
+          'Manifold (llama-server engine)': manifoldOnLlamaServer,
+        };
         const warmUp = prompts(1, 16, random);
-        for (const server of ['llama-server', 'Manifold'] as const) await round(targets[server], server, 'one stream', warmUp, { ...options, answerTokens: 4 });
+        for (const server of SERVERS) await round(targets[server], server, 'one stream', warmUp, { ...options, answerTokens: 4 });
         for (let i = 0; i < options.rounds; i++) {
-          // Alternate who goes first, so neither always runs on the other's warm caches.
-          const order: Server[] = i % 2 === 0 ? ['llama-server', 'Manifold'] : ['Manifold', 'llama-server'];
+          // Rotate who goes first, so none always runs on the others' warm caches.
+          const order = SERVERS.map((_, k) => SERVERS[(k + i) % SERVERS.length]!);
           const single = prompts(1, options.promptTokens, random);
           const together = prompts(options.slots, options.promptTokens, random);
           for (const server of order) rounds.push(await round(targets[server], server, 'one stream', single, options));
@@ -97,18 +104,19 @@ export async function runPeerServe(options: PeerServeOptions) {
       } finally {
         await node.stop();
       }
-    },
+    }),
   );
 
-  const rows = (['one stream', 'S at once'] as const).flatMap((scenario) => (['llama-server', 'Manifold'] as const).map((server) => summariseServer(rounds, server, scenario)));
+  const rows = (['one stream', 'S at once'] as const).flatMap((scenario) => SERVERS.map((server) => summariseServer(rounds, server, scenario)));
   const row = (server: Server, scenario: Scenario) => rows.find((r) => r.server === server && r.scenario === scenario)!;
-  const ratios = {
-    oneStreamDecode: row('Manifold', 'one stream').decodeTokensPerSecond / row('llama-server', 'one stream').decodeTokensPerSecond,
-    oneStreamTtft: row('Manifold', 'one stream').ttftP50Ms / row('llama-server', 'one stream').ttftP50Ms,
-    togetherOutput: row('Manifold', 'S at once').outputTokensPerSecond / row('llama-server', 'S at once').outputTokensPerSecond,
-    togetherTtftP50: row('Manifold', 'S at once').ttftP50Ms / row('llama-server', 'S at once').ttftP50Ms,
-    togetherTtftFirst: row('Manifold', 'S at once').ttftFirstMs / row('llama-server', 'S at once').ttftFirstMs,
-  };
+  const ratiosOf = (server: ManifoldServer) => ({
+    oneStreamDecode: row(server, 'one stream').decodeTokensPerSecond / row('llama-server', 'one stream').decodeTokensPerSecond,
+    oneStreamTtft: row(server, 'one stream').ttftP50Ms / row('llama-server', 'one stream').ttftP50Ms,
+    togetherOutput: row(server, 'S at once').outputTokensPerSecond / row('llama-server', 'S at once').outputTokensPerSecond,
+    togetherTtftP50: row(server, 'S at once').ttftP50Ms / row('llama-server', 'S at once').ttftP50Ms,
+    togetherTtftFirst: row(server, 'S at once').ttftFirstMs / row('llama-server', 'S at once').ttftFirstMs,
+  });
+  const ratios = { Manifold: ratiosOf('Manifold'), 'Manifold (llama-server engine)': ratiosOf('Manifold (llama-server engine)') };
   const text = table(
     ['scenario', 'server', 'requests', 'TTFT first ms', 'TTFT p50 ms', 'TTFT last ms', 'decode tok/s', 'server decode tok/s', 'out tok/s', 'front TTFT ms'],
     rows.map((r) => [
@@ -125,9 +133,9 @@ export async function runPeerServe(options: PeerServeOptions) {
     ]),
   );
   const ratioText = Object.entries(ratios)
-    .map(([k, v]) => `${k} ${v.toFixed(2)}×`)
-    .join(', ');
-  return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\nManifold / llama-server: ${ratioText}` };
+    .map(([server, values]) => `${server} / llama-server: ${Object.entries(values).map(([k, v]) => `${k} ${v.toFixed(2)}×`).join(', ')}`)
+    .join('\n');
+  return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\n${ratioText}` };
 }
 
 export interface PeerOptions {

@@ -108,6 +108,7 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         // The same routing and front on llama.cpp's own server as each replica's engine.
         { replicas: 4, kind: 'llama-server' },
         { replicas: 2, kind: 'llama-server' },
+        { replicas: 1, kind: 'llama-server' },
       ], chat },
     }),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
