@@ -37,8 +37,9 @@ export const coreSublayers = [
   { name: 'supervisor', allow: ['engine', 'logging'] },
   // The link to a remote replica and its client: a server on another machine driven as a local engine is.
   { name: 'remote', allow: ['engine', 'supervisor', 'logging', 'config'], packages: ['zod'] },
-  // A replica's llama-server child (engine kind `llama-server`): supervised as the engine child is, spoken to by the remote client.
-  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena'] },
+  // A replica's llama-server child (engine kind `llama-server`): supervised as the engine child is, spoken to by the remote client;
+  // and its install from llama.cpp's releases (download with ipull, unpack with tar / extract-zip).
+  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena'], packages: ['zod', 'ipull', 'tar', 'extract-zip'] },
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
@@ -79,7 +80,8 @@ export const layers = [
     allow: ['common', 'common/node', 'native'],
     node: true,
     // Never node-llama-cpp: native code that reads model files runs only in the children (engine-bin/).
-    packages: ['zod', 'ws', 'pino', 'rotating-file-stream', 'prom-client'],
+    // ipull, tar, extract-zip: the llama-server release install (core/llama-server only, by its sub-layer list).
+    packages: ['zod', 'ws', 'pino', 'rotating-file-stream', 'prom-client', 'ipull', 'tar', 'extract-zip'],
     sublayers: coreSublayers,
   },
   { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },

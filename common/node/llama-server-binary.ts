@@ -3,16 +3,27 @@
  * from the source node-llama-cpp ships (`node_modules/node-llama-cpp/llama/gitRelease.bundle`), cached
  * outside the repository under the bundle's commit: `$MANIFOLD_LLAMA_SERVER_CACHE` or
  * `~/.cache/manifold/llama-server/<commit>-<arch>/llama-server`. The build script (build/llama-server.ts)
- * builds into that place; core looks there when a replica's engine kind is `llama-server`. The commit is
- * read from the bundle's header (`# v2 git bundle`, then `<sha> HEAD`), so no git is needed to find it.
+ * builds into that place, and `manifold engine install` unpacks llama.cpp's release of the same version
+ * there; core looks there when a replica's engine kind is `llama-server`. The commit is read from the
+ * bundle's header (`# v2 git bundle`, then `<sha> HEAD`), so no git is needed to find it.
  */
-import { accessSync, closeSync, constants, openSync, readSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LLAMA_CPP_BUNDLE = join(repoRoot, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
+const LLAMA_CPP_INFO = join(repoRoot, 'node_modules', 'node-llama-cpp', 'llama', 'llama.cpp.info.json');
+
+/** The llama.cpp release the bundle is (node-llama-cpp's `llama.cpp.info.json`): its tag and GitHub repository. */
+export function bundledLlamaRelease(info = LLAMA_CPP_INFO): { tag: string; repo: string } {
+  const parsed = JSON.parse(readFileSync(info, 'utf8')) as { tag?: unknown; llamaCppGithubRepo?: unknown };
+  if (typeof parsed.tag !== 'string' || typeof parsed.llamaCppGithubRepo !== 'string' || !/^[\w.-]+\/[\w.-]+$/.test(parsed.llamaCppGithubRepo)) {
+    throw new Error(`${info} does not name a llama.cpp tag and repository`);
+  }
+  return { tag: parsed.tag, repo: parsed.llamaCppGithubRepo };
+}
 
 /** The llama.cpp commit the bundle holds (the cache key); throws naming the file when it cannot be read. */
 export function bundledLlamaCommit(bundle = LLAMA_CPP_BUNDLE): string {
@@ -28,11 +39,18 @@ export function bundledLlamaCommit(bundle = LLAMA_CPP_BUNDLE): string {
   }
 }
 
+/** The executable's file name on this platform. */
+export const LLAMA_SERVER_FILE = process.platform === 'win32' ? 'llama-server.exe' : 'llama-server';
+
+/** The cache's folder for the bundle's version: `$MANIFOLD_LLAMA_SERVER_CACHE` (or `cacheRoot`), else `~/.cache/manifold/llama-server`, then `<commit>-<arch>`. */
+export function llamaServerCacheDir(cacheRoot = process.env.MANIFOLD_LLAMA_SERVER_CACHE ?? join(os.homedir(), '.cache', 'manifold', 'llama-server')): string {
+  return join(cacheRoot, `${bundledLlamaCommit()}-${os.arch()}`);
+}
+
 /** Where the binary is or will be: `MANIFOLD_LLAMA_SERVER`, else the cache entry of the bundle's commit. */
 export function llamaServerPath(): string {
   if (process.env.MANIFOLD_LLAMA_SERVER) return process.env.MANIFOLD_LLAMA_SERVER;
-  const root = process.env.MANIFOLD_LLAMA_SERVER_CACHE ?? join(os.homedir(), '.cache', 'manifold', 'llama-server');
-  return join(root, `${bundledLlamaCommit()}-${os.arch()}`, 'llama-server');
+  return join(llamaServerCacheDir(), LLAMA_SERVER_FILE);
 }
 
 /** The binary when it is there and executable; null when it is not (or the bundle cannot be read). Read once at a start. */
