@@ -138,9 +138,11 @@ export class RemoteClient {
     };
 
     const noFirstToken = `no first token within ${timeouts.firstTokenMs} ms (timeouts.firstTokenMs)`;
-    // Until the headers, whichever bound ends first: the first token cannot come later than its own bound.
-    if (timeouts.connectMs <= timeouts.firstTokenMs) deadline.arm(timeouts.connectMs, `no response within ${timeouts.connectMs} ms (timeouts.connectMs)`);
-    else deadline.arm(timeouts.firstTokenMs, noFirstToken);
+    // Until the headers too, the first-token bound: llama-server sends a stream's headers with its first
+    // token, after the prompt's prefill (8 long prompts at once on a slow box take seconds each). A peer
+    // that stops answering is caught sooner by its link's health check (connectMs), which fails over the
+    // requests without a token.
+    deadline.arm(timeouts.firstTokenMs, noFirstToken);
     try {
       let response: Response;
       try {
