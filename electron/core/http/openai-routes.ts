@@ -33,8 +33,10 @@ function checkModel(workstation: Workstation, model: string | undefined): void {
 /** The engine request for a parsed body (every limit of the engine protocol was checked by its schema). */
 export function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  const conversationId = body.prompt_cache_key ?? body.user;
   return {
     tokens,
+    ...(conversationId ? { conversationId } : {}),
     maxTokens: maxTokens ?? MAX_GENERATE_TOKENS,
     stop,
     ignoreEos: body.ignore_eos ?? false,
@@ -45,6 +47,10 @@ export function generateRequest(body: SamplingRequest, tokens: number[], maxToke
       ...(body.min_p != null ? { minP: body.min_p } : {}),
       ...(body.seed != null ? { seed: body.seed } : {}),
       ...(body.repeat_penalty != null ? { repeatPenalty: body.repeat_penalty } : {}),
+      ...(body.repeat_last_n != null ? { repeatLastN: body.repeat_last_n } : {}),
+      ...(body.presence_penalty != null ? { presencePenalty: body.presence_penalty } : {}),
+      ...(body.frequency_penalty != null ? { frequencyPenalty: body.frequency_penalty } : {}),
+      ...(body.logit_bias != null ? { logitBias: body.logit_bias } : {}),
     },
   };
 }
@@ -134,6 +140,9 @@ async function serveGeneration(
     if (!res.writableFinished) abort.abort();
   });
   const request = generateRequest(body, tokens, maxTokens);
+  const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
+  const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
+  if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
   const context = workstation.replicas.maxContext;
   if (context > 0 && tokens.length >= context) {
     throw new HttpError(
