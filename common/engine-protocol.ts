@@ -97,9 +97,17 @@ export const generateRequestSchema = z.object({
 export type GenerateRequest = z.infer<typeof generateRequestSchema>;
 export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
 
+/** The most inputs one `embed` request carries (OpenAI's limit for /v1/embeddings). */
+export const MAX_EMBED_INPUTS = 2048;
+
+/** The inputs of an `embed` request: each a non-empty list of token ids, embedded on its own. */
+export const embedInputsSchema = z.array(z.array(tokenId).min(1)).min(1).max(MAX_EMBED_INPUTS);
+
 export const engineRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('load'), id: requestId, options: loadOptionsSchema }),
   z.object({ type: z.literal('generate'), id: requestId, request: generateRequestSchema }),
+  /** One embedding vector per input, from the engine's embedding context (created at the first request). */
+  z.object({ type: z.literal('embed'), id: requestId, inputs: embedInputsSchema }),
   z.object({ type: z.literal('cancel'), id: requestId, target: requestId }),
   z.object({ type: z.literal('slots'), id: requestId }),
   z.object({ type: z.literal('activity'), id: requestId }),
@@ -235,6 +243,7 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('tokens'), id: requestId, tokens: z.array(tokenId), text: z.string() }),
   z.object({ type: z.literal('done'), id: requestId, result: generateDoneSchema }),
+  z.object({ type: z.literal('embeddings'), id: requestId, vectors: z.array(z.array(z.number())) }),
   z.object({ type: z.literal('cancelled'), id: requestId, found: z.boolean() }),
   z.object({ type: z.literal('slots'), id: requestId, slots: z.array(slotViewSchema) }),
   z.object({ type: z.literal('activity'), id: requestId, activity: activitySchema }),

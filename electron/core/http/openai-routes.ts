@@ -21,12 +21,17 @@ import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
 import type { OpenGenerations } from '../open-generations.js';
+import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
 
 type Kind = 'chat' | 'text';
 
-function checkModel(workstation: Workstation, model: string | undefined): void {
-  if (model !== undefined && model !== workstation.modelId) {
-    throw new HttpError(404, `model "${model}" not found; this server serves "${workstation.modelId}"`, 'invalid_request_error', 'model', 'model_not_found');
+const servedModel = (workstation: Workstation): ServedModel => ({ id: workstation.modelId, path: workstation.modelPath, aliases: workstation.modelAliases });
+
+/** A 404 unless `model` names the loaded model (model-names.ts); with no model loaded, the request's 503 says so. */
+export function checkModel(workstation: Workstation, model: string | undefined): void {
+  const served = servedModel(workstation);
+  if (model !== undefined && served.id && !selectsModel(served, model)) {
+    throw new HttpError(404, notServed(served, model), 'invalid_request_error', 'model', 'model_not_found');
   }
 }
 
@@ -110,7 +115,7 @@ function mapGenerationError(workstation: Workstation, error: unknown): HttpError
  * A request's tokens from the tokenizer: input it refuses (a template that fails on these messages) is a
  * 400 naming the field; a tokenizer process that died or hung under the call is a 503; no model a 503.
  */
-async function tokensOf(workstation: Workstation, tokenize: () => Promise<number[]>, param: string): Promise<number[]> {
+export async function tokensOf<T>(workstation: Workstation, tokenize: () => Promise<T>, param: string): Promise<T> {
   try {
     return await tokenize();
   } catch (error) {
@@ -271,18 +276,28 @@ export async function handleCompletions(workstation: Workstation, open: OpenGene
   await serveGeneration(workstation, open, 'text', body, tokens, body.max_tokens, res, arrivedAt);
 }
 
-export function handleModels(workstation: Workstation, res: ServerResponse): void {
+/** OpenAI's model object for the loaded model, with its other names (`aliases`) and Manifold's `meta`. */
+function modelObject(workstation: Workstation) {
   const info = workstation.replicas.info();
-  sendJson(res, 200, {
-    object: 'list',
-    data: [
-      {
-        id: workstation.modelId,
-        object: 'model',
-        created: 0,
-        owned_by: 'manifold',
-        meta: { replicas: info.replicas, replicas_alive: info.replicas_alive, context: workstation.replicas.maxContext, architecture: info.model?.architecture ?? null },
-      },
-    ],
-  });
+  const served = servedModel(workstation);
+  return {
+    id: served.id,
+    object: 'model',
+    created: 0,
+    owned_by: 'manifold',
+    aliases: namesOf(served).slice(1),
+    meta: { replicas: info.replicas, replicas_alive: info.replicas_alive, context: workstation.replicas.maxContext, architecture: info.model?.architecture ?? null },
+  };
+}
+
+/** `GET /v1/models`: the loaded model; an empty list when none is loaded (`--idle`). */
+export function handleModels(workstation: Workstation, res: ServerResponse): void {
+  sendJson(res, 200, { object: 'list', data: workstation.modelId ? [modelObject(workstation)] : [] });
+}
+
+/** `GET /v1/models/{name}`: the loaded model's object when `name` is one of its names, else a 404 naming them. */
+export function handleModel(workstation: Workstation, name: string, res: ServerResponse): void {
+  const served = servedModel(workstation);
+  if (!selectsModel(served, name)) throw new HttpError(404, notServed(served, name), 'invalid_request_error', 'model', 'model_not_found');
+  sendJson(res, 200, modelObject(workstation));
 }

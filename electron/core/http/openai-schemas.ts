@@ -12,7 +12,7 @@
  * Parse with `parseRequest` (http-error.ts) so every other refusal is in words too.
  */
 import { z } from 'zod';
-import { MAX_GENERATE_TOKENS, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
+import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
 import { expectedOneOf } from '../../../common/issue-words.js';
 
 const lengthOf = (input: unknown): number => (typeof input === 'string' || Array.isArray(input) ? input.length : 0);
@@ -137,3 +137,29 @@ export const completionRequestSchema = z
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 
 export type SamplingRequest = ChatCompletionRequest | CompletionRequest;
+
+const tokenIdsSchema = z.array(z.number().int().nonnegative()).min(1);
+
+/**
+ * `/v1/embeddings`: a string, strings, token ids or lists of token ids; the vectors as floats or base64
+ * (little-endian float32, as OpenAI sends them). `dimensions` is refused: the model's vectors have one
+ * size. `user` is accepted and ignored here (an embedding has no conversation to route by).
+ */
+export const embeddingRequestSchema = z
+  .object({
+    model: z.string().optional(),
+    input: z.union(
+      [
+        z.string().min(1),
+        z.array(z.string().min(1)).min(1).max(MAX_EMBED_INPUTS),
+        tokenIdsSchema,
+        z.array(tokenIdsSchema).min(1).max(MAX_EMBED_INPUTS),
+      ],
+      { error: expectedOneOf(`a non-empty string, an array of at most ${MAX_EMBED_INPUTS} non-empty strings, an array of token ids, or an array of such arrays`) },
+    ),
+    encoding_format: z.enum(['float', 'base64']).nullish(),
+    dimensions: onlyNull("is not supported: the model's embeddings have one fixed size"),
+    user: z.string().nullish(),
+  })
+  .strict();
+export type EmbeddingRequest = z.infer<typeof embeddingRequestSchema>;
