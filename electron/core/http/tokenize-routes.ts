@@ -1,8 +1,9 @@
 /**
  * llama-server's `POST /tokenize` (`{content, add_special, parse_special, with_pieces}` → `{tokens}`) and
  * `POST /detokenize` (`{tokens}` → `{content}`), answered by core's tokenizer process with the loaded
- * model's vocabulary. `with_pieces` gives each token with its text (`{id, piece}`), the text the
- * detokenizer gives for that token alone (a byte of a split UTF-8 character reads as U+FFFD).
+ * model's vocabulary. `with_pieces` gives each token with its text (`{id, piece}`: its leading space
+ * kept, control tokens written out; a byte of a split UTF-8 character reads as U+FFFD, where llama-server
+ * gives the bytes).
  */
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
@@ -30,8 +31,7 @@ export async function handleTokenize(workstation: Workstation, raw: unknown, res
   const body = parseRequest(tokenizeRequestSchema, raw);
   const tokens = await tokensOf(workstation, () => workstation.tokenizer.tokenize(body.content, { special: body.parse_special, addBos: body.add_special }), 'content');
   if (!body.with_pieces) return sendJson(res, 200, { tokens });
-  if (tokens.length > MAX_TOKENS) throw new HttpError(400, `content: ${tokens.length} tokens are more than with_pieces answers (${MAX_TOKENS})`, 'invalid_request_error', 'content');
-  const pieces = await tokensOf(workstation, () => Promise.all(tokens.map((token) => workstation.tokenizer.detokenize([token]))), 'content');
+  const pieces = await tokensOf(workstation, () => workstation.tokenizer.pieces(tokens), 'content');
   sendJson(res, 200, { tokens: tokens.map((id, i) => ({ id, piece: pieces[i]! })) });
 }
 
