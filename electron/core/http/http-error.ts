@@ -31,7 +31,7 @@ export function schemaError(error: z.ZodError): HttpError {
   const issue = error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
     const field = fieldName([...issue.path, issue.keys[0]!]);
-    const shown = field.length > 0 && field.length <= 60 ? field : `${fieldName(issue.path) || 'the request body'}: a field named ${valueInWords(issue.keys[0])}`;
+    const shown = /^[\w[\].]{1,60}$/.test(field) ? field : `${fieldName(issue.path) || 'the request body'}: a field named ${valueInWords(issue.keys[0])}`;
     const more = issue.keys.length > 1 ? ` (and ${issue.keys.length - 1} more)` : '';
     return new HttpError(400, `${shown}: not a parameter this server takes${more}; it refuses what it does not honour rather than ignore it`, 'invalid_request_error', field);
   }
