@@ -4,8 +4,11 @@
  * changing what the random model writes (logit_bias, the penalties) on a node-llama-cpp engine and on a
  * llama-server child alike, the model's names and aliases, `GET /v1/models/{id}`, the empty list when
  * idle, `user` as the conversation a slot serves, llama-server's /tokenize and /detokenize, and
- * /v1/embeddings (equal sizes, identical inputs identical vectors, base64 the same floats).
+ * /v1/embeddings (equal sizes, identical inputs identical vectors, base64 the same floats); and the
+ * Vercel AI SDK's OpenAI-compatible provider, a second client, sending its standard settings.
  */
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { embedMany, generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startServed } from '../helpers/served.js';
@@ -160,6 +163,33 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
     const error = await client.embeddings.create({ model, input: 'x', dimensions: 8 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 400, param: 'dimensions' });
     expect(await post(served, '/v1/embeddings', { input: [[10_000_000]] })).toMatchObject({ status: 400, json: { error: { param: 'input' } } });
+  });
+});
+
+describe('the Vercel AI SDK’s OpenAI-compatible provider', () => {
+  it('generates text with its standard settings and embeds, against the strict schemas', async () => {
+    const served = await startServed({ replicas: 1 });
+    const provider = createOpenAICompatible({ name: 'manifold', baseURL: `${served.front.url}/v1`, includeUsage: true });
+    const model = served.workstation.modelId;
+    const text = await generateText({
+      model: provider.chatModel(model),
+      prompt: 'hello',
+      maxOutputTokens: 4,
+      temperature: 0,
+      topP: 0.9,
+      seed: 3,
+      frequencyPenalty: 0.5,
+      presencePenalty: 0.5,
+      stopSequences: ['\n\n'],
+      providerOptions: { manifold: { user: 'sdk-user' } },
+      maxRetries: 0,
+    });
+    expect(text.usage.outputTokens).toBeGreaterThan(0);
+    const streamed = streamText({ model: provider.completionModel(model), prompt: 'the model', maxOutputTokens: 3, maxRetries: 0 });
+    expect((await streamed.usage).outputTokens).toBeGreaterThan(0);
+    const { embeddings } = await embedMany({ model: provider.embeddingModel(model), values: ['a b', 'c d'], maxRetries: 0 });
+    expect(embeddings).toHaveLength(2);
+    expect(embeddings[0]!.length).toBe(embeddings[1]!.length);
   });
 });
 

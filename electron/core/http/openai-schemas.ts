@@ -79,7 +79,8 @@ const samplingFields = {
   ...IGNORED_FIELDS,
   model: z.string().optional(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  /** `include_obfuscation` is accepted and ignored: no obfuscation padding is sent (the stream is on loopback or the operator's network). */
+  stream_options: z.object({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() }).strict().nullish(),
   max_tokens: maxTokensSchema,
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
