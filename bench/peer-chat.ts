@@ -42,7 +42,7 @@ export async function runPeerChat(options: PeerChatOptions) {
   try {
     const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads });
     try {
-      await measure(`llama-server, 1 × ${options.slots} slots`, options.threads, await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench' }, options.chat));
+      await measure(`llama-server, 1 × ${options.slots} slots`, options.threads, await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat));
     } finally {
       await node.stop();
     }

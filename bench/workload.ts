@@ -42,6 +42,8 @@ export function sentence(random: () => number, words: number): string {
 export interface ClientTarget {
   baseURL: string;
   model: string;
+  /** A server whose chat stream gives no token ids (llama-server): chat requests ask for logprobs, which name the sampled ids. */
+  logprobIds?: boolean;
 }
 
 /** The `timings` names llama-server reports (Manifold adds its engine queue wait as `queued_ms`). */
@@ -54,7 +56,14 @@ interface ServerTimings {
 type StreamBody = { kind: 'chat'; messages: OpenAI.ChatCompletionMessageParam[] } | { kind: 'completion'; prompt: number[] };
 
 /** One streamed request; TTFT is the first token chunk (every token has one; the chat role chunk does not count). */
-export async function streamRequest(client: OpenAI, model: string, body: StreamBody, answerTokens: number, seed: number): Promise<RequestResult & { text: string; tokens: number[] }> {
+export async function streamRequest(
+  client: OpenAI,
+  model: string,
+  body: StreamBody,
+  answerTokens: number,
+  seed: number,
+  askLogprobIds = false,
+): Promise<RequestResult & { text: string; tokens: number[] }> {
   const started = performance.now();
   let firstAt = 0;
   let text = '';
@@ -64,8 +73,8 @@ export async function streamRequest(client: OpenAI, model: string, body: StreamB
   let tokens: number[] = [];
   let serverTimings: ServerTimings | undefined;
   const common = { model, max_tokens: answerTokens, temperature: 0.7, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
-  // llama-server's chat stream gives no token ids but its logprobs name the sampled one; Manifold ignores these fields.
-  const sampledIds = body.kind === 'chat' ? { logprobs: true, top_logprobs: 1 } : {};
+  // llama-server's chat stream gives no token ids but its logprobs name the sampled one (Manifold gives `manifold.tokens`).
+  const sampledIds = body.kind === 'chat' && askLogprobIds ? { logprobs: true, top_logprobs: 1 } : {};
   const logprobIds: number[] = [];
   const open = () =>
     body.kind === 'chat'

@@ -56,6 +56,10 @@ export const loadOptionsSchema = z
 export type LoadOptions = z.infer<typeof loadOptionsSchema>;
 export type LoadOptionsInput = z.input<typeof loadOptionsSchema>;
 
+/** The most tokens the penalties may look back over, and the most `logitBias` entries. */
+export const MAX_REPEAT_LAST_N = 1 << 16;
+export const MAX_LOGIT_BIAS_ENTRIES = 1024;
+
 export const samplingSchema = z.object({
   temperature: z.number().min(0).max(100).default(0.8),
   topK: z.number().int().nonnegative().default(40),
@@ -64,8 +68,14 @@ export const samplingSchema = z.object({
   seed: z.number().int().nonnegative().optional(),
   /** 1 disables it. */
   repeatPenalty: z.number().min(0).max(10).default(1),
-  /** How many of the last tokens the repeat penalty looks at. */
-  repeatLastN: z.number().int().nonnegative().default(64),
+  /** How many of the last tokens (prompt and generated) the repeat, presence and frequency penalties look at. */
+  repeatLastN: z.number().int().nonnegative().max(MAX_REPEAT_LAST_N).default(64),
+  /** Subtracted once from the logit of each token among the last `repeatLastN` (OpenAI's presence_penalty); 0 disables it. */
+  presencePenalty: z.number().min(-2).max(2).default(0),
+  /** Subtracted from a token's logit once per time it is among the last `repeatLastN` (OpenAI's frequency_penalty). */
+  frequencyPenalty: z.number().min(-2).max(2).default(0),
+  /** `[token, bias]`: added to the token's logit (OpenAI's logit_bias); -100 bans the token. */
+  logitBias: z.array(z.tuple([tokenId, z.number().min(-100).max(100)])).max(MAX_LOGIT_BIAS_ENTRIES).default([]),
 });
 export type Sampling = z.infer<typeof samplingSchema>;
 
@@ -87,9 +97,17 @@ export const generateRequestSchema = z.object({
 export type GenerateRequest = z.infer<typeof generateRequestSchema>;
 export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
 
+/** The most inputs one `embed` request carries (OpenAI's limit for /v1/embeddings). */
+export const MAX_EMBED_INPUTS = 2048;
+
+/** The inputs of an `embed` request: each a non-empty list of token ids, embedded on its own. */
+export const embedInputsSchema = z.array(z.array(tokenId).min(1)).min(1).max(MAX_EMBED_INPUTS);
+
 export const engineRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('load'), id: requestId, options: loadOptionsSchema }),
   z.object({ type: z.literal('generate'), id: requestId, request: generateRequestSchema }),
+  /** One embedding vector per input, from the engine's embedding context (created at the first request). */
+  z.object({ type: z.literal('embed'), id: requestId, inputs: embedInputsSchema }),
   z.object({ type: z.literal('cancel'), id: requestId, target: requestId }),
   z.object({ type: z.literal('slots'), id: requestId }),
   z.object({ type: z.literal('activity'), id: requestId }),
@@ -225,6 +243,7 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('tokens'), id: requestId, tokens: z.array(tokenId), text: z.string() }),
   z.object({ type: z.literal('done'), id: requestId, result: generateDoneSchema }),
+  z.object({ type: z.literal('embeddings'), id: requestId, vectors: z.array(z.array(z.number())) }),
   z.object({ type: z.literal('cancelled'), id: requestId, found: z.boolean() }),
   z.object({ type: z.literal('slots'), id: requestId, slots: z.array(slotViewSchema) }),
   z.object({ type: z.literal('activity'), id: requestId, activity: activitySchema }),

@@ -30,6 +30,8 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('tokenize'), id: requestId, text: z.string(), special: z.boolean(), addBos: z.boolean() }),
   z.object({ type: z.literal('tokenizePrompt'), id: requestId, text: z.string() }),
   z.object({ type: z.literal('detokenize'), id: requestId, tokens: tokenIdsSchema }),
+  /** Each token's own text, control tokens written out (llama-server's `with_pieces`). */
+  z.object({ type: z.literal('pieces'), id: requestId, tokens: tokenIdsSchema }),
   z.object({ type: z.literal('applyChatTemplate'), id: requestId, messages: z.array(chatMessageSchema), addGenerationPrompt: z.boolean() }),
   z.object({ type: z.literal('shutdown'), id: requestId }),
 ]);
@@ -66,6 +68,7 @@ export const tokenizerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('opened'), id: requestId, hasModelTemplate: z.boolean(), probeMs: z.number().nullable() }),
   z.object({ type: z.literal('tokens'), id: requestId, tokens: tokenIdsSchema }),
   z.object({ type: z.literal('text'), id: requestId, text: z.string() }),
+  z.object({ type: z.literal('pieces'), id: requestId, pieces: z.array(z.string()) }),
   z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIdsSchema }),
   z.object({ type: z.literal('stopping'), id: requestId }),
   z.object({ type: z.literal('error'), id: requestId.nullable(), code: tokenizerErrorCodeSchema, message: z.string() }),

@@ -58,6 +58,9 @@ export class EngineServer {
         }
         return;
       }
+      case 'embed':
+        this.send({ type: 'embeddings', id, vectors: await this.host.embed(request.inputs) });
+        return;
       case 'cancel':
         this.send({ type: 'cancelled', id, found: this.host.cancel(request.target) });
         return;

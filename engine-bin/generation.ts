@@ -1,12 +1,12 @@
 /**
  * One generation on a slot the scheduler granted: the slot keeps the prefix it shares with the prompt
- * (adaptStateToTokens) and evaluates only the rest, tokens are sampled with the request's options (with
+ * (adaptStateToTokens) and evaluates only the rest, tokens are sampled with the request's options (penalties, logit bias,
  * end-of-generation tokens banned for ignoreEos), text streams through the incremental detokenizer and the
  * stop-string matcher, and the result is a GenerateDone with its timings. Also the checks a prompt passes
  * before it waits for a slot, and the result of a request cancelled while it waited.
  */
 import { TokenBias, type LlamaModel, type Token } from 'node-llama-cpp';
-import type { GenerateDone, GenerateRequest } from '../common/engine-protocol.js';
+import type { GenerateDone, GenerateRequest, Sampling } from '../common/engine-protocol.js';
 import type { PrefixCacheReport } from '../common/prefix-cache.js';
 import { EngineError } from './engine-error.js';
 import type { Slot } from './slot.js';
@@ -51,6 +51,8 @@ export function checkPrompt(request: GenerateRequest, contextSize: number, vocab
   }
   const outside = request.tokens.find((t) => t >= vocabularySize);
   if (outside !== undefined) throw new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${vocabularySize} tokens`);
+  const biased = request.sampling.logitBias.find(([t]) => t >= vocabularySize);
+  if (biased !== undefined) throw new EngineError('bad_message', `logit bias: token id ${biased[0]} is outside the model's vocabulary of ${vocabularySize} tokens`);
 }
 
 /** Runs `generation` to its end (a stop string, end of generation, cancel or the token limit). */
@@ -82,10 +84,18 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
       topP: sampling.topP,
       minP: sampling.minP,
       ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
-      ...(sampling.repeatPenalty !== 1
-        ? { repeatPenalty: { punishTokens: () => asTokens(history.slice(-sampling.repeatLastN)), penalty: sampling.repeatPenalty } }
+      ...(penalized(sampling)
+        ? {
+            repeatPenalty: {
+              punishTokens: () => asTokens(history.slice(-sampling.repeatLastN)),
+              maxPunishTokens: sampling.repeatLastN,
+              penalty: sampling.repeatPenalty,
+              presencePenalty: sampling.presencePenalty,
+              frequencyPenalty: sampling.frequencyPenalty,
+            },
+          }
         : {}),
-      ...(request.ignoreEos ? { tokenBias: biasAgainstEndOfGeneration(model, generation.vocabularySize) } : {}),
+      ...tokenBiasOf(request, model, generation.vocabularySize),
     });
     for await (const next of iterator) {
       const token = next as number;
@@ -158,18 +168,39 @@ export function cancelledWhileQueued(request: GenerateRequest, queuedMs: number)
   };
 }
 
-/** The end-of-generation ban for ignoreEos, built once per model (on its tokenizer). */
-const noEndOfGeneration = new WeakMap<LlamaModel, TokenBias>();
+/** Whether any of the penalties (llama.cpp's penalties sampler: repeat, presence, frequency) is on. */
+const penalized = (sampling: Sampling): boolean => sampling.repeatLastN > 0 && (sampling.repeatPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0);
 
-function biasAgainstEndOfGeneration(model: LlamaModel, vocabularySize: number): TokenBias {
-  let bias = noEndOfGeneration.get(model);
-  if (!bias) {
-    // TokenBias.set() ignores end-of-generation tokens, so their entries go straight into the map the
-    // addon reads (node-llama-cpp 3.21.1, pinned; the ignoreEos tests fail if this stops working).
-    bias = new TokenBias(model.tokenizer);
-    const entries = (bias as unknown as { _biases: Map<number, number> })._biases;
-    for (let token = 0; token < vocabularySize; token++) if (model.isEogToken(token as Token)) entries.set(token, -Infinity);
-    noEndOfGeneration.set(model, bias);
-  }
+/**
+ * The logits of a token bias, in the map the addon reads: TokenBias.set() ignores end-of-generation
+ * tokens, so the entries go straight into it (node-llama-cpp 3.21.1, pinned; the ignoreEos and
+ * logit_bias tests fail if this stops working). Each value is added to its token's logit (llama.cpp's
+ * logit-bias sampler); -Infinity bans the token.
+ */
+function tokenBias(model: LlamaModel, logits: Iterable<readonly [number, number]>): TokenBias {
+  const bias = new TokenBias(model.tokenizer);
+  const entries = (bias as unknown as { _biases: Map<number, number> })._biases;
+  for (const [token, logit] of logits) entries.set(token, logit);
   return bias;
+}
+
+/** The end-of-generation ban for ignoreEos, per model (its end-of-generation tokens found once). */
+const endOfGenerationTokens = new WeakMap<LlamaModel, number[]>();
+
+function endOfGenerationOf(model: LlamaModel, vocabularySize: number): number[] {
+  let tokens = endOfGenerationTokens.get(model);
+  if (!tokens) {
+    tokens = [];
+    for (let token = 0; token < vocabularySize; token++) if (model.isEogToken(token as Token)) tokens.push(token);
+    endOfGenerationTokens.set(model, tokens);
+  }
+  return tokens;
+}
+
+/** The request's token bias: its logit bias (OpenAI's -100 bans), and the ban of end-of-generation tokens for ignoreEos (which wins). */
+function tokenBiasOf(request: GenerateRequest, model: LlamaModel, vocabularySize: number): { tokenBias?: TokenBias } {
+  if (!request.ignoreEos && request.sampling.logitBias.length === 0) return {};
+  const logits = new Map<number, number>(request.sampling.logitBias.map(([token, bias]) => [token, bias <= -100 ? -Infinity : bias]));
+  if (request.ignoreEos) for (const token of endOfGenerationOf(model, vocabularySize)) logits.set(token, -Infinity);
+  return { tokenBias: tokenBias(model, logits) };
 }

@@ -3,7 +3,8 @@
  * API the message loop (engine-server.ts) calls. It owns the lifecycle — load (header check, model,
  * context, warm-up), the ready info, dispose — and composes the rest: the slot scheduler
  * (slot-scheduler.ts), the tiered prefix cache a granted slot is prepared by (prefix-cache.ts), one
- * generation on that slot (generation.ts) and the live-resize operations (model-resize.ts).
+ * generation on that slot (generation.ts), the embedding context (embedder.ts) and the live-resize
+ * operations (model-resize.ts).
  */
 import os from 'node:os';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
@@ -11,6 +12,7 @@ import type { Activity, GenerateDone, GenerateRequest, LoadOptions, ReadyInfo, R
 import type { Pool, PoolSizes, PrecheckVerdict, RebuildChange } from '../common/rebuild.js';
 import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readModelFileHeader } from '../common/node/gguf-file.js';
+import { Embedder } from './embedder.js';
 import { EngineError } from './engine-error.js';
 import { cancelledWhileQueued, checkPrompt, generateOnSlot, type GenerationSink } from './generation.js';
 import { checkKvType, createContext, vocabularySize, type LoadedModel } from './model-context.js';
@@ -27,6 +29,7 @@ export class ModelHost {
   private loading = false;
   private modelLoads = 0;
   private readonly scheduler = new SlotScheduler<Slot>();
+  private readonly embedder = new Embedder();
   private readonly prefixCache: PrefixCache;
   private readonly resize: LiveResize;
 
@@ -89,6 +92,7 @@ export class ModelHost {
 
   /** A live resize's rebuild (model-resize.ts); `markTeardown` is called before anything is freed. */
   async rebuild(change: RebuildChange, skipPrecheck: boolean, markTeardown: () => void): Promise<Rebuilt> {
+    await this.embedder.dispose();
     return this.resize.rebuild(this.requireLoaded(), change, skipPrecheck, markTeardown);
   }
 
@@ -123,6 +127,11 @@ export class ModelHost {
     }
   }
 
+  /** One embedding vector per input (embedder.ts). */
+  embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
+    return this.embedder.embed(this.requireLoaded(), inputs);
+  }
+
   /** Marks a generation to stop at its next token (or drops it from the queue); false when unknown. */
   cancel(id: number): boolean {
     return this.scheduler.cancel(id);
@@ -137,6 +146,7 @@ export class ModelHost {
   }
 
   async dispose(): Promise<void> {
+    await this.embedder.dispose();
     const loaded = this.loaded;
     this.install(undefined);
     if (loaded) {

@@ -98,6 +98,15 @@ export class TokenizerHost {
     return this.need().model.detokenize(tokens as Token[]);
   }
 
+  /**
+   * Each token's own text with its leading space (llama.cpp's token-to-piece): detokenized after itself, so
+   * the start-of-text rule that drops a leading space does not apply; control tokens written out.
+   */
+  pieces(tokens: readonly number[]): string[] {
+    const { model } = this.need();
+    return tokens.map((token) => model.detokenize([token as Token], true, [token as Token]));
+  }
+
   /** The chat template applied to `messages` and tokenized with control tokens parsed (BOS when the model wants one). */
   applyChatTemplate(messages: readonly ChatMessage[], addGenerationPrompt: boolean): { text: string; tokens: number[] } {
     const { model, template } = this.need();

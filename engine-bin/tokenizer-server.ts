@@ -54,6 +54,9 @@ export class TokenizerServer {
       case 'detokenize':
         send({ type: 'text', id, text: this.host.detokenize(request.tokens) });
         return;
+      case 'pieces':
+        send({ type: 'pieces', id, pieces: this.host.pieces(request.tokens) });
+        return;
       case 'applyChatTemplate':
         send({ type: 'templated', id, ...this.host.applyChatTemplate(request.messages, request.addGenerationPrompt) });
         return;

@@ -43,6 +43,11 @@ export class Tokenizer {
     return (await this.supervisor.call({ type: 'detokenize', tokens: [...tokens] }, 'text')).text;
   }
 
+  /** Each token's own text (with its leading space; control tokens written out), as llama-server's `with_pieces` gives it. */
+  async pieces(tokens: readonly number[]): Promise<string[]> {
+    return (await this.supervisor.call({ type: 'pieces', tokens: [...tokens] }, 'pieces')).pieces;
+  }
+
   /** The model's chat template applied to `messages`, ending with the assistant's turn opened. */
   async applyChatTemplate(messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean } = {}): Promise<{ text: string; tokens: number[] }> {
     const reply = await this.supervisor.call({ type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt: options.addGenerationPrompt ?? true }, 'templated');

@@ -268,6 +268,11 @@ export class Workstation implements ChatBackend {
     return this.loaded.modelId;
   }
 
+  /** The run config's aliases of the loaded model (llama-server's `--alias`); none when no model is loaded. */
+  get modelAliases(): readonly string[] {
+    return this.loaded.config.alias ?? [];
+  }
+
   /** The loaded model's path as configured; null when none is loaded. */
   get modelPath(): string | null {
     return this.loaded.config.model || null;

@@ -122,10 +122,12 @@ describe("llama-server's /completion stream", () => {
   });
 
   it('sends the token ids as the prompt with cache_prompt and the sampling of the request', () => {
-    const request = generateRequestSchema.parse({ tokens: [1, 2, 3], maxTokens: 7, stop: ['END'], sampling: { temperature: 0, seed: 42 } });
+    const request = generateRequestSchema.parse({
+      tokens: [1, 2, 3], maxTokens: 7, stop: ['END'], sampling: { temperature: 0, seed: 42, presencePenalty: 0.5, frequencyPenalty: -0.25, logitBias: [[5, 2.5], [6, -100]] },
+    });
     expect(llamaServerDialect.body(request, { model: null, contextSize: 1024 })).toEqual({
       prompt: [1, 2, 3], n_predict: 7, stream: true, cache_prompt: true, return_tokens: true, temperature: 0, top_k: 40, top_p: 0.95, min_p: 0.05, seed: 42,
-      repeat_penalty: 1, repeat_last_n: 64, stop: ['END'], ignore_eos: false,
+      repeat_penalty: 1, repeat_last_n: 64, presence_penalty: 0.5, frequency_penalty: -0.25, logit_bias: [[5, 2.5], [6, false]], stop: ['END'], ignore_eos: false,
     });
   });
 });
@@ -197,7 +199,10 @@ describe('an OpenAI-style stream (vLLM, SGLang)', () => {
     const body = openAiDialect.body(request, { model: 'org/model', contextSize: 100 });
     expect(body).toMatchObject({ model: 'org/model', prompt: [1, 2, 3, 4], max_tokens: 96, stream: true, stream_options: { include_usage: true }, repetition_penalty: 1.1 });
     expect(body).not.toHaveProperty('top_k');
+    expect(body).not.toHaveProperty('logit_bias');
     expect(openAiDialect.body(request, { model: null, contextSize: 0 })).not.toHaveProperty('max_tokens');
+    const penalized = generateRequestSchema.parse({ tokens: [1], sampling: { presencePenalty: 1, frequencyPenalty: 0.5, logitBias: [[7, 3]] } });
+    expect(openAiDialect.body(penalized, { model: null, contextSize: 0 })).toMatchObject({ presence_penalty: 1, frequency_penalty: 0.5, logit_bias: { 7: 3 } });
   });
 });
 

@@ -61,7 +61,7 @@ describe('OpenAI request refusals in words', () => {
     expect(chatRefusal({})).toBe('messages: is required (an array)');
     expect(chatRefusal({ ...chat, temperature: 3 })).toBe('temperature: at most 2 (got 3)');
     expect(chatRefusal({ ...chat, seed: -1 })).toBe('seed: at least 0 (got -1)');
-    expect(chatRefusal({ ...chat, n: 2 })).toBe('n: must be 1 (got 2)');
+    expect(chatRefusal({ ...chat, n: 2 })).toBe('n: one choice per request; send several requests for several answers (each is routed on its own)');
     expect(chatRefusal({ ...chat, stream: 'yes' })).toBe('stream: expected true or false, got "yes"');
     expect(chatRefusal({ ...chat, top_k: 'x'.repeat(100) })).toBe('top_k: expected a number, got a string of 100 characters');
     expect(chatRefusal([chat])).toBe('the request body: expected an object, got an array of 1 item');

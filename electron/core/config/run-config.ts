@@ -162,6 +162,8 @@ export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
 export const runConfigSchema = z
   .object({
     model: z.string().min(1),
+    /** Other names the API answers to for the model (llama-server's `--alias`), besides its id, its file name and "default". */
+    alias: z.array(z.string().min(1).max(256)).max(32).optional(),
     /** Card list (`[0, 1]` or `"0,1"`); "cpu" for CPU engines; absent: the detected cards. */
     gpu: cardListSchema('"cpu" or a card list such as [0, 1] or "0,1"').optional(),
     /** A count (≤ 1, false or [] is one engine) or the list of replicas, local groups and remote servers. */

@@ -108,6 +108,11 @@ export class EngineClient {
     };
   }
 
+  /** One embedding vector per input (lists of token ids), from the engine's embedding context. */
+  embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
+    return this.channel.call({ type: 'embed', inputs: inputs.map((input) => [...input]) }, 'embeddings').then((m) => m.vectors);
+  }
+
   slots(): Promise<SlotView[]> {
     return this.channel.call({ type: 'slots' }, 'slots').then((m) => m.slots);
   }

@@ -1,6 +1,6 @@
 /**
  * The front (DESIGN §7): one HTTP server on loopback by default, serving the OpenAI-compatible API
- * (`/v1/*`, optional API key), `/health`, `/metrics`, `/slots`, the control WebSocket (`/control`, the
+ * (`/v1/*` and llama-server's `/tokenize` and `/detokenize`, optional API key), `/health`, `/metrics`, `/slots`, the control WebSocket (`/control`, the
  * per-start token), the admin calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
  * are size-limited JSON; every failure is a 4xx/5xx with a message, never a crash of the process.
  * `drain` is the front's part of a graceful stop: new requests get 503, open generations get a grace
@@ -19,8 +19,10 @@ import { ControlSocket } from './control-socket.js';
 import { HttpError, sendError, sendJson, toHttpError } from './http-error.js';
 import { metricsRegistry } from './metrics.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
-import { handleChatCompletions, handleCompletions, handleModels } from './openai-routes.js';
+import { handleEmbeddings } from './embeddings-route.js';
+import { handleChatCompletions, handleCompletions, handleModel, handleModels } from './openai-routes.js';
 import { bearer, checkSource, readJsonBody, sameSecret } from './request-guard.js';
+import { handleDetokenize, handleTokenize } from './tokenize-routes.js';
 
 export interface FrontOptions {
   /** 127.0.0.1 unless set; binding elsewhere exposes the API beyond this machine. */
@@ -64,6 +66,18 @@ export class PortTakenError extends Error {
   ) {
     super(`port ${port} on ${host} is taken (another Manifold or llama-server?)`);
     this.name = 'PortTakenError';
+  }
+}
+
+/** llama-server's tokenizer endpoints: outside `/v1/`, behind the API key as llama-server puts them. */
+const TOKENIZER_PATHS = new Set(['/tokenize', '/detokenize']);
+
+/** A model name from a URL path (its `/` may come escaped or not); a 400 for an escape that is not one. */
+function decodeModelName(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, 'the model name in the path is not valid percent-encoding', 'invalid_request_error', 'model');
   }
 }
 
@@ -114,7 +128,7 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     const url = new URL(req.url ?? '/', 'http://front.invalid');
     const path = url.pathname;
     const method = req.method ?? 'GET';
-    if (path.startsWith('/v1/') && options.apiKey && !sameSecret(bearer(req, url, false), options.apiKey)) {
+    if ((path.startsWith('/v1/') || TOKENIZER_PATHS.has(path)) && options.apiKey && !sameSecret(bearer(req, url, false), options.apiKey)) {
       throw new HttpError(401, 'a valid API key is required: Authorization: Bearer <key>', 'authentication_error');
     }
     const only = (allowed: string): void => {
@@ -133,9 +147,18 @@ export async function startFront(workstation: Workstation, options: FrontOptions
       case '/v1/completions':
         only('POST');
         return handleCompletions(workstation, open, await readJsonBody(req, bodyLimit), res, arrivedAt);
+      case '/v1/embeddings':
+        only('POST');
+        return handleEmbeddings(workstation, await readJsonBody(req, bodyLimit), res);
       case '/v1/models':
         only('GET');
         return handleModels(workstation, res);
+      case '/tokenize':
+        only('POST');
+        return handleTokenize(workstation, await readJsonBody(req, bodyLimit), res);
+      case '/detokenize':
+        only('POST');
+        return handleDetokenize(workstation, await readJsonBody(req, bodyLimit), res);
       case '/health': {
         only('GET');
         const { status, reasons } = workstation.status();
@@ -155,6 +178,10 @@ export async function startFront(workstation: Workstation, options: FrontOptions
         only('GET');
         return sendUiFile(options.uiDir ?? null, 'index.html', res);
       default:
+        if (path.startsWith('/v1/models/')) {
+          only('GET');
+          return handleModel(workstation, decodeModelName(path.slice('/v1/models/'.length)), res);
+        }
         if (path.startsWith('/assets/')) {
           only('GET');
           return sendUiFile(options.uiDir ?? null, path.slice(1), res);

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { fieldName, firstIssueInWords, inWords } from '../../../common/issue-words.js';
+import { fieldName, firstIssueInWords, inWords, valueInWords } from '../../../common/issue-words.js';
 
 export class HttpError extends Error {
   constructor(
@@ -23,8 +23,18 @@ export class HttpError extends Error {
   }
 }
 
-/** A 400 naming the first field a zod schema refused (parsed with `inWords`, so its message is in words). */
+/**
+ * A 400 naming the first field a zod schema refused (parsed with `inWords`, so its message is in words);
+ * a field the (strict) schema does not know is named as the error's `param` itself.
+ */
 export function schemaError(error: z.ZodError): HttpError {
+  const issue = error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    const field = fieldName([...issue.path, issue.keys[0]!]);
+    const shown = /^[\w[\].]{1,60}$/.test(field) ? field : `${fieldName(issue.path) || 'the request body'}: a field named ${valueInWords(issue.keys[0])}`;
+    const more = issue.keys.length > 1 ? ` (and ${issue.keys.length - 1} more)` : '';
+    return new HttpError(400, `${shown}: not a parameter this server takes${more}; it refuses what it does not honour rather than ignore it`, 'invalid_request_error', field);
+  }
   const { field, message } = firstIssueInWords(error, 'the request body');
   return new HttpError(400, message, 'invalid_request_error', field);
 }

@@ -21,20 +21,27 @@ import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
 import type { OpenGenerations } from '../open-generations.js';
+import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
 
 type Kind = 'chat' | 'text';
 
-function checkModel(workstation: Workstation, model: string | undefined): void {
-  if (model !== undefined && model !== workstation.modelId) {
-    throw new HttpError(404, `model "${model}" not found; this server serves "${workstation.modelId}"`, 'invalid_request_error', 'model', 'model_not_found');
+const servedModel = (workstation: Workstation): ServedModel => ({ id: workstation.modelId, path: workstation.modelPath, aliases: workstation.modelAliases });
+
+/** A 404 unless `model` names the loaded model (model-names.ts); with no model loaded, the request's 503 says so. */
+export function checkModel(workstation: Workstation, model: string | undefined): void {
+  const served = servedModel(workstation);
+  if (model !== undefined && served.id && !selectsModel(served, model)) {
+    throw new HttpError(404, notServed(served, model), 'invalid_request_error', 'model', 'model_not_found');
   }
 }
 
 /** The engine request for a parsed body (every limit of the engine protocol was checked by its schema). */
 export function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  const conversationId = body.prompt_cache_key ?? body.user;
   return {
     tokens,
+    ...(conversationId ? { conversationId } : {}),
     maxTokens: maxTokens ?? MAX_GENERATE_TOKENS,
     stop,
     ignoreEos: body.ignore_eos ?? false,
@@ -45,6 +52,10 @@ export function generateRequest(body: SamplingRequest, tokens: number[], maxToke
       ...(body.min_p != null ? { minP: body.min_p } : {}),
       ...(body.seed != null ? { seed: body.seed } : {}),
       ...(body.repeat_penalty != null ? { repeatPenalty: body.repeat_penalty } : {}),
+      ...(body.repeat_last_n != null ? { repeatLastN: body.repeat_last_n } : {}),
+      ...(body.presence_penalty != null ? { presencePenalty: body.presence_penalty } : {}),
+      ...(body.frequency_penalty != null ? { frequencyPenalty: body.frequency_penalty } : {}),
+      ...(body.logit_bias != null ? { logitBias: body.logit_bias } : {}),
     },
   };
 }
@@ -104,7 +115,7 @@ function mapGenerationError(workstation: Workstation, error: unknown): HttpError
  * A request's tokens from the tokenizer: input it refuses (a template that fails on these messages) is a
  * 400 naming the field; a tokenizer process that died or hung under the call is a 503; no model a 503.
  */
-async function tokensOf(workstation: Workstation, tokenize: () => Promise<number[]>, param: string): Promise<number[]> {
+export async function tokensOf<T>(workstation: Workstation, tokenize: () => Promise<T>, param: string): Promise<T> {
   try {
     return await tokenize();
   } catch (error) {
@@ -134,6 +145,9 @@ async function serveGeneration(
     if (!res.writableFinished) abort.abort();
   });
   const request = generateRequest(body, tokens, maxTokens);
+  const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
+  const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
+  if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
   const context = workstation.replicas.maxContext;
   if (context > 0 && tokens.length >= context) {
     throw new HttpError(
@@ -262,18 +276,28 @@ export async function handleCompletions(workstation: Workstation, open: OpenGene
   await serveGeneration(workstation, open, 'text', body, tokens, body.max_tokens, res, arrivedAt);
 }
 
-export function handleModels(workstation: Workstation, res: ServerResponse): void {
+/** OpenAI's model object for the loaded model, with its other names (`aliases`) and Manifold's `meta`. */
+function modelObject(workstation: Workstation) {
   const info = workstation.replicas.info();
-  sendJson(res, 200, {
-    object: 'list',
-    data: [
-      {
-        id: workstation.modelId,
-        object: 'model',
-        created: 0,
-        owned_by: 'manifold',
-        meta: { replicas: info.replicas, replicas_alive: info.replicas_alive, context: workstation.replicas.maxContext, architecture: info.model?.architecture ?? null },
-      },
-    ],
-  });
+  const served = servedModel(workstation);
+  return {
+    id: served.id,
+    object: 'model',
+    created: 0,
+    owned_by: 'manifold',
+    aliases: namesOf(served).slice(1),
+    meta: { replicas: info.replicas, replicas_alive: info.replicas_alive, context: workstation.replicas.maxContext, architecture: info.model?.architecture ?? null },
+  };
+}
+
+/** `GET /v1/models`: the loaded model; an empty list when none is loaded (`--idle`). */
+export function handleModels(workstation: Workstation, res: ServerResponse): void {
+  sendJson(res, 200, { object: 'list', data: workstation.modelId ? [modelObject(workstation)] : [] });
+}
+
+/** `GET /v1/models/{name}`: the loaded model's object when `name` is one of its names, else a 404 naming them. */
+export function handleModel(workstation: Workstation, name: string, res: ServerResponse): void {
+  const served = servedModel(workstation);
+  if (!selectsModel(served, name)) throw new HttpError(404, notServed(served, name), 'invalid_request_error', 'model', 'model_not_found');
+  sendJson(res, 200, modelObject(workstation));
 }

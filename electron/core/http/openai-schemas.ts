@@ -1,7 +1,9 @@
 /**
- * The OpenAI-compatible request bodies, as zod schemas. Fields OpenAI clients send that Manifold does not
- * use are accepted and ignored (as llama-server does); `top_k`, `min_p`, `repeat_penalty`,
- * `ignore_eos` and `return_tokens` are llama-server's extensions.
+ * The OpenAI-compatible request bodies, as zod schemas. Nothing is silently ignored: the schemas are
+ * strict, so a parameter Manifold does not honour is a 400 naming it, except the few in
+ * IGNORED_FIELDS, which change nothing a local server does (documented in the README's API table).
+ * `top_k`, `min_p`, `repeat_penalty`, `repeat_last_n`, `ignore_eos` and `return_tokens` are
+ * llama-server's extensions.
  *
  * Every limit of the engine protocol (`generateRequestSchema`) is checked here first, with a message in
  * words, so no body can fail at the engine boundary: `max_tokens` / `max_completion_tokens` above what
@@ -10,7 +12,7 @@
  * Parse with `parseRequest` (http-error.ts) so every other refusal is in words too.
  */
 import { z } from 'zod';
-import { MAX_GENERATE_TOKENS, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
+import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
 import { expectedOneOf } from '../../../common/issue-words.js';
 
 const lengthOf = (input: unknown): number => (typeof input === 'string' || Array.isArray(input) ? input.length : 0);
@@ -34,10 +36,51 @@ const maxTokensSchema = z
   .transform((n) => Math.min(n, MAX_GENERATE_TOKENS))
   .nullish();
 
+/**
+ * Accepted and ignored: `store` (OpenAI keeps completions for its dashboard; nothing is stored here),
+ * `metadata` (tags for that store), `service_tier` (OpenAI's billing tier) and `safety_identifier`
+ * (OpenAI's abuse tracking). Each is checked for its OpenAI type, so a wrong value is still a 400.
+ */
+export const IGNORED_FIELDS = {
+  store: z.boolean().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+  service_tier: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+};
+
+/**
+ * Not honoured yet, refused with a 400 naming them when set to anything but null: structured output,
+ * tools and logprobs are being built (issue 17). One list, so honouring one is deleting its name here.
+ */
+export const NOT_YET_HONOURED = ['response_format', 'tools', 'tool_choice', 'parallel_tool_calls', 'logprobs', 'top_logprobs'] as const;
+
+/** A field that may be sent only as null (or not at all), with `why` as the refusal. */
+const onlyNull = (why: string) => z.null({ error: why }).optional();
+
+const notYetHonoured = (fields: readonly string[]) => Object.fromEntries(fields.map((field) => [field, onlyNull('is not supported by this server yet')]));
+
+/** OpenAI's penalties (and llama.cpp's range for them). */
+const penaltySchema = z.number().min(-2).max(2).nullish();
+
+/**
+ * OpenAI's `logit_bias`: token id (as a JSON key) → bias added to that token's logit, -100..100; -100
+ * bans the token. Parsed into `[id, bias]` pairs.
+ */
+const logitBiasSchema = z
+  .record(z.string().regex(/^\d{1,9}$/, 'a token id (a whole number ≥ 0)'), z.number().min(-100).max(100))
+  .refine((bias) => Object.keys(bias).length <= MAX_LOGIT_BIAS_ENTRIES, { error: `at most ${MAX_LOGIT_BIAS_ENTRIES} tokens` })
+  .transform((bias) => Object.entries(bias).map(([token, value]) => [Number(token), value] as [number, number]))
+  .nullish();
+
+/** OpenAI's `user`, and its newer `prompt_cache_key`: the router's conversation tie-break. */
+const conversationKeySchema = z.string().max(256).nullish();
+
 const samplingFields = {
+  ...IGNORED_FIELDS,
   model: z.string().optional(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  /** `include_obfuscation` is accepted and ignored: no obfuscation padding is sent (the stream is on loopback or the operator's network). */
+  stream_options: z.object({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() }).strict().nullish(),
   max_tokens: maxTokensSchema,
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
@@ -45,33 +88,79 @@ const samplingFields = {
   min_p: z.number().min(0).max(1).nullish(),
   seed: z.number().int().nonnegative().nullish(),
   repeat_penalty: z.number().min(0).max(10).nullish(),
+  /** How many of the last tokens the penalties look at (llama-server's; 64 by default). */
+  repeat_last_n: z.number().int().min(0).max(MAX_REPEAT_LAST_N).nullish(),
+  presence_penalty: penaltySchema,
+  frequency_penalty: penaltySchema,
+  logit_bias: logitBiasSchema,
+  user: conversationKeySchema,
+  prompt_cache_key: conversationKeySchema,
   stop: stopSchema,
-  n: z.literal(1).nullish(),
+  n: z.literal(1, { error: 'one choice per request; send several requests for several answers (each is routed on its own)' }).nullish(),
   ignore_eos: z.boolean().nullish(),
   /** llama-server's `return_tokens`: the completion's token ids in the response (`manifold.tokens`; in a stream, each chunk's too). */
   return_tokens: z.boolean().nullish(),
 };
 
-const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() }).strict();
 
-export const chatMessageSchema = z.object({
-  role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([z.string(), z.array(contentPartSchema)], { error: expectedOneOf('a string, an array of text parts ({"type": "text", "text": …}) or null') }).nullable(),
-});
+export const chatMessageSchema = z
+  .object({
+    role: z.enum(['system', 'developer', 'user', 'assistant']),
+    content: z.union([z.string(), z.array(contentPartSchema)], { error: expectedOneOf('a string, an array of text parts ({"type": "text", "text": …}) or null') }).nullable(),
+    /** OpenAI's participant name: accepted and ignored (chat templates have no place for it). */
+    name: z.string().nullish(),
+  })
+  .strict();
 
-export const chatCompletionRequestSchema = z.object({
-  ...samplingFields,
-  messages: z.array(chatMessageSchema).min(1),
-  max_completion_tokens: maxTokensSchema,
-});
+export const chatCompletionRequestSchema = z
+  .object({
+    ...samplingFields,
+    ...notYetHonoured(NOT_YET_HONOURED),
+    messages: z.array(chatMessageSchema).min(1),
+    max_completion_tokens: maxTokensSchema,
+  })
+  .strict();
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 
-export const completionRequestSchema = z.object({
-  ...samplingFields,
-  prompt: z.union([z.string(), z.array(z.string()).length(1), z.array(z.number().int().nonnegative()).min(1)], {
-    error: expectedOneOf('a string, an array of one string, or an array of token ids (whole numbers ≥ 0)'),
-  }),
-});
+export const completionRequestSchema = z
+  .object({
+    ...samplingFields,
+    ...notYetHonoured(NOT_YET_HONOURED.filter((field) => field === 'logprobs')),
+    prompt: z.union([z.string(), z.array(z.string()).length(1), z.array(z.number().int().nonnegative()).min(1)], {
+      error: expectedOneOf('a string, an array of one string, or an array of token ids (whole numbers ≥ 0)'),
+    }),
+    echo: z.literal(false, { error: 'the prompt is not echoed by this server; leave echo out or false' }).nullish(),
+    suffix: onlyNull('insertion (a suffix after the completion) is not supported by this server'),
+    best_of: z.literal(1, { error: 'one candidate per request on this server' }).nullish(),
+  })
+  .strict();
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 
 export type SamplingRequest = ChatCompletionRequest | CompletionRequest;
+
+const tokenIdsSchema = z.array(z.number().int().nonnegative()).min(1);
+
+/**
+ * `/v1/embeddings`: a string, strings, token ids or lists of token ids; the vectors as floats or base64
+ * (little-endian float32, as OpenAI sends them). `dimensions` is refused: the model's vectors have one
+ * size. `user` is accepted and ignored here (an embedding has no conversation to route by).
+ */
+export const embeddingRequestSchema = z
+  .object({
+    model: z.string().optional(),
+    input: z.union(
+      [
+        z.string().min(1),
+        z.array(z.string().min(1)).min(1).max(MAX_EMBED_INPUTS),
+        tokenIdsSchema,
+        z.array(tokenIdsSchema).min(1).max(MAX_EMBED_INPUTS),
+      ],
+      { error: expectedOneOf(`a non-empty string, an array of at most ${MAX_EMBED_INPUTS} non-empty strings, an array of token ids, or an array of such arrays`) },
+    ),
+    encoding_format: z.enum(['float', 'base64']).nullish(),
+    dimensions: onlyNull("is not supported: the model's embeddings have one fixed size"),
+    user: z.string().nullish(),
+  })
+  .strict();
+export type EmbeddingRequest = z.infer<typeof embeddingRequestSchema>;

@@ -104,6 +104,10 @@ export const llamaServerDialect: CompletionDialect = {
     ...(request.sampling.seed !== undefined ? { seed: request.sampling.seed } : {}),
     repeat_penalty: request.sampling.repeatPenalty,
     repeat_last_n: request.sampling.repeatLastN,
+    presence_penalty: request.sampling.presencePenalty,
+    frequency_penalty: request.sampling.frequencyPenalty,
+    // `[id, false]` is llama-server's ban (OpenAI's -100).
+    logit_bias: request.sampling.logitBias.map(([token, bias]) => [token, bias <= -100 ? false : bias]),
     stop: request.stop,
     ignore_eos: request.ignoreEos,
   }),

@@ -5,7 +5,9 @@
  * A Manifold node speaks the same with its extensions: `return_tokens` puts the ids under `manifold.tokens`
  * (with each chunk, and all of them on the finishing one, with the slot and llama-server-style timings),
  * and `GET /slots` is its global slot view. vLLM/SGLang take top_k, min_p, repetition_penalty and
- * ignore_eos as extensions; they are sent only where they change something.
+ * ignore_eos as extensions; they are sent only where they change something. OpenAI's own penalties and
+ * logit_bias go to every kind (the window the penalties look at is the peer's own: OpenAI counts the
+ * text generated so far, llama.cpp's last `repeat_last_n` tokens).
  */
 import { z } from 'zod';
 import { MAX_GENERATE_TOKENS, slotViewSchema, type GenerateRequest, type SlotView } from '../../../common/engine-protocol.js';
@@ -98,6 +100,9 @@ function commonBody(request: GenerateRequest, model: string | null): Record<stri
     top_p: request.sampling.topP,
     ...(request.sampling.seed !== undefined ? { seed: request.sampling.seed } : {}),
     ...(request.stop.length > 0 ? { stop: request.stop } : {}),
+    ...(request.sampling.presencePenalty !== 0 ? { presence_penalty: request.sampling.presencePenalty } : {}),
+    ...(request.sampling.frequencyPenalty !== 0 ? { frequency_penalty: request.sampling.frequencyPenalty } : {}),
+    ...(request.sampling.logitBias.length > 0 ? { logit_bias: Object.fromEntries(request.sampling.logitBias) } : {}),
   };
 }
 
@@ -126,6 +131,7 @@ export const manifoldDialect: CompletionDialect = {
     top_k: request.sampling.topK,
     min_p: request.sampling.minP,
     repeat_penalty: request.sampling.repeatPenalty,
+    repeat_last_n: request.sampling.repeatLastN,
     ignore_eos: request.ignoreEos,
   }),
   read: readChunk,

@@ -20,6 +20,8 @@ export interface ReplicaClient {
   generate(request: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle;
   /** The replica's slots as far as it tells (empty when it does not). */
   slots(): Promise<SlotView[]>;
+  /** One embedding vector per input (token ids); absent where the replica serves no embeddings (llama-server children and remote peers). */
+  embed?(inputs: readonly (readonly number[])[]): Promise<number[][]>;
 }
 
 export interface RemoteDescription {

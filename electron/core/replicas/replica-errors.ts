@@ -26,3 +26,11 @@ export class RebuildInProgressError extends Error {
     this.name = 'RebuildInProgressError';
   }
 }
+
+/** No ready replica serves embeddings (only node-llama-cpp engines do; HTTP 501 as llama-server answers). */
+export class EmbeddingsUnsupportedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddingsUnsupportedError';
+  }
+}

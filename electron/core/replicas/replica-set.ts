@@ -12,6 +12,7 @@ import type { PrecheckRequest, RebuildRequest, ReplicaRebuildOutcome, ReplicaVer
 import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { pinProcess } from '../cpu/cpu-pinning.js';
 import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
+import { EngineExitedError } from '../engine/engine-client.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
 import type { EngineGpuState } from '../gpu/gpu-report.js';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/request-queue.js';
@@ -25,7 +26,7 @@ import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervis
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
 import { createReplicaDriver } from './replica-drivers.js';
-import { NoReplicaError } from './replica-errors.js';
+import { EmbeddingsUnsupportedError, NoReplicaError } from './replica-errors.js';
 import { ReplicaRebuilds } from './replica-rebuilds.js';
 import { RequestDispatcher, type ReplicaGenerateOptions, type ReplicaGenerateResult } from './request-dispatcher.js';
 import { RoutingState } from './routing-state.js';
@@ -241,6 +242,36 @@ export class ReplicaSet {
   /** Queues one generation; it is bound to a replica when one has a free slot, and retried if that engine dies before the first token. */
   generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
     return this.dispatcher.generate(request, options);
+  }
+
+  /**
+   * One embedding vector per input, from the least loaded ready replica that serves embeddings (the
+   * fewest running requests per slot, then the fewest embeddings running); not queued, since embeddings
+   * take no slot. A replica that dies under it hands the request to the next one.
+   */
+  async embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
+    const tried = new Set<number>();
+    for (;;) {
+      const ready = this.replicas.filter((r) => r.routable);
+      if (ready.length === 0) throw new NoReplicaError('no replica is alive to serve the request');
+      const load = (r: Replica): [number, number] => [r.running / r.slots, r.embedding];
+      const candidates = ready.filter((r) => r.driver.client?.embed && !tried.has(r.index)).sort((a, b) => load(a)[0] - load(b)[0] || load(a)[1] - load(b)[1]);
+      const replica = candidates[0];
+      if (!replica) {
+        if (tried.size > 0) throw new NoReplicaError(`replicas ${[...tried].join(', ')} died before answering and no other replica serves embeddings`);
+        throw new EmbeddingsUnsupportedError('no replica serves embeddings: only node-llama-cpp engines do (llama-server children run without --embeddings, and remote peers are not asked)');
+      }
+      tried.add(replica.index);
+      replica.embedding++;
+      try {
+        return await replica.driver.client!.embed!(inputs);
+      } catch (error) {
+        if (!(error instanceof EngineExitedError)) throw error;
+        this.options.log(`[replica ${replica.index}] died under an embedding request; it goes to another replica`, 'warn');
+      } finally {
+        replica.embedding--;
+      }
+    }
   }
 
   /** Seconds a client refused for a full queue or no replica should wait before trying again. */

@@ -32,6 +32,8 @@ export class Replica {
   cpus: number[] = [];
   /** Requests bound to it and not finished (never more than its slots). */
   running = 0;
+  /** Embedding requests running on it (outside its slots, on the engine's embedding context). */
+  embedding = 0;
   /** Prompt tokens of its running requests that were not cached when bound and have no first token yet. */
   pendingPrefillTokens = 0;
   /** How many times it became ready: a request it failed may go back to it only after it comes back anew. */
