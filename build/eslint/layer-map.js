@@ -45,7 +45,9 @@ export const coreSublayers = [
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
   { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'remote', 'llama-server', 'rebuild', 'cpu', 'config', 'gpu', 'logging', 'metrics'] },
   { name: 'arena', allow: ['logging', 'process-alive'] },
-  { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
+  // The one file of core that imports node-llama-cpp: its model downloader moves bytes and reads no model (no native code runs).
+  { name: 'models/model-download', allow: [], packages: ['node-llama-cpp'] },
+  { name: 'models', allow: ['arena', 'chat/atomic-file', 'models/model-download'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
   { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
   { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'tokenizer', 'metrics'] },
@@ -79,9 +81,10 @@ export const layers = [
     folder: 'electron/core',
     allow: ['common', 'common/node', 'native'],
     node: true,
-    // Never node-llama-cpp: native code that reads model files runs only in the children (engine-bin/).
+    // node-llama-cpp only for its model downloader (core/models/model-download only, by its sub-layer list):
+    // native code that reads model files runs only in the children (engine-bin/).
     // ipull, tar, extract-zip: the llama-server release install (core/llama-server only, by its sub-layer list).
-    packages: ['zod', 'ws', 'pino', 'rotating-file-stream', 'prom-client', 'ipull', 'tar', 'extract-zip'],
+    packages: ['zod', 'ws', 'pino', 'rotating-file-stream', 'prom-client', 'ipull', 'tar', 'extract-zip', 'node-llama-cpp'],
     sublayers: coreSublayers,
   },
   { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },
