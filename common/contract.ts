@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import { slotViewSchema } from './engine-protocol.js';
+import { downloadProgressSchema, modelUriSchema } from './model-download.js';
+import { libraryEntrySchema } from './model-library.js';
 import { prefixTierViewSchema } from './prefix-cache.js';
 import { precheckRequestSchema, rebuildProgressSchema, rebuildRequestSchema, replicaRebuildOutcomeSchema, replicaVerdictSchema } from './rebuild.js';
 
@@ -202,6 +204,8 @@ export const loadModelRequestSchema = z
     contextSize: z.number().int().min(64).max(1 << 20).default(4096),
     slots: z.number().int().min(1).max(256).default(2),
     sharedArena: z.boolean().default(false),
+    /** Loading while a model serves replaces it only when this says so (the UI asks first). */
+    replace: z.boolean().default(false),
   })
   .strict();
 
@@ -234,8 +238,21 @@ export const contract = {
     },
     /** Recently loaded models and the GGUF files in the models folder. */
     listModels: { args: noArgs, result: z.object({ modelsDir: z.string().nullable(), recent: z.array(z.string()), found: z.array(z.object({ path: z.string(), bytes: z.number() })) }) },
-    /** Unloads the current model and loads this one; `load` events say each step. */
+    /** Loads this model (replacing the one loaded only with `replace: true`); `load` events say each step. */
     loadModel: { args: loadModelRequestSchema, result: workstationInfoSchema },
+    /** Stops the loaded model's replicas; the workstation is idle after. */
+    unloadModel: { args: noArgs, result: workstationInfoSchema },
+    /** The models folder: each model's metadata, the loaded one marked, the suggested layout. */
+    listLibrary: { args: noArgs, result: z.object({ modelsDir: z.string().nullable(), models: z.array(libraryEntrySchema) }) },
+    /** Deletes a model of the models folder (all parts of a split one); never the loaded one. */
+    deleteModel: { args: z.object({ path: z.string().min(1).max(4096) }).strict(), result: z.object({ deleted: z.array(z.string()) }) },
+    /** Downloads a model into the models folder; resolves when it is there, checked; `download` events say how far. */
+    downloadModel: { args: z.object({ uri: modelUriSchema }).strict(), result: z.object({ path: z.string(), files: z.array(z.string()), bytes: z.number() }) },
+    cancelDownload: { args: z.object({ uri: z.string().min(1).max(2048) }).strict(), result: z.object({ cancelled: z.boolean() }) },
+    /** The downloads running and the last ones ended. */
+    listDownloads: { args: noArgs, result: z.array(downloadProgressSchema) },
+    /** Tokens per second, running requests and the queue now. */
+    getThroughput: { args: noArgs, result: throughputSchema },
     listConversations: { args: noArgs, result: z.array(conversationSummarySchema) },
     getConversation: { args: conversationIdArgs, result: conversationSchema },
     createConversation: { args: z.object({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional() }).strict(), result: conversationSchema },
@@ -263,6 +280,7 @@ export const contract = {
     log: logEntrySchema,
     rebuild: rebuildProgressSchema,
     load: loadStepSchema,
+    download: downloadProgressSchema,
     /** A piece of an answer as it streams. */
     chat: z.object({ conversationId: z.string(), messageId: z.string(), text: z.string() }),
   },

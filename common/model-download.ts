@@ -3,6 +3,7 @@
  * and how it ended. Shared by the contract's `download` event and the admin routes.
  */
 import { z } from 'zod';
+import { formatBytes } from './format-bytes.js';
 
 export const DOWNLOAD_STATES = ['resolving', 'downloading', 'checking', 'done', 'failed', 'cancelled'] as const;
 
@@ -32,3 +33,10 @@ export const modelUriSchema = z
   .refine((uri) => /^hf:[^/\s]+\/[^/\s:]+(\/\S+|:[\w.-]+)?$/.test(uri) || /^https?:\/\/\S+$/.test(uri), {
     message: 'a Hugging Face URI (hf:owner/repo/file.gguf or hf:owner/repo:Q4_K_M) or an http(s) URL',
   });
+
+/** "312.0 MiB of 4.1 GiB, 21.3 MiB/s, 3 min left": the progress line of the UI, the log and the CLI. */
+export function describeProgress(progress: Pick<DownloadProgress, 'downloadedBytes' | 'totalBytes' | 'bytesPerSecond' | 'etaSeconds'>): string {
+  const { etaSeconds } = progress;
+  const eta = etaSeconds === null ? '' : `, ${etaSeconds >= 90 ? `${Math.round(etaSeconds / 60)} min` : `${Math.ceil(etaSeconds)} s`} left`;
+  return `${formatBytes(progress.downloadedBytes)} of ${formatBytes(progress.totalBytes)}, ${formatBytes(progress.bytesPerSecond)}/s${eta}`;
+}

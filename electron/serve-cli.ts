@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     log: (line, level) => console.error(terminalLine(line, level)),
     front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiDir },
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
-    modelsDir: values['models-dir'] ?? null,
+    ...(values['models-dir'] ? { modelsDir: values['models-dir'] } : {}),
     ...(grace === undefined ? {} : { shutdownGraceMs: grace }),
   });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);

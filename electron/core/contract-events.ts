@@ -1,6 +1,6 @@
 /**
  * The contract's events from one workstation, for any transport: `replicas`, `slots`, `throughput` and
- * `gpus` on a timer, and `log`, `rebuild`, `load`, `chat` as they happen. The WebSocket bridge and the
+ * `gpus` on a timer, and `log`, `rebuild`, `load`, `download`, `chat` as they happen. The WebSocket bridge and the
  * Electron IPC bridge both feed their clients from here, each payload checked against its schema.
  */
 import { contract, type EventName, type EventPayload } from '../../common/contract.js';
@@ -42,6 +42,7 @@ export function feedEvents(workstation: Workstation, send: SendEvent, intervalMs
     workstation.log.onEntry((entry) => send('log', entry)),
     workstation.onRebuildProgress((progress) => send('rebuild', progress)),
     workstation.onLoadStep((step) => send('load', step)),
+    workstation.downloads.onProgress((progress) => send('download', progress)),
     workstation.chat.onPiece((piece) => send('chat', piece)),
   ];
   return () => {

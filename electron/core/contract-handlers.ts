@@ -9,7 +9,9 @@ import { GgufFormatError } from '../../common/gguf/header-reader.js';
 import { firstIssueInWords, inWords } from '../../common/issue-words.js';
 import { ModelFileError } from '../../common/node/gguf-file.js';
 import { parseRunConfig } from './config/run-config.js';
-import { inspectModel, type InspectPlan } from './models/model-inspector.js';
+import { ModelDownloadError } from './models/model-downloads.js';
+import { inspectModel, suggestLayoutFor, type InspectPlan } from './models/model-inspector.js';
+import { LibraryError } from './models/model-library.js';
 import type { Workstation } from './workstation.js';
 
 export class ContractCallError extends Error {
@@ -69,6 +71,10 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
       const inspection = await inspect(workstation, request.path, { replicas: request.replicas, contextSize: request.contextSize, slots: request.slots }, request.gpus);
       const short = inspection.fits.find((f) => !f.fits);
       if (short) throw new ContractCallError(`${request.path} does not fit: ${short.group} needs ${formatBytes(short.needBytes)}, ${formatBytes(short.freeBytes)} is free`);
+      const serving = workstation.modelPath;
+      if (serving && !request.replace) {
+        throw new ContractCallError(`replace: ${serving} is loaded; loading ${request.path} would replace it (say replace: true, or unload first)`);
+      }
       try {
         const config = parseRunConfig({
           model: request.path,
@@ -83,6 +89,19 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
       }
       return info();
     },
+    unloadModel: async () => {
+      await workstation.unload();
+      return info();
+    },
+    listLibrary: async () => ({
+      modelsDir: workstation.models.modelsDir,
+      models: await workstation.models.list(workstation.modelPath, (header) => suggestLayoutFor(header, workstation.gpus.nvmlCards())),
+    }),
+    deleteModel: async ({ path }) => ({ deleted: await inWordsOf(workstation.models.remove(path, workstation.modelPath)) }),
+    downloadModel: async ({ uri }) => inWordsOf(workstation.downloads.download(uri)),
+    cancelDownload: async ({ uri }) => ({ cancelled: workstation.downloads.cancel(uri) }),
+    listDownloads: async () => workstation.downloads.list(),
+    getThroughput: async () => workstation.throughputSample(),
     listConversations: async () => chat.store.list(),
     getConversation: async ({ id }) => chat.store.get(id),
     createConversation: async (fields) => chat.store.create(fields),
@@ -119,6 +138,16 @@ async function inspect(workstation: Workstation, path: string, plan: InspectPlan
     return await inspectModel(path, plan, cards);
   } catch (error) {
     if (error instanceof ModelFileError || error instanceof GgufFormatError) throw new ContractCallError(`${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** A library or download refusal is the caller's to read (a 400 on the admin routes), not a server fault. */
+async function inWordsOf<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof ModelDownloadError || error instanceof LibraryError) throw new ContractCallError(error.message);
     throw error;
   }
 }

@@ -71,7 +71,7 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism(), defaultEngineKind: defaultEngineKind() },
     gpuMonitor,
     dataDir: options.dataDir ?? defaultDataDir(),
-    modelsDir: options.modelsDir ?? null,
+    ...(options.modelsDir === undefined ? {} : { modelsDir: options.modelsDir }),
     ...(options.arenaFacts ? { arenaFacts: options.arenaFacts } : {}),
     spawn: options.spawn ?? forkEngine,
     spawnTokenizer: options.spawnTokenizer ?? forkTokenizer,

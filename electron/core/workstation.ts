@@ -18,6 +18,7 @@ import { enginePrivateBytes } from './arena/engine-memory.js';
 import type { ChatBackend } from './chat/chat-backend.js';
 import { ChatService } from './chat/chat-service.js';
 import { ConversationStore } from './chat/conversation-store.js';
+import { ModelDownloads } from './models/model-downloads.js';
 import { ModelLibrary } from './models/model-library.js';
 import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
@@ -57,7 +58,7 @@ export interface WorkstationOptions {
   arenaFacts?: Partial<ArenaFacts>;
   /** Where conversations and the recent-models list are kept. */
   dataDir: string;
-  /** The folder the loader lists GGUF files from; none: only recent models and typed paths. */
+  /** The folder the loader lists GGUF files from and downloads go to; default `<dataDir>/models`, null for none. */
   modelsDir?: string | null;
 }
 
@@ -85,6 +86,7 @@ export class Workstation implements ChatBackend {
   readonly gpus: GpuMonitor;
   readonly chat: ChatService;
   readonly models: ModelLibrary;
+  readonly downloads: ModelDownloads;
   readonly log: CoreLog;
   private loaded: LoadedModel;
   /** A load is under way (validating, or replacing the model). */
@@ -100,7 +102,9 @@ export class Workstation implements ChatBackend {
     this.log.info(`manifold started (pid ${process.pid})${logFile ? `, logging to ${logFile}` : ''}`);
     this.gpus = options.gpuMonitor ?? new GpuMonitor();
     this.chat = new ChatService(new ConversationStore(options.dataDir, (line) => this.log.warn(line)), this);
-    this.models = new ModelLibrary(options.dataDir, options.modelsDir ?? null);
+    const modelsDir = options.modelsDir === undefined ? join(options.dataDir, 'models') : options.modelsDir;
+    this.models = new ModelLibrary(options.dataDir, modelsDir);
+    this.downloads = new ModelDownloads({ modelsDir, log: (level, line) => this.log[level](line) });
     this.loaded = this.prepare(options.config ?? null);
   }
 
@@ -361,6 +365,7 @@ export class Workstation implements ChatBackend {
 
   /** Unloads the model, releases NVML, then closes the log file. */
   async close(): Promise<void> {
+    this.downloads.cancelAll();
     await this.unload();
     this.gpus.close();
     await this.log.close();

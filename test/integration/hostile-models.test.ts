@@ -68,14 +68,14 @@ describe('loading hostile models on a running workstation', () => {
     // Through the loader's call: the header bounds answer first, before anything is unloaded.
     for (const model of HOSTILE_MODELS.filter((m) => m.problem !== null)) {
       const path = await writeHostileModel(dir, model);
-      const answer = await control.call('loadModel', { path, gpus: 'cpu', replicas: 1, contextSize: 1024, slots: 2 });
+      const answer = await control.call('loadModel', { path, gpus: 'cpu', replicas: 1, contextSize: 1024, slots: 2, replace: true });
       expect(answer.ok, model.name).toBe(false);
       expect(answer.error).toMatch(model.problem!);
     }
 
     // Within the bounds, but the weights do not match the metadata: the probe in the tokenizer child finds it.
     const probeOnly = await writeHostileModel(dir, hostile('feed-forward-512'));
-    const refused = await control.call('loadModel', { path: probeOnly, gpus: 'cpu', replicas: 1, contextSize: 1024, slots: 2 });
+    const refused = await control.call('loadModel', { path: probeOnly, gpus: 'cpu', replicas: 1, contextSize: 1024, slots: 2, replace: true });
     expect(refused.error).toMatch(new RegExp(`^loading ${probeOnly} failed: ${probeOnly} failed validation: the weights do not load: `));
     const steps = control.events('load') as LoadStep[];
     expect(steps.map((s) => s.step)).toEqual(['validate', 'validate', 'failed']);

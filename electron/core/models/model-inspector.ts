@@ -7,10 +7,12 @@
  */
 import os from 'node:os';
 import type { ModelInspection } from '../../../common/contract.js';
+import type { LayoutSuggestion } from '../../../common/model-library.js';
 import { readModelFileHeader } from '../../../common/node/gguf-file.js';
 import { metadataNumber, metadataText, type GgufHeader } from '../../../common/gguf/header-reader.js';
 import { ENGINE_RUNTIME_BYTES, kvCacheBytes } from '../arena/engine-memory.js';
 import type { NvmlCard } from '../../../native/nvml.js';
+import { suggestLayout } from './layout-suggestion.js';
 
 /** Compute buffers and fragmentation on a card beyond the weights and the KV cache. */
 const GPU_OVERHEAD = 1.05;
@@ -28,10 +30,23 @@ function dominantType(header: GgufHeader): string {
   return [...bytes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0]?.toUpperCase() ?? 'unknown';
 }
 
+/** What a header says of its model, as the loader and the library show it. */
+export function modelFacts(header: GgufHeader): Pick<ModelInspection, 'name' | 'architecture' | 'parameters' | 'quantisation' | 'contextLength' | 'layers'> & { weightsBytes: number } {
+  const architecture = metadataText(header, 'general.architecture');
+  return {
+    name: metadataText(header, 'general.name'),
+    architecture,
+    parameters: header.tensors.reduce((sum, t) => sum + t.dims.reduce((p, d) => p * d, 1), 0),
+    quantisation: dominantType(header),
+    contextLength: architecture ? metadataNumber(header, `${architecture}.context_length`) : null,
+    layers: architecture ? metadataNumber(header, `${architecture}.block_count`) : null,
+    weightsBytes: header.tensors.reduce((sum, t) => sum + t.bytes, 0),
+  };
+}
+
 export async function inspectModel(path: string, plan: InspectPlan, cards: readonly NvmlCard[] | null): Promise<ModelInspection> {
   const header = await readModelFileHeader(path);
-  const architecture = metadataText(header, 'general.architecture');
-  const weights = header.tensors.reduce((sum, t) => sum + t.bytes, 0);
+  const { weightsBytes: weights, ...facts } = modelFacts(header);
   const kv = kvCacheBytes(header, { contextSize: plan.contextSize, slots: plan.slots, kvType: 'f16' }) ?? 0;
   const fits: ModelInspection['fits'] = [];
   if (cards && cards.length > 0 && cards.length % plan.replicas === 0) {
@@ -51,12 +66,20 @@ export async function inspectModel(path: string, plan: InspectPlan, cards: reado
   return {
     path,
     fileBytes: header.fileSize,
-    name: metadataText(header, 'general.name'),
-    architecture,
-    parameters: header.tensors.reduce((sum, t) => sum + t.dims.reduce((p, d) => p * d, 1), 0),
-    quantisation: dominantType(header),
-    contextLength: architecture ? metadataNumber(header, `${architecture}.context_length`) : null,
-    layers: architecture ? metadataNumber(header, `${architecture}.block_count`) : null,
+    ...facts,
     fits,
   };
+}
+
+/** The layout the loader suggests for the model of `header` on these cards (null or none: CPU engines). */
+export function suggestLayoutFor(header: GgufHeader, cards: readonly NvmlCard[] | null): LayoutSuggestion {
+  const { weightsBytes, contextLength } = modelFacts(header);
+  return suggestLayout({
+    weightsBytes,
+    contextLength,
+    kvBytes: (contextSize, slots) => kvCacheBytes(header, { contextSize, slots, kvType: 'f16' }) ?? 0,
+    cardsFreeBytes: cards?.map((c) => c.memoryTotalBytes - c.memoryUsedBytes) ?? null,
+    freeRamBytes: os.freemem(),
+    engineRuntimeBytes: ENGINE_RUNTIME_BYTES,
+  });
 }

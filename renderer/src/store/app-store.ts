@@ -1,15 +1,16 @@
 /**
- * The renderer's one zustand store, made of slices (workstation, resize, chat, loader), each with its
+ * The renderer's one zustand store, made of slices (workstation, resize, chat, loader, library), each with its
  * state, actions and named pure selectors. `connectStore` wires the contract's events into it.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ContractClient } from '../transport/contract-client.js';
 import { createChatSlice, type ChatSlice } from './chat-slice.js';
+import { createLibrarySlice, type LibrarySlice } from './library-slice.js';
 import { createLoaderSlice, type LoaderSlice } from './loader-slice.js';
 import { createResizeSlice, type ResizeSlice } from './resize-slice.js';
 import { createWorkstationSlice, type WorkstationSlice } from './workstation-slice.js';
 
-export type AppState = WorkstationSlice & ResizeSlice & ChatSlice & LoaderSlice;
+export type AppState = WorkstationSlice & ResizeSlice & ChatSlice & LoaderSlice & LibrarySlice;
 export type AppStore = StoreApi<AppState>;
 
 export function createAppStore(client: ContractClient): AppStore {
@@ -18,6 +19,7 @@ export function createAppStore(client: ContractClient): AppStore {
     ...createResizeSlice(set, get, client),
     ...createChatSlice(set, get, client),
     ...createLoaderSlice(set, get, client),
+    ...createLibrarySlice(set, get, client),
   }));
 }
 
@@ -37,6 +39,7 @@ export function connectStore(store: AppStore, client: ContractClient): () => voi
     client.on('log', (p) => s().applyEvent('log', p)),
     client.on('rebuild', (p) => s().applyRebuildEvent(p)),
     client.on('load', (p) => s().applyLoadEvent(p)),
+    client.on('download', (p) => s().applyDownloadEvent(p)),
     client.on('chat', (p) => s().applyChatEvent(p)),
   ];
   return () => {

@@ -30,7 +30,8 @@ export interface LoaderSlice {
   refreshSources(): Promise<void>;
   pickModelFile(): Promise<void>;
   inspectModel(): Promise<void>;
-  loadModel(): Promise<void>;
+  /** Loads the path with the plan; `replace` when a model serves and the user said yes. */
+  loadModel(options?: { replace?: boolean }): Promise<void>;
   applyLoadEvent(step: EventPayload<'load'>): void;
 }
 
@@ -82,7 +83,7 @@ export const createLoaderSlice: SliceCreator<LoaderSlice> = (set, get, client) =
       set({ loaderError: messageOf(error) });
     }
   },
-  loadModel: async () => {
+  loadModel: async (options = {}) => {
     const { modelPath, plan } = get();
     if (!modelPath.trim()) return set({ loaderError: 'give the path of a .gguf model' });
     const cards = parseCards(plan.cards);
@@ -96,8 +97,9 @@ export const createLoaderSlice: SliceCreator<LoaderSlice> = (set, get, client) =
         slots: plan.slots,
         sharedArena: plan.sharedArena,
         ...(plan.device === 'cpu' ? { gpus: 'cpu' as const } : plan.device === 'cards' && cards ? { gpus: cards } : {}),
+        ...(options.replace ? { replace: true } : {}),
       });
-      await Promise.all([get().refreshInfo(), get().refreshSources()]);
+      await Promise.all([get().refreshInfo(), get().refreshSources(), get().refreshLibrary()]);
     } catch (error) {
       set({ loaderError: messageOf(error) });
     } finally {

@@ -4,12 +4,14 @@ import { useShallow } from 'zustand/react/shallow';
 import { formatBytes } from '../../../../common/format-bytes.js';
 import { selectLoadProgress } from '../../store/loader-slice.js';
 import { useApp } from '../../store/use-app-store.js';
+import { confirmReplace, ModelLibrary } from '../models/ModelLibrary.js';
 
 export function ModelLoader() {
   const { modelPath, plan, inspection, sources, loading, loaderError } = useApp(
     useShallow((s) => ({ modelPath: s.modelPath, plan: s.plan, inspection: s.inspection, sources: s.sources, loading: s.loading, loaderError: s.loaderError })),
   );
   const loadSteps = useApp((s) => s.loadSteps);
+  const serving = useApp((s) => s.info?.model);
   const progress = useMemo(() => selectLoadProgress({ loadSteps }), [loadSteps]);
   const a = useApp(useShallow((s) => ({ setPath: s.setModelPath, setPlan: s.setPlan, refresh: s.refreshSources, pick: s.pickModelFile, inspect: s.inspectModel, load: s.loadModel })));
   useEffect(() => void a.refresh(), [a]);
@@ -17,6 +19,7 @@ export function ModelLoader() {
 
   return (
     <div className="loader">
+      <ModelLibrary />
       <section className="panel">
         <h2>Model</h2>
         <div className="form-row">
@@ -85,7 +88,7 @@ export function ModelLoader() {
           <label className="check">
             <input type="checkbox" checked={plan.sharedArena} onChange={(e) => a.setPlan({ sharedArena: e.target.checked })} /> Shared arena
           </label>
-          <button className="primary" onClick={() => void a.load()} disabled={loading || !modelPath.trim()}>
+          <button className="primary" onClick={() => confirmReplace(serving, modelPath) && void a.load({ replace: Boolean(serving) })} disabled={loading || !modelPath.trim()}>
             {loading ? 'Loading…' : 'Load'}
           </button>
         </div>

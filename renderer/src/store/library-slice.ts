@@ -1,0 +1,69 @@
+/**
+ * The Models page's library and downloads: the models folder with each model's metadata (the loaded one
+ * marked, a suggested layout), the downloads as `download` events report them, and the actions on them
+ * (download, cancel, delete, unload, load with the suggested layout).
+ */
+import type { CallResult } from '../../../common/contract.js';
+import type { DownloadProgress } from '../../../common/model-download.js';
+import type { LibraryEntry } from '../../../common/model-library.js';
+import { messageOf, type SliceCreator } from './slice.js';
+
+export interface LibrarySlice {
+  library: CallResult<'listLibrary'> | null;
+  downloadUri: string;
+  /** The latest progress of each download this page has seen, by URI. */
+  downloads: Record<string, DownloadProgress>;
+  libraryError: string | null;
+  setDownloadUri(uri: string): void;
+  refreshLibrary(): Promise<void>;
+  startDownload(): Promise<void>;
+  cancelDownload(uri: string): Promise<void>;
+  deleteModel(path: string): Promise<void>;
+  unloadModel(): Promise<void>;
+  /** Takes the model and its suggested layout into the loader's path and plan. */
+  useSuggested(entry: LibraryEntry): void;
+  applyDownloadEvent(progress: DownloadProgress): void;
+}
+
+export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client) => {
+  const attempt = async (work: () => Promise<unknown>): Promise<void> => {
+    set({ libraryError: null });
+    try {
+      await work();
+    } catch (error) {
+      set({ libraryError: messageOf(error) });
+    }
+  };
+  return {
+    library: null,
+    downloadUri: '',
+    downloads: {},
+    libraryError: null,
+    setDownloadUri: (downloadUri) => set({ downloadUri }),
+    refreshLibrary: () => attempt(async () => set({ library: await client.call('listLibrary', {}) })),
+    startDownload: async () => {
+      const uri = get().downloadUri.trim();
+      if (!uri) return set({ libraryError: 'give a Hugging Face URI (hf:owner/repo/file.gguf or hf:owner/repo:Q4_K_M) or a URL' });
+      await attempt(async () => {
+        await client.call('downloadModel', { uri });
+        set({ downloadUri: '' });
+      });
+      await get().refreshLibrary();
+    },
+    cancelDownload: (uri) => attempt(() => client.call('cancelDownload', { uri })),
+    deleteModel: async (path) => {
+      await attempt(() => client.call('deleteModel', { path }));
+      await get().refreshLibrary();
+    },
+    unloadModel: async () => {
+      await attempt(() => client.call('unloadModel', {}));
+      await Promise.all([get().refreshInfo(), get().refreshLibrary()]);
+    },
+    useSuggested: (entry) => {
+      get().setModelPath(entry.path);
+      const s = entry.suggested;
+      if (s) get().setPlan({ replicas: s.replicas, contextSize: s.contextSize, slots: s.slots, device: s.device === 'cpu' ? 'cpu' : 'auto' });
+    },
+    applyDownloadEvent: (progress) => set((s) => ({ downloads: { ...s.downloads, [progress.uri]: progress } })),
+  };
+};
