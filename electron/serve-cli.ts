@@ -2,8 +2,9 @@
  * `npm run serve`: the headless workstation for a machine without a display. With no arguments it
  * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
  * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise; `--idle` starts with no model
- * (the dashboard's loader loads one); `--data-dir` keeps conversations and logs/, `--models-dir` is the folder
- * the loader lists. The built UI (`npm run build:ui`) is served at `/`. Ctrl-C or SIGTERM stops
+ * (the dashboard's loader loads one); `--data-dir` keeps conversations and logs/ (and `serve.json`, how the
+ * `manifold` CLI finds this serve), `--models-dir` is the folder the loader lists and downloads go to
+ * (default `<data dir>/models`). The built UI (`npm run build:ui`) is served at `/`. Ctrl-C or SIGTERM stops
  * gracefully: running answers get `--shutdown-grace MS` (default: the config's `shutdownGraceMs`, else
  * 10 s) to finish, then the engines stop and it exits 0; a second Ctrl-C ends the grace at once.
  */
@@ -16,7 +17,8 @@ import { ensureTestModel } from '../build/test-model.js';
 import { ConfigError, parseRunConfig } from './core/config/run-config.js';
 import { terminalLine } from './core/logging/core-log.js';
 import { PortTakenError } from './core/http/front-server.js';
-import { serve } from './core/serve.js';
+import { defaultDataDir, serve } from './core/serve.js';
+import { writeServeFile } from './cli/serve-file.js';
 
 const USAGE =
   'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS]';
@@ -74,6 +76,8 @@ async function main(): Promise<void> {
     ...(values['models-dir'] ? { modelsDir: values['models-dir'] } : {}),
     ...(grace === undefined ? {} : { shutdownGraceMs: grace }),
   });
+  // The `manifold` CLI finds this serve (URL and control token) here; removed on exit.
+  await writeServeFile(values['data-dir'] ?? defaultDataDir(), { url: served.front.url, token: served.front.token });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
   console.log(`Dashboard:             ${served.front.dashboardUrl}`);
   const cutGrace = new AbortController();

@@ -1,0 +1,159 @@
+/**
+ * The `manifold` CLI (bin/manifold.js) against a real `manifold serve` and a loopback Hub: serve writes
+ * serve.json (0600) and removes it on exit; pull (one JSON line, or plain lines), ls,
+ * ps with a loaded model, rm refusing the loaded model then deleting, unload; ls and rm on the folder
+ * with no serve; `engine install` against a loopback release host.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledLlamaRelease, llamaServerCacheDir } from '../../common/node/llama-server-binary.js';
+import { testModelPath, waitFor } from '../helpers/engines.js';
+import { startLoopbackHub, type LoopbackHub } from '../helpers/loopback-hub.js';
+import { hostRelease, tarGz, type ReleaseHost } from '../helpers/release-host.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const bin = join(root, 'bin', 'manifold.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `manifold args` to its end (stdout and stderr are pipes: no terminal). */
+function manifold(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const json = <T>(run: Run): T => {
+  const lines = run.stdout.trim().split('\n');
+  expect(lines, run.stderr).toHaveLength(1);
+  return JSON.parse(lines[0]!) as T;
+};
+
+describe('manifold CLI', () => {
+  let dir: string;
+  let dataDir: string;
+  let hub: LoopbackHub;
+  let model: Buffer;
+  let serve: ChildProcessByStdio<null, Readable, Readable>;
+  let serveErr = '';
+  let serveOut = '';
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'manifold-cli-'));
+    dataDir = join(dir, 'data');
+    model = await readFile(testModelPath());
+    hub = await startLoopbackHub([
+      { path: 'test-org/tiny/tiny.gguf', bytes: model },
+      { path: 'test-org/quant/quant-Q8_0.gguf', bytes: model },
+    ]);
+    hub.manifest('test-org/quant:Q8_0', 'quant-Q8_0.gguf');
+    serve = spawn(process.execPath, [bin, 'serve', '--idle', '--port', '0', '--data-dir', dataDir], { cwd: root, env: { ...process.env, HF_ENDPOINT: hub.endpoint }, stdio: ['ignore', 'pipe', 'pipe'] });
+    serve.stdout.on('data', (c: Buffer) => (serveOut += c.toString()));
+    serve.stderr.on('data', (c: Buffer) => (serveErr += c.toString()));
+    await waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(serveOut)?.[1], `serve's URL (stderr: ${serveErr.slice(-500)})`, 120_000);
+  }, 180_000);
+  afterAll(async () => {
+    if (serve && serve.exitCode === null) serve.kill('SIGKILL');
+    await hub?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const cli = (...args: string[]): Promise<Run> => manifold([...args, '--data-dir', dataDir]);
+
+  it('serve writes serve.json with its URL and token, readable by its owner only', async () => {
+    const file = join(dataDir, 'serve.json');
+    const written = JSON.parse(await readFile(file, 'utf8')) as { url: string; token: string; pid: number };
+    expect(serveOut).toContain(`OpenAI-compatible API: ${written.url}/v1`);
+    expect(serveOut).toContain(`token=${written.token}`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('pull downloads through the serve: one JSON line with --json, a plain line without; serve logs it', async () => {
+    const pulled = json<{ uri: string; path: string; bytes: number }>(await cli('pull', 'hf:test-org/tiny/tiny.gguf', '--json'));
+    expect(pulled).toMatchObject({ uri: 'hf:test-org/tiny/tiny.gguf', path: join(dataDir, 'models', 'hf_test-org_tiny_tiny.gguf'), bytes: model.length });
+    expect((await readFile(pulled.path)).equals(model)).toBe(true);
+    expect(serveErr).toMatch(/download hf:test-org\/tiny\/tiny\.gguf: done, 1\.8 MiB in /);
+
+    const plain = await cli('pull', 'hf:test-org/quant:Q8_0');
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toMatch(/^pulled hf:test-org\/quant:Q8_0: .*\.gguf \(1\.8 MiB\)\n$/);
+
+    const refused = await cli('pull', 'hf:test-org/tiny/absent.gguf', '--json');
+    expect(refused.code).toBe(1);
+    expect(json<{ error: string }>(refused).error).toMatch(/cannot download hf:test-org\/tiny\/absent\.gguf: .*404/);
+  });
+
+  it('ls lists the models with metadata; ps shows replicas, slots and queue of the loaded model; rm refuses it until unload', async () => {
+    const listed = json<{ models: { file: string; architecture: string; loaded: boolean; suggested: { replicas: number } | null }[] }>(await cli('ls', '--json'));
+    expect(listed.models.map((m) => m.file).sort()).toEqual(['hf_test-org_quant_quant.Q8_0.gguf', 'hf_test-org_tiny_tiny.gguf']);
+    expect(listed.models.every((m) => m.architecture === 'llama' && !m.loaded && m.suggested !== null)).toBe(true);
+
+    const { url, token } = JSON.parse(await readFile(join(dataDir, 'serve.json'), 'utf8')) as { url: string; token: string };
+    const load = await fetch(`${url}/admin/load`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: join(dataDir, 'models', 'hf_test-org_tiny_tiny.gguf'), gpus: 'cpu', replicas: 1, contextSize: 1024, slots: 2 }),
+    });
+    expect(load.status, await load.clone().text()).toBe(200);
+
+    const text = await cli('ls');
+    expect(text.stdout).toMatch(/^\* hf_test-org_tiny_tiny\.gguf {2}llama, [\d.]+ M params, F32, 1\.8 MiB, ctx 4096$/m);
+    const ps = json<{ info: { status: string; model: string }; replicas: { state: string; slots: number }[]; slots: unknown[]; queue: { waiting: number; running: number } }>(await cli('ps', '--json'));
+    expect(ps.info).toMatchObject({ status: 'ok', model: 'hf_test-org_tiny_tiny' });
+    expect(ps.replicas).toHaveLength(1);
+    expect(ps.replicas[0]).toMatchObject({ state: 'ready', slots: 2 });
+    expect(ps.slots).toHaveLength(2);
+    expect(ps.queue).toMatchObject({ waiting: 0, running: 0 });
+
+    const refused = await cli('rm', 'hf_test-org_tiny_tiny.gguf');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('hf_test-org_tiny_tiny.gguf is loaded: unload it first');
+
+    expect(json<{ status: string }>(await cli('unload', '--json')).status).toBe('idle');
+    expect(json<{ deleted: string[] }>(await cli('rm', 'hf_test-org_tiny_tiny.gguf', '--json')).deleted).toEqual([join(dataDir, 'models', 'hf_test-org_tiny_tiny.gguf')]);
+  }, 120_000);
+
+  it('serve removes serve.json on exit; ls and rm then work on the folder itself, and ps says no serve runs', async () => {
+    serve.kill('SIGINT');
+    expect(await new Promise((resolve) => serve.on('exit', resolve))).toBe(0);
+    expect(existsSync(join(dataDir, 'serve.json'))).toBe(false);
+    expect(json<{ models: { file: string }[] }>(await cli('ls', '--json')).models.map((m) => m.file)).toEqual(['hf_test-org_quant_quant.Q8_0.gguf']);
+    expect(json<{ deleted: string[] }>(await cli('rm', 'hf_test-org_quant_quant.Q8_0.gguf', '--json')).deleted).toHaveLength(1);
+    const ps = await cli('ps');
+    expect(ps.code).toBe(1);
+    expect(ps.stderr).toContain(`ps: no serve runs for ${dataDir}`);
+  }, 60_000);
+
+  it('engine install puts the release build where core looks, and refuses an unknown backend', async () => {
+    const { tag, repo } = bundledLlamaRelease();
+    // The installer runs the binary once (`--version`): a stand-in that answers as llama-server does.
+    await mkdir(join(dir, 'pack', 'build', 'bin'), { recursive: true });
+    await writeFile(join(dir, 'pack', 'build', 'bin', 'llama-server'), `#!/bin/sh\necho "version: 1 (${tag})"\n`, { mode: 0o755 });
+    const host: ReleaseHost = await hostRelease(repo, tag, [{ name: `llama-${tag}-bin-ubuntu-x64.tar.gz`, bytes: await tarGz(join(dir, 'pack'), ['build']) }]);
+    try {
+      const cacheRoot = join(dir, 'engine-cache');
+      const env = { MANIFOLD_GITHUB_API: host.apiBase, MANIFOLD_LLAMA_SERVER_CACHE: cacheRoot };
+      const installed = json<{ backend: string; binary: string; tag: string }>(await manifold(['engine', 'install', '--backend', 'cpu', '--json'], env));
+      expect(installed).toMatchObject({ backend: 'cpu', tag, binary: join(llamaServerCacheDir(cacheRoot), 'llama-server') });
+      const bad = await manifold(['engine', 'install', '--backend', 'opencl'], env);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain('--backend must be one of auto, cpu, vulkan, cuda, metal, got opencl');
+    } finally {
+      await host.close();
+    }
+  }, 60_000);
+});
