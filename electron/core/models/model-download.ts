@@ -72,6 +72,7 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
   report({});
   await mkdir(staging, { recursive: true });
   const token = options.token ?? process.env.HF_TOKEN;
+  const rate = new TransferRate();
 
   // Loaded when first needed: node-llama-cpp's index is large, and the shell's start should not wait for it.
   const { createModelDownloader } = await import('node-llama-cpp');
@@ -83,9 +84,9 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
       parallelDownloads: 2,
       ...(token ? { tokens: { huggingFace: token } } : {}),
       ...(options.hubEndpoint ? { endpoints: { huggingFace: options.hubEndpoint } } : {}),
-      onProgress: ({ totalSize, downloadedSize, averageSpeed }) => {
-        const left = totalSize - downloadedSize;
-        report({ downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: averageSpeed, etaSeconds: averageSpeed > 0 ? left / averageSpeed : null });
+      onProgress: ({ totalSize, downloadedSize }) => {
+        const speed = rate.sample(downloadedSize);
+        report({ downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: speed, etaSeconds: speed > 0 ? (totalSize - downloadedSize) / speed : null });
       },
     }),
   );
@@ -140,6 +141,22 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
   const path = join(modelsDir, downloader.entrypointFilename);
   report({ state: 'done', path, bytesPerSecond: 0 });
   return { path, files: landed, bytes: downloader.totalSize };
+}
+
+/**
+ * Bytes per second over the last few seconds, from the byte counts seen (ipull's own average, measured
+ * here against a server sending 400 kB/s, read 20 KiB/s early in a download).
+ */
+class TransferRate {
+  private readonly samples: { at: number; bytes: number }[] = [];
+
+  sample(bytes: number, at = Date.now()): number {
+    this.samples.push({ at, bytes });
+    while (this.samples.length > 2 && at - this.samples[0]!.at > 3000) this.samples.shift();
+    const first = this.samples[0]!;
+    const seconds = (at - first.at) / 1000;
+    return seconds > 0 ? Math.max(0, bytes - first.bytes) / seconds : 0;
+  }
 }
 
 function stallError(uri: string, stallMs: number, got: number, total: number): ModelDownloadError {

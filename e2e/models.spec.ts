@@ -1,0 +1,114 @@
+/**
+ * The Models page as a new user drives it, in a real Chromium against `npm run serve --idle` and a
+ * loopback Hugging Face Hub serving the generated test model at a capped rate: download it with the
+ * progress bar seen moving, read its metadata in the library, load it with the suggested layout in one
+ * click, chat one message, unload. Screenshots under test-results/screens/models-*.png.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { ensureTestModel } from '../build/test-model.js';
+import { startLoopbackHub, type LoopbackHub } from '../test/helpers/loopback-hub.js';
+
+test.describe.configure({ mode: 'serial' });
+
+const root = join(import.meta.dirname, '..');
+let server: ChildProcess;
+let hub: LoopbackHub;
+let page: Page;
+
+test.beforeAll(async ({ browser }) => {
+  const model = await readFile(await ensureTestModel('tiny'));
+  // ~5 s for the 1.8 MiB model: long enough to see the bar move.
+  hub = await startLoopbackHub([{ path: 'test-org/tiny/tiny.gguf', bytes: model, bytesPerSecond: 400_000 }]);
+  const work = mkdtempSync(join(tmpdir(), 'manifold-e2e-models-'));
+  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', '0', '--data-dir', join(work, 'data')], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HF_ENDPOINT: hub.endpoint },
+  });
+  let out = '';
+  server.stderr!.on('data', () => {});
+  const dashboard = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 60_000);
+    server.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /Dashboard: +(http:\S+)/.exec(out)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve(url);
+      }
+    });
+  });
+  page = await browser.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(dashboard);
+});
+
+test.afterAll(async () => {
+  await page?.close();
+  server?.kill('SIGINT');
+  await hub?.close();
+});
+
+const shot = (name: string) => page.screenshot({ path: join('test-results', 'screens', `${name}.png`), fullPage: true });
+const row = () => page.getByRole('row', { name: 'hf_test-org_tiny_tiny.gguf' });
+
+test('downloads a model from the Hub with the progress bar moving', async () => {
+  await page.getByRole('button', { name: 'Models' }).click();
+  await expect(page.getByRole('table', { name: 'models' })).toContainText('No models in');
+  await page.getByLabel('model URI').fill('hf:test-org/tiny/tiny.gguf');
+  await page.getByRole('button', { name: 'Download', exact: true }).click();
+  const bar = page.getByLabel('download progress').locator('progress');
+  const value = async (): Promise<number> => Number(await bar.getAttribute('value'));
+  await expect.poll(value).toBeGreaterThan(0);
+  const first = await value();
+  await expect(page.getByLabel('download progress')).toContainText(/of 1\.8 MiB, [\d.]+ \w+\/s, \d+ s left/);
+  await shot('models-1-download');
+  await expect.poll(value).toBeGreaterThan(first);
+  await expect(row()).toBeVisible();
+  await expect(page.getByLabel('download progress')).toHaveCount(0);
+});
+
+test('shows the model in the library with its metadata and a suggested layout', async () => {
+  await expect(row()).toContainText('llama');
+  await expect(row()).toContainText('F32');
+  await expect(row()).toContainText('1.8 MiB');
+  await expect(row()).toContainText('4096');
+  await expect(row()).toContainText(/1 × \d+ ctx × \d+ slots \(cpu\)/);
+  await shot('models-2-library');
+});
+
+test('loads it with the suggested layout in one click, marked loaded', async () => {
+  await row().getByRole('button', { name: 'Load' }).click();
+  await expect(page.getByTestId('status')).toContainText('hf_test-org_tiny_tiny · ok · 1/1 replicas');
+  await expect(row()).toContainText('● loaded');
+  await expect(row().getByRole('button', { name: 'Delete' })).toBeDisabled();
+  await shot('models-3-loaded');
+});
+
+test('chats one message with it', async () => {
+  await page.getByRole('button', { name: 'Chat' }).click();
+  await page.getByRole('button', { name: 'New chat' }).click();
+  // A short answer: the random-weight model's 256 default tokens take long on a busy CPU.
+  await page.getByText('System prompt and sampling').click();
+  await page.getByLabel('Max tokens').fill('16');
+  await page.getByLabel('Max tokens').blur();
+  await page.getByRole('textbox', { name: 'message', exact: true }).fill('Hello there');
+  await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
+  await expect(page.getByTestId('answer')).toHaveCount(1);
+  await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
+  await shot('models-4-chat');
+});
+
+test('unloads it: back to idle, the model still in the library', async () => {
+  await page.getByRole('button', { name: 'Models' }).click();
+  await row().getByRole('button', { name: 'Unload' }).click();
+  await expect(page.getByTestId('status')).toContainText('no model · idle');
+  await expect(row()).not.toContainText('● loaded');
+  await expect(row().getByRole('button', { name: 'Load' })).toBeEnabled();
+  await shot('models-5-unloaded');
+});
