@@ -1,7 +1,7 @@
 /**
  * Model downloads through node-llama-cpp's downloader from a loopback stand-in for the Hugging Face Hub
  * serving the generated test model (never the internet): a full download lands checked in the models
- * folder; the `:QUANT` form; an interrupted download resumes; a missing file, a file that is not a GGUF
+ * folder; the `:QUANT` form; an interrupted download resumes; a cancelled one leaves nothing; a missing file, a file that is not a GGUF
  * and a stalled server each end in words; a split GGUF lands as all its parts.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -89,6 +89,19 @@ describe('model download from a Hub', () => {
     // The resume asks only for what the partial file lacks.
     const from = resumed.map((r) => Number(/^bytes=(\d+)-/.exec(r.range ?? '')?.[1] ?? -1)).filter((start) => start >= 0);
     expect(Math.min(...from)).toBe(10 << 20);
+  });
+
+  it('a cancelled download ends as cancelled and leaves nothing behind', async () => {
+    hub.host({ path: 'test-org/slow/slow.gguf', bytes: model, bytesPerSecond: 200_000 });
+    const folder = await modelsDir('cancel');
+    const uri = 'hf:test-org/slow/slow.gguf';
+    const controller = new AbortController();
+    const error = await failure(
+      downloadModel({ uri, modelsDir: folder, hubEndpoint: hub.endpoint, signal: controller.signal, onProgress: (p) => p.downloadedBytes > 0 && controller.abort() }),
+    );
+    expect(error).toMatchObject({ code: 'cancelled', message: `download of ${uri} cancelled` });
+    expect(await readdir(join(folder, '.partial'))).toEqual([]);
+    expect((await readdir(folder)).filter((f) => f.endsWith('.gguf'))).toEqual([]);
   });
 
   it('a missing file is refused in words, leaving nothing behind', async () => {
