@@ -72,8 +72,10 @@ const shot = (name: string) => page.screenshot({ path: join('test-results', 'scr
 
 test('the loader refuses a corrupt GGUF with a clear error', async () => {
   await page.getByRole('button', { name: 'Models' }).click();
-  await expect(page.getByText('corrupt.gguf')).toBeVisible();
-  await page.getByText(/corrupt\.gguf/).click();
+  // The loader's list of found files (the library table above lists it too).
+  const found = page.locator('.sources').getByText(/corrupt\.gguf/);
+  await expect(found).toBeVisible();
+  await found.click();
   await expect(page.getByLabel('model path')).toHaveValue(corruptPath);
   await page.getByRole('button', { name: 'Inspect' }).click();
   await expect(page.getByRole('alert')).toContainText(`${corruptPath}:`);

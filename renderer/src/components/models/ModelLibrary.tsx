@@ -106,13 +106,15 @@ export function ModelLibrary() {
                 <td title={m.suggested?.reason}>{m.suggested ? `${m.suggested.replicas} × ${m.suggested.contextSize} ctx × ${m.suggested.slots} slots (${m.suggested.device})` : '—'}</td>
                 <td className="actions">
                   {m.loaded ? (
-                    <button onClick={() => void a.unload()}>Unload</button>
+                    <button aria-label={`Unload ${m.file}`} onClick={() => void a.unload()}>
+                      Unload
+                    </button>
                   ) : (
-                    <button className="primary" disabled={loading || m.error !== null} onClick={() => loadSuggested(m)}>
+                    <button className="primary" aria-label={`Load ${m.file}`} disabled={loading || m.error !== null} onClick={() => loadSuggested(m)}>
                       Load
                     </button>
                   )}
-                  <button disabled={m.loaded} title={m.loaded ? 'unload it first' : undefined} onClick={() => window.confirm(`Delete ${m.file}?`) && void a.remove(m.path)}>
+                  <button aria-label={`Delete ${m.file}`} disabled={m.loaded} title={m.loaded ? 'unload it first' : undefined} onClick={() => window.confirm(`Delete ${m.file}?`) && void a.remove(m.path)}>
                     Delete
                   </button>
                 </td>
