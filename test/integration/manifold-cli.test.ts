@@ -1,7 +1,7 @@
 /**
  * The `manifold` CLI (bin/manifold.js) against a real `manifold serve` and a loopback Hub: serve writes
  * serve.json (0600) and removes it on exit; pull (one JSON line, or plain lines), ls,
- * ps with a loaded model, rm refusing the loaded model then deleting, unload; ls and rm on the folder
+ * ps with a loaded model, a second load refused without replace, rm refusing the loaded model then deleting, unload; ls and rm on the folder
  * with no serve; `engine install` against a loopback release host.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -109,6 +109,17 @@ describe('manifold CLI', () => {
       body: JSON.stringify({ path: join(dataDir, 'models', 'hf_test-org_tiny_tiny.gguf'), gpus: 'cpu', replicas: 1, contextSize: 1024, slots: 2 }),
     });
     expect(load.status, await load.clone().text()).toBe(200);
+    // Another model over the one serving: refused unless the request says replace (the UI asks first).
+    const other = join(dataDir, 'models', 'hf_test-org_quant_quant.Q8_0.gguf');
+    const replace = await fetch(`${url}/admin/load`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: other, gpus: 'cpu', replicas: 1, contextSize: 1024, slots: 2 }),
+    });
+    expect(replace.status).toBe(400);
+    expect(((await replace.json()) as { error: { message: string } }).error.message).toBe(
+      `replace: ${join(dataDir, 'models', 'hf_test-org_tiny_tiny.gguf')} is loaded; loading ${other} would replace it (say replace: true, or unload first)`,
+    );
 
     const text = await cli('ls');
     expect(text.stdout).toMatch(/^\* hf_test-org_tiny_tiny\.gguf {2}llama, [\d.]+ M params, F32, 1\.8 MiB, ctx 4096$/m);
