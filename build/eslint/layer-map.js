@@ -29,6 +29,8 @@ export const coreSublayers = [
   { name: 'open-generations', allow: [] },
   // A generic helper that happens to live beside its first user; models/ uses it too.
   { name: 'chat/atomic-file', allow: ['process-alive'] },
+  // The control token kept in the data dir (written atomically).
+  { name: 'control-token', allow: ['chat/atomic-file'] },
   // Routing is pure: the run config's policy names and nothing else of core.
   { name: 'router', allow: ['config'] },
   // The request queue and dispatcher: routing decisions only; replicas/ drives it, never the reverse.
@@ -63,7 +65,7 @@ export const coreSublayers = [
     // prom-client: /metrics reads the workstation's state into gauges at each scrape.
     packages: ['ws', 'zod', 'prom-client'],
   },
-  { name: 'serve', allow: ['http', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging', 'open-generations'] },
+  { name: 'serve', allow: ['http', 'control-token', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging', 'open-generations'] },
 ];
 
 /**
