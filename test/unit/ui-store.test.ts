@@ -76,7 +76,7 @@ describe('workstation slice', () => {
     const store = createAppStore(client);
     connectStore(store, client);
     emit('log', entry(1, 'from before a reconnect'));
-    store.getState().setConnected(true);
+    store.getState().setConnection('connected');
     // While the call is out: one entry the answer holds, one it does not.
     emit('log', entry(7, 'seen by both'));
     emit('log', entry(8, 'newer than the answer'));

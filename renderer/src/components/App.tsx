@@ -2,6 +2,7 @@
 import { useState } from 'react';
 import { useApp } from '../store/use-app-store.js';
 import { ChatView } from './chat/ChatView.js';
+import { ConnectionBanner, statusLine } from './ConnectionBanner.js';
 import { Dashboard } from './dashboard/Dashboard.js';
 import { ModelLoader } from './loader/ModelLoader.js';
 
@@ -11,7 +12,7 @@ type View = keyof typeof VIEWS;
 export function App() {
   const [view, setView] = useState<View>('dashboard');
   const info = useApp((s) => s.info);
-  const connected = useApp((s) => s.connected);
+  const connection = useApp((s) => s.connection);
   return (
     <div className="app">
       <header className="topbar">
@@ -24,9 +25,10 @@ export function App() {
           ))}
         </nav>
         <span className="status" data-testid="status">
-          {!connected ? 'connecting…' : info ? `${info.model || 'no model'} · ${info.status} · ${info.replicas_alive}/${info.replicas} replicas` : '…'}
+          {statusLine(connection, info)}
         </span>
       </header>
+      <ConnectionBanner />
       <main className="view">
         {view === 'dashboard' && <Dashboard />}
         {view === 'chat' && <ChatView />}

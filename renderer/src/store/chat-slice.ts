@@ -15,6 +15,8 @@ export interface ChatSlice {
   streaming: Record<string, { userText: string; messageId: string | null; text: string }>;
   chatError: string | null;
   loadConversations(): Promise<void>;
+  /** After a (re)connect: the list and the open conversation as core has them now. */
+  refreshChat(): void;
   openConversation(id: string): Promise<void>;
   newConversation(): Promise<void>;
   sendMessage(text: string): Promise<void>;
@@ -80,6 +82,11 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
       } catch (error) {
         set({ chatError: messageOf(error) });
       }
+    },
+    refreshChat: () => {
+      void get().loadConversations();
+      const open = get().active;
+      if (open && !get().streaming[open.id]) void get().openConversation(open.id);
     },
     openConversation: async (id) => {
       try {

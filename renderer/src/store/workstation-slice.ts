@@ -5,6 +5,7 @@
  * selectors for what each panel shows.
  */
 import type { ArenaStatus, CallResult, EventPayload, GpuReport, LogEntry } from '../../../common/contract.js';
+import type { ConnectionState } from '../transport/contract-client.js';
 import type { SliceCreator } from './slice.js';
 
 export type ReplicaView = EventPayload<'replicas'>[number];
@@ -25,6 +26,8 @@ export const HISTORY_KEPT = 120;
 export const LOG_LINES_KEPT = 300;
 
 export interface WorkstationSlice {
+  connection: ConnectionState;
+  /** `connection` is `connected`. */
   connected: boolean;
   info: CallResult<'getInfo'> | null;
   replicas: ReplicaView[];
@@ -35,7 +38,8 @@ export interface WorkstationSlice {
   logs: LogEntry[];
   /** `log` events taken so far: a backfill keeps the ones that arrived while it was being asked for. */
   logEventsTaken: number;
-  setConnected(connected: boolean): void;
+  /** Takes a connection state; on each (re)connect, what the panels show is fetched again. */
+  setConnection(connection: ConnectionState): void;
   applyEvent<E extends 'replicas' | 'slots' | 'throughput' | 'gpus' | 'log'>(name: E, payload: EventPayload<E>): void;
   refreshInfo(): Promise<void>;
   /** Replaces the log with core's recent entries (the previous run's last lines after a restart). */
@@ -43,6 +47,7 @@ export interface WorkstationSlice {
 }
 
 export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get, client) => ({
+  connection: 'connecting',
   connected: false,
   info: null,
   replicas: [],
@@ -52,9 +57,9 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
   history: [],
   logs: [],
   logEventsTaken: 0,
-  setConnected: (connected) => {
-    set({ connected });
-    if (!connected) return;
+  setConnection: (connection) => {
+    set({ connection, connected: connection === 'connected' });
+    if (connection !== 'connected') return;
     void get().refreshInfo();
     void get().refreshLogs().catch(() => {});
   },
