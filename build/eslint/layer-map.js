@@ -22,6 +22,8 @@ export const coreSublayers = [
   { name: 'cpu', allow: [] },
   { name: 'gpu', allow: [] },
   { name: 'throughput-meter', allow: [] },
+  // The bounded time series core samples by itself (the dashboard's history, backfilled on connect).
+  { name: 'sample-series', allow: [] },
   // The request metrics (prom-client): what the dispatcher and the workstation observe of each request.
   { name: 'metrics', allow: [], packages: ['prom-client'] },
   { name: 'process-alive', allow: [] },
@@ -50,7 +52,7 @@ export const coreSublayers = [
   { name: 'models', allow: ['arena', 'chat/atomic-file'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
   { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
-  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'tokenizer', 'metrics'] },
+  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'sample-series', 'tokenizer', 'metrics'] },
   { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging'] },
   { name: 'contract-events', allow: ['workstation', 'logging'] },
   // Core's half of the Electron shell: the window policy and the IPC bridge (Electron's objects come in as interfaces).

@@ -105,6 +105,7 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
         ? { path: await shell.pickModelFile(), reason: null }
         : { path: null, reason: 'no file dialog in a browser: type the path, or pick a recent or found model' },
     getLogs: async () => workstation.log.recent(),
+    getHistory: async () => workstation.history.samples(),
   };
 }
 
