@@ -254,6 +254,8 @@ export const contract = {
     sendMessage: { args: conversationIdArgs.extend({ content: z.string().min(1).max(100000) }).strict(), result: chatMessageSchema },
     /** Answers the last user message again, replacing the last answer. */
     regenerate: { args: conversationIdArgs, result: chatMessageSchema },
+    /** Edit-and-resend: a user message gets new text, what followed it is dropped, and it is answered again. */
+    editMessage: { args: conversationIdArgs.extend({ messageId: z.string().min(1).max(200), content: z.string().min(1).max(100000) }).strict(), result: chatMessageSchema },
     /** Stops the answer streaming in this conversation (it is kept as far as it got). */
     stopGeneration: { args: conversationIdArgs, result: z.object({ stopped: z.boolean() }) },
     /** The desktop's file dialog for a GGUF; in a browser there is none (path null, with why). */

@@ -1,5 +1,7 @@
 /**
- * A tab that outlives its server: open the dashboard of `npm run serve`, chat one turn, stop the server —
+ * A tab that outlives its server: open the dashboard of `npm run serve` (the replica card shows its
+ * context, slots and KV type), chat one turn (the empty chat says what to do; the answer can be copied;
+ * the question edited and resent, which drops the old answer), stop the server —
  * the tab says it is not answering and retries; start it again on the same port and data dir — the SAME
  * tab reconnects by itself (the control token is kept in the data dir) and shows the conversation; start it
  * with `--new-token` — the tab says its session expired and how to reconnect. Screenshots of each state
@@ -49,7 +51,7 @@ async function stopServe(started: Started): Promise<void> {
   await exited;
 }
 
-test('the same tab reconnects after a restart and shows its conversation; after --new-token it says the session expired', async ({ page }) => {
+test('the same tab reconnects after a restart and shows its conversation; after --new-token it says the session expired', async ({ page, context }) => {
   test.setTimeout(240_000);
   const modelPath = await ensureTestModel('tiny');
   const dataDir = join(mkdtempSync(join(tmpdir(), 'manifold-e2e-reconnect-')), 'data');
@@ -60,10 +62,32 @@ test('the same tab reconnects after a restart and shows its conversation; after 
   try {
     await page.goto(served.dashboard);
     await expect(page.getByTestId('status')).toContainText('· ok · 1/1 replicas');
+    await expect(page.getByTestId('context-0')).toContainText(/^\d+ tokens × \d+ slots$/);
     await page.getByRole('button', { name: 'Chat' }).click();
-    await page.getByRole('textbox', { name: 'message', exact: true }).fill('Remember the lighthouse');
+    await expect(page.getByTestId('chat-empty')).toContainText('Type a message below');
+    await shot('chat-empty');
+    await page.getByRole('textbox', { name: 'message', exact: true }).fill('Remember the lantern');
     await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
     await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
+    await expect(page.getByTestId('chat-empty')).toHaveCount(0);
+
+    // Copy an answer: the clipboard holds its text.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const firstAnswer = await page.getByTestId('answer').locator('.markdown, p').first().textContent();
+    await page.getByRole('button', { name: 'copy answer' }).click();
+    await expect(page.getByRole('button', { name: 'copy answer' })).toHaveText('Copied');
+    expect((await page.evaluate(() => navigator.clipboard.readText())).trim().slice(0, 20)).toBe((firstAnswer ?? '').trim().slice(0, 20));
+
+    // Edit and resend the question: one question with the new text, one new answer.
+    const oldServed = await page.getByTestId('answer').getByTestId('served-by').textContent();
+    await page.getByTestId('question').getByRole('button', { name: 'Edit' }).click();
+    await page.getByRole('textbox', { name: 'edit message' }).fill('Remember the lighthouse');
+    await page.getByRole('button', { name: 'Save and resend' }).click();
+    await expect(page.getByTestId('question')).toHaveText(/^Remember the lighthouse/);
+    await expect(page.getByTestId('answer')).toHaveCount(1);
+    await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
+    await expect(page.getByTestId('answer').getByTestId('served-by')).not.toHaveText(oldServed ?? '');
+    await shot('chat-edited-and-resent');
 
     await stopServe(served);
     await expect(page.getByTestId('status')).toHaveText('server not answering · retrying');
@@ -74,7 +98,7 @@ test('the same tab reconnects after a restart and shows its conversation; after 
     // The same tab, not reloaded: it finds the server again with the kept token.
     await expect(page.getByTestId('status')).toContainText('· ok · 1/1 replicas', { timeout: 60_000 });
     await expect(page.getByTestId('connection-banner')).toHaveCount(0);
-    await expect(page.getByTestId('question')).toHaveText('Remember the lighthouse');
+    await expect(page.getByTestId('question')).toHaveText(/^Remember the lighthouse/);
     await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
     await expect(page.getByRole('complementary', { name: 'conversations' })).toContainText('Remember the lighthouse');
     await shot('reconnect-same-tab-back');

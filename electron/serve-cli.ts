@@ -2,7 +2,7 @@
  * `npm run serve`: the headless workstation for a machine without a display. With no arguments it
  * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
  * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise; `--idle` starts with no model
- * (the dashboard's loader loads one); `--data-dir` keeps conversations, logs/ and the control
+ * (the Models page loads one); `--data-dir` keeps conversations, logs/ and the control
  * token (`control-token`: the dashboard link stays the same across restarts; `--new-token` replaces it), `--models-dir` is the folder
  * the loader lists. The built UI (`npm run build:ui`) is served at `/`. Ctrl-C or SIGTERM stops
  * gracefully: running answers get `--shutdown-grace MS` (default: the config's `shutdownGraceMs`, else

@@ -99,6 +99,7 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
     },
     sendMessage: async ({ id, content }) => chat.send(id, content),
     regenerate: async ({ id }) => chat.regenerate(id),
+    editMessage: async ({ id, messageId, content }) => chat.edit(id, messageId, content),
     stopGeneration: async ({ id }) => ({ stopped: chat.stop(id) }),
     pickModelFile: async () =>
       shell.pickModelFile

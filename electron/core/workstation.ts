@@ -282,7 +282,7 @@ export class Workstation implements ChatBackend {
   }
 
   get tokenizer(): Tokenizer {
-    if (!this.loaded.tokenizer) throw new NoReplicaError(this.loading ? 'the model is still loading' : 'no model is loaded; load one from the dashboard’s loader');
+    if (!this.loaded.tokenizer) throw new NoReplicaError(this.loading ? 'the model is still loading' : 'no model is loaded; load one on the Models page');
     return this.loaded.tokenizer;
   }
 

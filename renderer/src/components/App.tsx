@@ -31,7 +31,7 @@ export function App() {
       <ConnectionBanner />
       <main className="view">
         {view === 'dashboard' && <Dashboard />}
-        {view === 'chat' && <ChatView />}
+        {view === 'chat' && <ChatView onOpenModels={() => setView('models')} />}
         {view === 'models' && <ModelLoader />}
       </main>
     </div>

@@ -4,6 +4,7 @@
  * regenerate, settings — each a contract call; core stores the conversations.
  */
 import type { CallResult, ChatMessageData, ChatSampling, Conversation, EventPayload } from '../../../common/contract.js';
+import { editedMessages } from '../../../common/edit-message.js';
 import { messageOf, type SliceCreator } from './slice.js';
 
 export type ConversationSummary = CallResult<'listConversations'>[number];
@@ -22,6 +23,8 @@ export interface ChatSlice {
   sendMessage(text: string): Promise<void>;
   stopAnswer(): Promise<void>;
   regenerate(): Promise<void>;
+  /** Edit-and-resend: the user message gets `text`, what followed it goes, and it is answered again. */
+  editMessage(messageId: string, text: string): Promise<void>;
   updateConversation(patch: { title?: string; systemPrompt?: string; sampling?: Partial<ChatSampling> }): Promise<void>;
   deleteConversation(id: string): Promise<void>;
   applyChatEvent(piece: EventPayload<'chat'>): void;
@@ -112,6 +115,16 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
     regenerate: async () => {
       const active = get().active;
       if (active) await answer(active.id, '', () => client.call('regenerate', { id: active.id }));
+    },
+    editMessage: async (messageId, text) => {
+      const active = get().active;
+      if (!active) return;
+      try {
+        set({ active: { ...active, messages: editedMessages(active.messages, messageId, text) } });
+      } catch (error) {
+        return set({ chatError: messageOf(error) });
+      }
+      await answer(active.id, text, () => client.call('editMessage', { id: active.id, messageId, content: text }));
     },
     updateConversation: async (patch) => {
       const active = get().active;
