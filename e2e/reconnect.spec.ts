@@ -102,9 +102,12 @@ test('the same tab reconnects after a restart and shows its conversation; after 
     await expect(page.getByRole('complementary', { name: 'conversations' })).toContainText('Remember the lighthouse');
     await shot('reconnect-same-tab-back');
 
-    // A reload of the same tab (the URL still carries the kept token) opens as well.
+    // A reload of the same tab (the URL still carries the kept token) opens as well, on the same view
+    // and conversation.
     await page.reload();
     await expect(page.getByTestId('status')).toContainText('· ok · 1/1 replicas');
+    await expect(page.getByTestId('question')).toHaveText(/^Remember the lighthouse/);
+    await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
     await stopServe(served);
 
     served = await startServe(modelPath, dataDir, port, ['--new-token']);

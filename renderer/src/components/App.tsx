@@ -1,5 +1,5 @@
 /** The workstation's window: a header with the model and status, and three views — dashboard, chat, models. */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useApp } from '../store/use-app-store.js';
 import { ChatView } from './chat/ChatView.js';
 import { ConnectionBanner, statusLine } from './ConnectionBanner.js';
@@ -10,7 +10,12 @@ const VIEWS = { dashboard: 'Dashboard', chat: 'Chat', models: 'Models' } as cons
 type View = keyof typeof VIEWS;
 
 export function App() {
-  const [view, setView] = useState<View>('dashboard');
+  // The view survives a reload of this tab.
+  const [view, setView] = useState<View>(() => {
+    const kept = window.sessionStorage.getItem('manifold-view');
+    return kept !== null && kept in VIEWS ? (kept as View) : 'dashboard';
+  });
+  useEffect(() => window.sessionStorage.setItem('manifold-view', view), [view]);
   const info = useApp((s) => s.info);
   const connection = useApp((s) => s.connection);
   return (

@@ -10,6 +10,9 @@ import { useApp } from '../../store/use-app-store.js';
 import { ChatSettings } from './ChatSettings.js';
 import { Markdown } from './Markdown.js';
 
+/** Where this tab keeps the id of its open conversation. */
+const OPEN_CONVERSATION_KEY = 'manifold-open-conversation';
+
 export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const { conversations, active, chatError } = useApp(useShallow((s) => ({ conversations: s.conversations, active: s.active, chatError: s.chatError })));
   const live = useApp((s) => s.streaming);
@@ -33,6 +36,16 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const [copied, setCopied] = useState<string | null>(null);
   const list = useRef<HTMLOListElement>(null);
   useEffect(() => void actions.load(), [actions]);
+  // A reload of this tab opens the conversation it had open (kept per tab).
+  useEffect(() => {
+    const kept = window.sessionStorage.getItem(OPEN_CONVERSATION_KEY);
+    if (kept && !active) void actions.open(kept);
+    // Only on mount: later changes are the user's.
+  }, []);
+  useEffect(() => {
+    if (active) window.sessionStorage.setItem(OPEN_CONVERSATION_KEY, active.id);
+    else window.sessionStorage.removeItem(OPEN_CONVERSATION_KEY);
+  }, [active]);
   // On open and as each piece streams in, show the latest message.
   useEffect(() => {
     const el = list.current;
