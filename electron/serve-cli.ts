@@ -2,7 +2,8 @@
  * `npm run serve`: the headless workstation for a machine without a display. With no arguments it
  * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
  * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise; `--idle` starts with no model
- * (the dashboard's loader loads one); `--data-dir` keeps conversations and logs/, `--models-dir` is the folder
+ * (the Models page loads one); `--data-dir` keeps conversations, logs/ and the control
+ * token (`control-token`: the dashboard link stays the same across restarts; `--new-token` replaces it), `--models-dir` is the folder
  * the loader lists. The built UI (`npm run build:ui`) is served at `/`. Ctrl-C or SIGTERM stops
  * gracefully: running answers get `--shutdown-grace MS` (default: the config's `shutdownGraceMs`, else
  * 10 s) to finish, then the engines stop and it exits 0; a second Ctrl-C ends the grace at once.
@@ -19,7 +20,7 @@ import { PortTakenError } from './core/http/front-server.js';
 import { serve } from './core/serve.js';
 
 const USAGE =
-  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS]';
+  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS] [--new-token]';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
       'data-dir': { type: 'string' },
       'models-dir': { type: 'string' },
       'shutdown-grace': { type: 'string' },
+      'new-token': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     modelsDir: values['models-dir'] ?? null,
     ...(grace === undefined ? {} : { shutdownGraceMs: grace }),
+    newToken: values['new-token'] ?? false,
   });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
   console.log(`Dashboard:             ${served.front.dashboardUrl}`);
