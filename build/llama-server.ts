@@ -8,7 +8,7 @@
  * instead. Where it lives is common/node/llama-server-binary.ts's (core finds it there for a `llama-server` engine).
  */
 import { execFile } from 'node:child_process';
-import { access, chmod, copyFile, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { access, chmod, copyFile, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +22,42 @@ const exists = (path: string): Promise<boolean> => access(path).then(
   () => false,
 );
 
-/** The cached binary, built first when it is missing (`log` hears each step). */
+/** A build older than this is taken to have died without removing its lock. */
+const STALE_BUILD_MS = 60 * 60_000;
+
+/**
+ * The cached binary, built first when it is missing (`log` hears each step). One build at a time per
+ * machine: a second caller (another test run, CI's step and the tests' global setup) waits for the
+ * first's binary instead of building it again on the same cores.
+ */
 export async function ensureLlamaServer(log: (line: string) => void = () => {}): Promise<string> {
   const target = llamaServerPath();
+  if (await exists(target)) return target;
+  await mkdir(dirname(target), { recursive: true });
+  const lock = `${target}.building`;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const since = await stat(lock).then((s) => s.mtimeMs, () => Date.now());
+      if (Date.now() - since > STALE_BUILD_MS) await rm(lock, { recursive: true, force: true });
+      else {
+        log(`llama-server: another build is running (${lock}); waiting for it`);
+        await new Promise((done) => setTimeout(done, 5000));
+      }
+      if (await exists(target)) return target;
+    }
+  }
+  try {
+    return await buildLlamaServer(target, log);
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+async function buildLlamaServer(target: string, log: (line: string) => void): Promise<string> {
   if (await exists(target)) return target;
   const work = await mkdtemp(join(os.tmpdir(), 'manifold-llama-build-'));
   try {
@@ -36,7 +69,6 @@ export async function ensureLlamaServer(log: (line: string) => void = () => {}):
     await run('cmake', ['-S', source, '-B', build, '-DCMAKE_BUILD_TYPE=Release', '-DLLAMA_CURL=OFF', '-DBUILD_SHARED_LIBS=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_SERVER=ON'], { maxBuffer: 64 << 20 });
     log(`llama-server: building (about 10 minutes on 2 cores) into ${target}`);
     await run('cmake', ['--build', build, '--target', 'llama-server', '--parallel', String(os.availableParallelism())], { maxBuffer: 256 << 20 });
-    await mkdir(dirname(target), { recursive: true });
     const staged = `${target}.${process.pid}.tmp`;
     // Copied, then renamed in place: the build folder may be on another file system than the cache.
     await copyFile(join(build, 'bin', 'llama-server'), staged);

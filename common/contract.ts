@@ -32,6 +32,8 @@ export const replicaViewSchema = z.object({
   remote: z.object({ url: z.string(), kind: z.string(), latencyMs: z.number().nullable() }).nullable(),
   /** Its engine's prefix cache of evicted conversations, each tier with a budget; null when it keeps none (llama-server, remote, budgets 0). */
   prefixTiers: z.array(prefixTierViewSchema).nullable(),
+  /** What its engine runs with now (updated by a live resize): tokens per slot, slots, KV type, layers on the GPU; null until it reports. */
+  sizes: z.object({ contextSize: z.number().int(), slots: z.number().int(), kvType: z.string(), gpuLayers: z.number().int() }).nullable(),
 });
 export type ReplicaViewData = z.infer<typeof replicaViewSchema>;
 
@@ -57,6 +59,10 @@ export const throughputSchema = z.object({
   /** The queue: requests refused so far (full or timed out) and percentiles of the recent waits for a slot. */
   queue: z.object({ rejected: z.number().int(), waitP50Ms: z.number(), waitP90Ms: z.number(), waitP99Ms: z.number() }),
 });
+
+/** One point of core's kept series (`getHistory`): a throughput sample and the requests routed to each replica so far. */
+export const historySampleSchema = throughputSchema.extend({ routed: z.array(z.number().int()) });
+export type HistorySample = z.infer<typeof historySampleSchema>;
 
 export const gpuCardSchema = z.object({
   /** The card's number as configs name it (NVML's order); null for an engine's own figure. */
@@ -265,12 +271,16 @@ export const contract = {
     sendMessage: { args: conversationIdArgs.extend({ content: z.string().min(1).max(100000) }).strict(), result: chatMessageSchema },
     /** Answers the last user message again, replacing the last answer. */
     regenerate: { args: conversationIdArgs, result: chatMessageSchema },
+    /** Edit-and-resend: a user message gets new text, what followed it is dropped, and it is answered again. */
+    editMessage: { args: conversationIdArgs.extend({ messageId: z.string().min(1).max(200), content: z.string().min(1).max(100000) }).strict(), result: chatMessageSchema },
     /** Stops the answer streaming in this conversation (it is kept as far as it got). */
     stopGeneration: { args: conversationIdArgs, result: z.object({ stopped: z.boolean() }) },
     /** The desktop's file dialog for a GGUF; in a browser there is none (path null, with why). */
     pickModelFile: { args: noArgs, result: z.object({ path: z.string().nullable(), reason: z.string().nullable() }) },
     /** Core's recent log entries, oldest first; after a restart they begin with the previous run's last lines. */
     getLogs: { args: noArgs, result: z.array(logEntrySchema) },
+    /** Core's kept series of throughput samples (the last 600 s), for a dashboard that just connected. */
+    getHistory: { args: noArgs, result: z.array(historySampleSchema) },
   },
   events: {
     replicas: z.array(replicaViewSchema),

@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   });
   served = server;
   console.log(`OpenAI-compatible API: ${server.front.url}/v1`);
+  console.log(`Dashboard in a browser: ${server.front.dashboardUrl}`);
 
   const window = new BrowserWindow(windowOptions(join(import.meta.dirname, 'preload.cjs')));
   shownWindow = window;

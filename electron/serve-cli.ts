@@ -2,9 +2,10 @@
  * `npm run serve`: the headless workstation for a machine without a display. With no arguments it
  * serves the generated test model as 2 CPU replicas; `--config file.json`, `--model path.gguf`,
  * `--replicas N`, `--port P`, `--host H`, `--api-key K` choose otherwise; `--idle` starts with no model
- * (the dashboard's loader loads one); `--data-dir` keeps conversations and logs/ (and `serve.json`, how the
- * `manifold` CLI finds this serve), `--models-dir` is the folder the loader lists and downloads go to
- * (default `<data dir>/models`). The built UI (`npm run build:ui`) is served at `/`. Ctrl-C or SIGTERM stops
+ * (the Models page loads one); `--data-dir` keeps conversations, logs/ and the control
+ * token (`control-token`: the dashboard link stays the same across restarts; `--new-token` replaces it),
+ * and `serve.json` (how the `manifold` CLI finds this serve); `--models-dir` is the folder the loader lists
+ * and downloads go to (default `<data dir>/models`). The built UI (`npm run build:ui`) is served at `/`. Ctrl-C or SIGTERM stops
  * gracefully: running answers get `--shutdown-grace MS` (default: the config's `shutdownGraceMs`, else
  * 10 s) to finish, then the engines stop and it exits 0; a second Ctrl-C ends the grace at once.
  */
@@ -21,7 +22,7 @@ import { defaultDataDir, serve } from './core/serve.js';
 import { writeServeFile } from './cli/serve-file.js';
 
 const USAGE =
-  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS]';
+  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS] [--new-token]';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
       'data-dir': { type: 'string' },
       'models-dir': { type: 'string' },
       'shutdown-grace': { type: 'string' },
+      'new-token': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     ...(values['models-dir'] ? { modelsDir: values['models-dir'] } : {}),
     ...(grace === undefined ? {} : { shutdownGraceMs: grace }),
+    newToken: values['new-token'] ?? false,
   });
   // The `manifold` CLI finds this serve (URL and control token) here; removed on exit.
   await writeServeFile(values['data-dir'] ?? defaultDataDir(), { url: served.front.url, token: served.front.token });

@@ -1,9 +1,11 @@
 /**
- * `npm start`: builds the UI and the desktop bundles, then opens the Electron window. Where the Electron
- * binary is not installed (its installer downloads it, which some machines cannot), it says how to get
- * it and offers `npm run serve`, the same workstation in a browser.
+ * `npm start`: Electron Forge's `start` with the top-level `forge.config.ts` (its `generateAssets` hook
+ * builds the UI and the desktop bundles, then Forge opens the Electron window). Where the Electron binary
+ * is not installed (its installer downloads it, which some machines cannot), it says how to get it and
+ * offers `npm run serve`, the same workstation in a browser, instead of Forge's stack trace.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { electronBinary } from '../build/electron-binary.js';
 
 const binary = electronBinary();
@@ -13,9 +15,6 @@ if ('missing' in binary) {
   console.error('Or run the same workstation in a browser:  npm run serve   and open the dashboard URL it prints.');
   process.exit(1);
 }
-for (const script of ['build:ui', 'build:electron']) {
-  const built = spawnSync('npm', ['run', script, '--silent'], { stdio: 'inherit' });
-  if (built.status !== 0) process.exit(built.status ?? 1);
-}
-const app = spawn(binary.path, ['.'], { stdio: 'inherit' });
+const forge = join(process.cwd(), 'node_modules', '@electron-forge', 'cli', 'dist', 'electron-forge.js');
+const app = spawn(process.execPath, [forge, 'start', ...process.argv.slice(2)], { stdio: 'inherit' });
 app.on('exit', (code) => process.exit(code ?? 0));

@@ -22,6 +22,8 @@ export const coreSublayers = [
   { name: 'cpu', allow: [] },
   { name: 'gpu', allow: [] },
   { name: 'throughput-meter', allow: [] },
+  // The bounded time series core samples by itself (the dashboard's history, backfilled on connect).
+  { name: 'sample-series', allow: [] },
   // The request metrics (prom-client): what the dispatcher and the workstation observe of each request.
   { name: 'metrics', allow: [], packages: ['prom-client'] },
   { name: 'process-alive', allow: [] },
@@ -29,6 +31,8 @@ export const coreSublayers = [
   { name: 'open-generations', allow: [] },
   // A generic helper that happens to live beside its first user; models/ uses it too.
   { name: 'chat/atomic-file', allow: ['process-alive'] },
+  // The control token kept in the data dir (written atomically).
+  { name: 'control-token', allow: ['chat/atomic-file'] },
   // Routing is pure: the run config's policy names and nothing else of core.
   { name: 'router', allow: ['config'] },
   // The request queue and dispatcher: routing decisions only; replicas/ drives it, never the reverse.
@@ -50,7 +54,7 @@ export const coreSublayers = [
   { name: 'models', allow: ['arena', 'chat/atomic-file', 'models/model-download'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
   { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
-  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'tokenizer', 'metrics'] },
+  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'sample-series', 'tokenizer', 'metrics'] },
   { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging'] },
   { name: 'contract-events', allow: ['workstation', 'logging'] },
   // Core's half of the Electron shell: the window policy and the IPC bridge (Electron's objects come in as interfaces).
@@ -65,7 +69,7 @@ export const coreSublayers = [
     // prom-client: /metrics reads the workstation's state into gauges at each scrape.
     packages: ['ws', 'zod', 'prom-client'],
   },
-  { name: 'serve', allow: ['http', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging', 'open-generations'] },
+  { name: 'serve', allow: ['http', 'control-token', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging', 'open-generations'] },
 ];
 
 /**

@@ -118,12 +118,14 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
     },
     sendMessage: async ({ id, content }) => chat.send(id, content),
     regenerate: async ({ id }) => chat.regenerate(id),
+    editMessage: async ({ id, messageId, content }) => chat.edit(id, messageId, content),
     stopGeneration: async ({ id }) => ({ stopped: chat.stop(id) }),
     pickModelFile: async () =>
       shell.pickModelFile
         ? { path: await shell.pickModelFile(), reason: null }
         : { path: null, reason: 'no file dialog in a browser: type the path, or pick a recent or found model' },
     getLogs: async () => workstation.log.recent(),
+    getHistory: async () => workstation.history.samples(),
   };
 }
 

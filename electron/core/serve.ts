@@ -12,6 +12,7 @@ import type { ArenaFacts } from './arena/arena-plan.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, type RunConfig } from './config/run-config.js';
 import { forkEngine, forkTokenizer, type SpawnEngine, type SpawnTokenizer } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
+import { controlToken } from './control-token.js';
 import { startFront, type Front, type FrontOptions } from './http/front-server.js';
 import type { LogSink } from './logging/core-log.js';
 import type { LogRotation } from './logging/log-file.js';
@@ -35,6 +36,8 @@ export interface ServeOptions {
   /** Conversations, recent models and logs; default: `$XDG_DATA_HOME/manifold` (or ~/.local/share/manifold). */
   dataDir?: string;
   modelsDir?: string | null;
+  /** Replace the control token kept in the data dir (serve's `--new-token`): open dashboards must use the new link. */
+  newToken?: boolean;
   /** The graceful stop's grace period; default: the config's `shutdownGraceMs`, else 10 s. */
   shutdownGraceMs?: number;
 }
@@ -66,11 +69,12 @@ export interface Served {
 export async function serve(config: RunConfig | null, options: ServeOptions = {}): Promise<Served> {
   // A config without a card list uses the cards NVML sees; without NVML (or a GPU), CPU engines.
   const gpuMonitor = new GpuMonitor();
+  const dataDir = options.dataDir ?? defaultDataDir();
   const workstation = new Workstation({
     config,
     machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism(), defaultEngineKind: defaultEngineKind() },
     gpuMonitor,
-    dataDir: options.dataDir ?? defaultDataDir(),
+    dataDir,
     ...(options.modelsDir === undefined ? {} : { modelsDir: options.modelsDir }),
     ...(options.arenaFacts ? { arenaFacts: options.arenaFacts } : {}),
     spawn: options.spawn ?? forkEngine,
@@ -81,10 +85,12 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     ...(options.logRotation ? { logRotation: options.logRotation } : {}),
     ...(options.replicaOptions ? { replicaOptions: options.replicaOptions } : {}),
   });
-  const front = await startFront(workstation, options.front).catch(async (error: unknown) => {
-    await workstation.close();
-    throw error;
-  });
+  const front = await controlToken(dataDir, { rotate: options.newToken ?? false, note: (line) => workstation.log.warn(line) })
+    .then((token) => startFront(workstation, { ...options.front, token }))
+    .catch(async (error: unknown) => {
+      await workstation.close();
+      throw error;
+    });
   try {
     await workstation.start();
   } catch (error) {

@@ -8,7 +8,7 @@
  * the control API and the Electron shell all drive this one object; nothing in it knows which is in front.
  */
 import { basename, join } from 'node:path';
-import type { ArenaStatus, EventPayload, GpuReport, LoadStep } from '../../common/contract.js';
+import type { ArenaStatus, EventPayload, GpuReport, HistorySample, LoadStep } from '../../common/contract.js';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
 import { GgufFormatError, type GgufHeader } from '../../common/gguf/header-reader.js';
 import { readModelFileHeader } from '../../common/node/gguf-file.js';
@@ -31,6 +31,7 @@ import { NoReplicaError } from './replicas/replica-errors.js';
 import { expectedModelFrom } from './remote/model-match.js';
 import { ReplicaSet, type ReplicaSetOptions } from './replicas/replica-set.js';
 import type { ReplicaGenerateOptions, ReplicaGenerateResult } from './replicas/request-dispatcher.js';
+import { SampleSeries } from './sample-series.js';
 import { ThroughputMeter } from './throughput-meter.js';
 import { Tokenizer, type TokenizerOptions } from './tokenizer.js';
 
@@ -81,6 +82,8 @@ interface ValidatedModel {
 /** Implements the chat's backend: chat/ sees the workstation only through that interface. */
 export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
+  /** A sample a second, the last 600: the dashboard's charts backfilled on connect (`getHistory`). */
+  readonly history = new SampleSeries<HistorySample>(() => ({ ...this.throughputSample(), routed: this.replicas.replicaView().map((r) => r.routed) }));
   /** Per workstation, not prom-client's global registry: one process may hold several (tests). */
   readonly requestMetrics = new RequestMetrics();
   readonly gpus: GpuMonitor;
@@ -283,7 +286,7 @@ export class Workstation implements ChatBackend {
   }
 
   get tokenizer(): Tokenizer {
-    if (!this.loaded.tokenizer) throw new NoReplicaError(this.loading ? 'the model is still loading' : 'no model is loaded; load one from the dashboard’s loader');
+    if (!this.loaded.tokenizer) throw new NoReplicaError(this.loading ? 'the model is still loading' : 'no model is loaded; load one on the Models page');
     return this.loaded.tokenizer;
   }
 
@@ -356,7 +359,7 @@ export class Workstation implements ChatBackend {
     const waits = stats.summary();
     return {
       at: Date.now(),
-      tokensPerSecond: this.throughput.tokensPerSecond(),
+      tokensPerSecond: this.throughput.lastSecond(),
       running: views.reduce((sum, r) => sum + r.running, 0),
       waiting: this.replicas.waiting,
       queue: { rejected: stats.rejectedTotal, waitP50Ms: waits.p50Ms, waitP90Ms: waits.p90Ms, waitP99Ms: waits.p99Ms },
@@ -366,6 +369,7 @@ export class Workstation implements ChatBackend {
   /** Unloads the model, releases NVML, then closes the log file. */
   async close(): Promise<void> {
     this.downloads.cancelAll();
+    this.history.close();
     await this.unload();
     this.gpus.close();
     await this.log.close();

@@ -10,7 +10,7 @@ import { controlUrl, wsClient } from './transport/ws-client.js';
 import './styles.css';
 
 const desktop = (window as unknown as { manifold?: DesktopApi }).manifold;
-const client = desktop ? ipcClient(desktop) : wsClient(controlUrl(window.location, window.sessionStorage));
+const client = desktop ? ipcClient(desktop) : wsClient(controlUrl(window.location, window.localStorage));
 const store = createAppStore(client);
 connectStore(store, client);
 

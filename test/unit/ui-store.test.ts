@@ -8,7 +8,7 @@ import type { ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import { connectStore, createAppStore } from '../../renderer/src/store/app-store.js';
 import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store/chat-slice.js';
 import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
-import { describeOutcome, selectCanApply, selectResizeChange } from '../../renderer/src/store/resize-slice.js';
+import { describeOutcome, resizeErrorInWords, selectCanApply, selectResizeChange, selectResizeProgress } from '../../renderer/src/store/resize-slice.js';
 import { cacheHitPercent, logText, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
 import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
 
@@ -38,7 +38,7 @@ function scriptedClient(script: Script) {
 }
 
 const replica = (i: number, patch: Partial<EventPayload<'replicas'>[number]> = {}): EventPayload<'replicas'>[number] => ({
-  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, prefixTiers: null, ...patch,
+  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, prefixTiers: null, sizes: null, ...patch,
 });
 
 describe('workstation slice', () => {
@@ -76,7 +76,7 @@ describe('workstation slice', () => {
     const store = createAppStore(client);
     connectStore(store, client);
     emit('log', entry(1, 'from before a reconnect'));
-    store.getState().setConnected(true);
+    store.getState().setConnection('connected');
     // While the call is out: one entry the answer holds, one it does not.
     emit('log', entry(7, 'seen by both'));
     emit('log', entry(8, 'newer than the answer'));
@@ -84,9 +84,47 @@ describe('workstation slice', () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(store.getState().logs.map((e) => e.line)).toEqual(['previous run', 'started', 'seen by both', 'newer than the answer']);
   });
+
+  it('backfills the charts from core’s kept series on connect, keeping samples newer than it', async () => {
+    const sample = (at: number, tokensPerSecond: number) => ({ at, tokensPerSecond, running: 0, waiting: 0, queue: { rejected: 0, waitP50Ms: 0, waitP90Ms: 0, waitP99Ms: 0 }, routed: [at / 1000] });
+    let answer!: (samples: ReturnType<typeof sample>[]) => void;
+    const { client, emit } = scriptedClient({ getHistory: () => new Promise((resolve) => (answer = resolve)), getLogs: () => [], getInfo: () => new Promise(() => {}), getArena: () => new Promise(() => {}) });
+    const store = createAppStore(client);
+    connectStore(store, client);
+    store.getState().setConnection('connected');
+    emit('replicas', [replica(0, { routed: 9 })]);
+    emit('throughput', { ...sample(9000, 40), routed: undefined } as never);
+    answer([sample(1000, 0), sample(2000, 120), sample(3000, 0)]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(selectChartRows(store.getState()).map((r) => [r.t, r.tokensPerSecond, r.r0])).toEqual([[-8, 0, 1], [-7, 120, 2], [-6, 0, 3], [0, 40, 9]]);
+  });
+
+  it('shows each replica’s context, slots, KV type and GPU layers as its engine reports them', () => {
+    const cards = selectReplicaCards({ replicas: [replica(0, { sizes: { contextSize: 2048, slots: 2, kvType: 'q8_0', gpuLayers: 28 } }), replica(1)] });
+    expect(cards.map((c) => c.sizes)).toEqual([{ context: '2048 tokens × 2 slots', kvType: 'q8_0', gpuLayers: '28' }, null]);
+  });
 });
 
 describe('resize slice', () => {
+  it('says a refused resize in the panel’s words and clears the last round’s outcomes on a new check', async () => {
+    expect(resizeErrorInWords('precheckRebuild: change.contextSize: at most 4194304 (got 5000000)')).toBe('Context size: at most 4194304 (got 5000000)');
+    expect(resizeErrorInWords('rebuild: replica: there is no replica 3 (there are 2)')).toBe('Replica: there is no replica 3 (there are 2)');
+    expect(resizeErrorInWords('the connection to the workstation closed')).toBe('the connection to the workstation closed');
+    const { client } = scriptedClient({
+      precheckRebuild: () => {
+        throw new Error('precheckRebuild: change.contextSize: at most 4194304 (got 5000000)');
+      },
+    });
+    const store = createAppStore(client);
+    store.setState({ outcomes: [{ replica: 0, outcome: 'Skipped', reason: 'an old round' }] as never });
+    store.getState().setResizeForm({ contextSize: '5000000' });
+    await store.getState().precheckResize();
+    expect(store.getState().resizeError).toBe('Context size: at most 4194304 (got 5000000)');
+    expect(store.getState().outcomes).toBeNull();
+    expect(selectResizeProgress({ resizeForm: { ...store.getState().resizeForm, replica: 'all' }, stages: { 0: 'done', 1: 'barrier' } }, 2)).toBeCloseTo((1 + 1 / 3) / 2);
+    expect(selectResizeProgress({ resizeForm: { ...store.getState().resizeForm, replica: 1 }, stages: { 1: 'done' } }, 2)).toBe(1);
+  });
+
   it('turns the form into a change, offers Apply only after a pre-check that fits, and voids it on edit', async () => {
     const applied: ReplicaRebuildOutcome = { replica: 0, outcome: 'Applied', engine_preserved: true, pools: ['kv'], sizes: { contextSize: 2048, slots: 2, kvType: 'f16', gpuLayers: 0 }, prefixes: { kept: 1, dropped: 0, slots: [] }, timings: { saveMs: 1, teardownMs: 1, allocateMs: 1, restoreMs: 1 } };
     const { client, calls } = scriptedClient({

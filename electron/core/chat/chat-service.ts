@@ -12,8 +12,12 @@ import type { ChatBackend } from './chat-backend.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { AnswerSaver } from './answer-saver.js';
 import { ConversationError, type ConversationStore } from './conversation-store.js';
+import { editedMessages } from '../../../common/edit-message.js';
 
 const TITLE_CHARS = 48;
+
+/** A conversation's title made from its first message. */
+const titleOf = (content: string): string => content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
 
 export class ChatService {
   private readonly streaming = new Map<string, AbortController>();
@@ -35,7 +39,20 @@ export class ChatService {
   async send(id: string, content: string): Promise<ChatMessageData> {
     return this.answerAfter(id, (c) => {
       c.messages.push({ id: randomUUID(), role: 'user', content, servedBy: null, stopped: false, error: null, state: 'complete', writer: null });
-      if (c.messages.length === 1 && c.title === 'New chat') c.title = content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
+      if (c.messages.length === 1 && c.title === 'New chat') c.title = titleOf(content);
+    });
+  }
+
+  /** Replaces a user message's text, drops everything after it, and answers it again (a title made from the first message follows it). */
+  async edit(id: string, messageId: string, content: string): Promise<ChatMessageData> {
+    return this.answerAfter(id, (c) => {
+      const first = c.messages[0];
+      if (first?.id === messageId && c.title === titleOf(first.content)) c.title = titleOf(content);
+      try {
+        c.messages = editedMessages(c.messages, messageId, content);
+      } catch (error) {
+        throw new ConversationError((error as Error).message);
+      }
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * The front (DESIGN §7): one HTTP server on loopback by default, serving the OpenAI-compatible API
  * (`/v1/*` and llama-server's `/tokenize` and `/detokenize`, optional API key), `/health`, `/metrics`, `/slots`, the control WebSocket (`/control`, the
- * per-start token), the admin calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
+ * control token; a plain `GET /control` answers 204 with it, 401 without, for the UI to tell a refused token from a server that is gone), the admin calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
  * are size-limited JSON; every failure is a 4xx/5xx with a message, never a crash of the process.
  * `drain` is the front's part of a graceful stop: new requests get 503, open generations get a grace
  * period and are then ended cleanly (`../open-generations.ts`).
@@ -40,11 +40,13 @@ export interface FrontOptions {
   /** The built renderer (`dist/renderer`): `index.html` at `/`, its files under `/assets/`. */
   uiDir?: string | null;
   eventIntervalMs?: number;
+  /** The control token (`../control-token.ts` keeps it in the data dir); a fresh random one when not given. */
+  token?: string;
 }
 
 export interface Front {
   readonly url: string;
-  /** The control API's token for this start. */
+  /** The control API's token (kept across starts when serve was given a data dir). */
   readonly token: string;
   readonly dashboardUrl: string;
   /** Generations whose responses have not ended yet. */
@@ -111,7 +113,7 @@ async function sendUiFile(uiDir: string | null, name: string, res: ServerRespons
 }
 
 export async function startFront(workstation: Workstation, options: FrontOptions = {}): Promise<Front> {
-  const token = randomBytes(24).toString('hex');
+  const token = options.token ?? randomBytes(24).toString('hex');
   const allowedHosts = options.allowedHosts ?? [];
   const bodyLimit = options.bodyLimitBytes ?? 1024 * 1024;
   const handlers = contractHandlers(workstation);
@@ -135,8 +137,16 @@ export async function startFront(workstation: Workstation, options: FrontOptions
       if (method !== allowed) throw new HttpError(405, `${path} takes ${allowed}, not ${method}`);
     };
     const adminCall = ADMIN_CALLS.get(path);
+    if (adminCall || path === '/control') {
+      if (!sameSecret(bearer(req, url, !adminCall), token)) throw new HttpError(401, 'the control token is required: Authorization: Bearer <token> (printed at start)', 'authentication_error');
+    }
+    if (path === '/control') {
+      only('GET');
+      res.writeHead(204, { 'cache-control': 'no-store' });
+      res.end();
+      return;
+    }
     if (adminCall) {
-      if (!sameSecret(bearer(req, url, false), token)) throw new HttpError(401, "the control token is required: Authorization: Bearer <token> (printed at start)", 'authentication_error');
       only('POST');
       return handleAdminCall(handlers, adminCall, await readJsonBody(req, bodyLimit), res);
     }

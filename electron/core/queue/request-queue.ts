@@ -114,9 +114,9 @@ export class RequestQueue<P, B> {
     entry.resolve(binding);
   }
 
-  /** Refuses every waiting request with `error` (no replica is left to serve them). */
-  failAll(error: Error): void {
-    for (const entry of [...this.entries]) this.drop(entry, error);
+  /** Refuses the waiting requests `doomed` picks (no replica is left to serve them), each with its own error. */
+  failWhere(doomed: (waiting: Waiting<P>) => boolean, error: () => Error): void {
+    for (const entry of [...this.entries]) if (doomed(entry)) this.drop(entry, error());
   }
 
   private drop(entry: Entry<P, B>, error: Error): void {

@@ -73,9 +73,9 @@ export class RequestDispatcher {
     let queuedMs = 0;
     for (;;) {
       const reentering = failedOver.length > 0;
-      if (!this.canServe(reentering)) {
+      if (!this.canServe(reentering, failedOn)) {
         throw new NoReplicaError(
-          reentering ? `replicas ${failedOver.join(', ')} died before answering and no other replica is alive` : 'no replica is alive to serve the request',
+          reentering ? `replicas ${failedOver.join(', ')} died before answering and no other replica can take the request` : 'no replica is alive to serve the request',
         );
       }
       const waitStarted = performance.now();
@@ -103,15 +103,19 @@ export class RequestDispatcher {
   /**
    * Whether a request can wait for a replica: a new one needs a replica that is ready or in maintenance
    * (which comes back by itself); one that failed over may also wait for a replica being healed or started.
+   * A replica that failed this request and is still ready in the same incarnation (a llama-server that
+   * missed the first-token bound but stays up) will never take it: waiting for it only strands the request.
    */
-  private canServe(reentering: boolean): boolean {
+  private canServe(reentering: boolean, failedOn: ReadonlyMap<number, number>): boolean {
     const living = reentering ? ['ready', 'maintenance', 'healing', 'starting'] : ['ready', 'maintenance'];
-    return this.options.replicas.some((r) => living.includes(r.state));
+    return this.options.replicas.some((r) => living.includes(r.state) && !(r.state === 'ready' && failedOn.get(r.index) === r.incarnation));
   }
 
-  /** A replica changed state: look for work for it, and refuse the waiting requests when none can ever serve them. */
+  /** A replica changed state: look for work for it, and refuse the waiting requests that no replica can ever serve. */
   replicaStateChanged(): void {
-    if (this.queue.size > 0 && !this.canServe(true)) this.queue.failAll(new NoReplicaError('no replica is alive to serve the request'));
+    if (this.queue.size > 0) {
+      this.queue.failWhere((w) => !this.canServe(true, w.payload.failedOn), () => new NoReplicaError('no replica is alive to serve the request'));
+    }
     this.dispatchSoon();
   }
 

@@ -1,7 +1,8 @@
 /** The workstation's window: a header with the model and status, and three views — dashboard, chat, models. */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useApp } from '../store/use-app-store.js';
 import { ChatView } from './chat/ChatView.js';
+import { ConnectionBanner, statusLine } from './ConnectionBanner.js';
 import { Dashboard } from './dashboard/Dashboard.js';
 import { ModelLoader } from './loader/ModelLoader.js';
 
@@ -9,9 +10,14 @@ const VIEWS = { dashboard: 'Dashboard', chat: 'Chat', models: 'Models' } as cons
 type View = keyof typeof VIEWS;
 
 export function App() {
-  const [view, setView] = useState<View>('dashboard');
+  // The view survives a reload of this tab.
+  const [view, setView] = useState<View>(() => {
+    const kept = window.sessionStorage.getItem('manifold-view');
+    return kept !== null && kept in VIEWS ? (kept as View) : 'dashboard';
+  });
+  useEffect(() => window.sessionStorage.setItem('manifold-view', view), [view]);
   const info = useApp((s) => s.info);
-  const connected = useApp((s) => s.connected);
+  const connection = useApp((s) => s.connection);
   return (
     <div className="app">
       <header className="topbar">
@@ -24,12 +30,13 @@ export function App() {
           ))}
         </nav>
         <span className="status" data-testid="status">
-          {!connected ? 'connecting…' : info ? `${info.model || 'no model'} · ${info.status} · ${info.replicas_alive}/${info.replicas} replicas` : '…'}
+          {statusLine(connection, info)}
         </span>
       </header>
+      <ConnectionBanner />
       <main className="view">
         {view === 'dashboard' && <Dashboard />}
-        {view === 'chat' && <ChatView />}
+        {view === 'chat' && <ChatView onOpenModels={() => setView('models')} />}
         {view === 'models' && <ModelLoader />}
       </main>
     </div>

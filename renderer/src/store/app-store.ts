@@ -27,7 +27,10 @@ export function createAppStore(client: ContractClient): AppStore {
 export function connectStore(store: AppStore, client: ContractClient): () => void {
   const s = store.getState;
   const stops = [
-    client.onConnection((connected) => s().setConnected(connected)),
+    client.onConnection((connection) => {
+      s().setConnection(connection);
+      if (connection === 'connected') s().refreshChat();
+    }),
     client.on('replicas', (p) => {
       s().applyEvent('replicas', p);
       // The header's status follows the replicas.

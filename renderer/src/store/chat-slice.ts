@@ -4,6 +4,7 @@
  * regenerate, settings — each a contract call; core stores the conversations.
  */
 import type { CallResult, ChatMessageData, ChatSampling, Conversation, EventPayload } from '../../../common/contract.js';
+import { editedMessages } from '../../../common/edit-message.js';
 import { messageOf, type SliceCreator } from './slice.js';
 
 export type ConversationSummary = CallResult<'listConversations'>[number];
@@ -15,11 +16,15 @@ export interface ChatSlice {
   streaming: Record<string, { userText: string; messageId: string | null; text: string }>;
   chatError: string | null;
   loadConversations(): Promise<void>;
+  /** After a (re)connect: the list and the open conversation as core has them now. */
+  refreshChat(): void;
   openConversation(id: string): Promise<void>;
   newConversation(): Promise<void>;
   sendMessage(text: string): Promise<void>;
   stopAnswer(): Promise<void>;
   regenerate(): Promise<void>;
+  /** Edit-and-resend: the user message gets `text`, what followed it goes, and it is answered again. */
+  editMessage(messageId: string, text: string): Promise<void>;
   updateConversation(patch: { title?: string; systemPrompt?: string; sampling?: Partial<ChatSampling> }): Promise<void>;
   deleteConversation(id: string): Promise<void>;
   applyChatEvent(piece: EventPayload<'chat'>): void;
@@ -81,6 +86,11 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
         set({ chatError: messageOf(error) });
       }
     },
+    refreshChat: () => {
+      void get().loadConversations();
+      const open = get().active;
+      if (open && !get().streaming[open.id]) void get().openConversation(open.id);
+    },
     openConversation: async (id) => {
       try {
         set({ active: await client.call('getConversation', { id }), chatError: null });
@@ -105,6 +115,16 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
     regenerate: async () => {
       const active = get().active;
       if (active) await answer(active.id, '', () => client.call('regenerate', { id: active.id }));
+    },
+    editMessage: async (messageId, text) => {
+      const active = get().active;
+      if (!active) return;
+      try {
+        set({ active: { ...active, messages: editedMessages(active.messages, messageId, text) } });
+      } catch (error) {
+        return set({ chatError: messageOf(error) });
+      }
+      await answer(active.id, text, () => client.call('editMessage', { id: active.id, messageId, content: text }));
     },
     updateConversation: async (patch) => {
       const active = get().active;

@@ -4,7 +4,7 @@
  * runs, and the outcomes (Applied / RejectedIntact / RolledBack / Latched, with reasons and prefixes kept).
  */
 import type { EventPayload } from '../../../common/contract.js';
-import type { RebuildChange, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
+import { REBUILD_STAGES, type RebuildChange, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../../common/rebuild.js';
 import { messageOf, type SliceCreator } from './slice.js';
 
 export interface ResizeForm {
@@ -58,6 +58,37 @@ export function selectCanApply(state: Pick<ResizeSlice, 'resizeForm' | 'verdicts
   return !state.resizeBusy && selectResizeChange(state) !== null && state.verdicts !== null && state.verdicts.every((v) => v.fits);
 }
 
+/**
+ * How far a running resize is, 0..1: each replica it touches counts its stage (precheck, barrier,
+ * rebuilding, done) out of the whole, so a rolling resize of all replicas fills the bar replica by replica.
+ */
+export function selectResizeProgress(state: Pick<ResizeSlice, 'stages' | 'resizeForm'>, replicaCount: number): number {
+  const touched = state.resizeForm.replica === 'all' ? Math.max(1, replicaCount) : 1;
+  const last = REBUILD_STAGES.length - 1;
+  const done = Object.values(state.stages).reduce((sum, stage) => sum + REBUILD_STAGES.indexOf(stage) / last, 0);
+  return Math.min(1, done / touched);
+}
+
+const FIELD_WORDS: Readonly<Record<string, string>> = {
+  'change.contextSize': 'Context size',
+  'change.slots': 'Slots',
+  'change.gpuLayers': 'GPU layers',
+  'change.kvType': 'KV type',
+  replica: 'Replica',
+};
+
+/**
+ * A refused pre-check or rebuild in the panel's words: without the call's name, the field named as its
+ * control is (`precheckRebuild: change.contextSize: at most 4194304 (got 5000000)` → `Context size: at
+ * most 4194304 (got 5000000)`).
+ */
+export function resizeErrorInWords(message: string): string {
+  const text = message.replace(/^(precheckRebuild|rebuild): /, '');
+  const field = /^([\w.]+): (.*)$/s.exec(text);
+  const words = field ? FIELD_WORDS[field[1]!] : undefined;
+  return words ? `${words}: ${field![2]!}` : text;
+}
+
 const prefixes = (n: number): string => `${n} prefix${n === 1 ? '' : 'es'}`;
 
 /** One line per outcome, as the panel lists them. */
@@ -87,12 +118,13 @@ export const createResizeSlice: SliceCreator<ResizeSlice> = (set, get, client) =
   setResizeForm: (patch) => set((s) => ({ resizeForm: { ...s.resizeForm, ...patch }, verdicts: null, resizeError: null })),
   precheckResize: async () => {
     const change = selectResizeChange(get());
-    if (!change) return set({ resizeError: 'give a context size (≥ 64), a slot count (≥ 1) or GPU layers (a number or auto)' });
-    set({ resizeBusy: true, resizeError: null });
+    if (!change) return set({ resizeError: 'give a context size (≥ 64), a slot count (≥ 1) or GPU layers (a number or auto)', outcomes: null });
+    // A new check starts a new round: the last round's outcomes no longer describe what is asked.
+    set({ resizeBusy: true, resizeError: null, outcomes: null, stages: {} });
     try {
       set({ verdicts: await client.call('precheckRebuild', { replica: get().resizeForm.replica, change }) });
     } catch (error) {
-      set({ resizeError: messageOf(error) });
+      set({ resizeError: resizeErrorInWords(messageOf(error)) });
     } finally {
       set({ resizeBusy: false });
     }
@@ -104,7 +136,7 @@ export const createResizeSlice: SliceCreator<ResizeSlice> = (set, get, client) =
     try {
       set({ outcomes: await client.call('rebuild', { replica: get().resizeForm.replica, change }), verdicts: null });
     } catch (error) {
-      set({ resizeError: messageOf(error) });
+      set({ resizeError: resizeErrorInWords(messageOf(error)) });
     } finally {
       set({ resizeBusy: false });
     }

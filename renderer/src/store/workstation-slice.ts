@@ -4,27 +4,23 @@
  * all fed by the contract's events (the log also backfilled from core on each connect), with named pure
  * selectors for what each panel shows.
  */
-import type { ArenaStatus, CallResult, EventPayload, GpuReport, LogEntry } from '../../../common/contract.js';
+import type { ArenaStatus, CallResult, EventPayload, GpuReport, HistorySample, LogEntry } from '../../../common/contract.js';
+import type { ConnectionState } from '../transport/contract-client.js';
 import type { SliceCreator } from './slice.js';
 
 export type ReplicaView = EventPayload<'replicas'>[number];
 export type SlotView = EventPayload<'slots'>[number];
 
-/** One point of the charts. */
-export interface Sample {
-  at: number;
-  tokensPerSecond: number;
-  running: number;
-  waiting: number;
-  queue: EventPayload<'throughput'>['queue'];
-  /** Requests routed to each replica so far, by replica index. */
-  routed: number[];
-}
+/** One point of the charts (the throughput sample and the requests routed to each replica so far). */
+export type Sample = HistorySample;
 
-export const HISTORY_KEPT = 120;
+/** As many as core keeps (`getHistory`), so a backfill fills the charts. */
+export const HISTORY_KEPT = 600;
 export const LOG_LINES_KEPT = 300;
 
 export interface WorkstationSlice {
+  connection: ConnectionState;
+  /** `connection` is `connected`. */
   connected: boolean;
   info: CallResult<'getInfo'> | null;
   replicas: ReplicaView[];
@@ -35,14 +31,18 @@ export interface WorkstationSlice {
   logs: LogEntry[];
   /** `log` events taken so far: a backfill keeps the ones that arrived while it was being asked for. */
   logEventsTaken: number;
-  setConnected(connected: boolean): void;
+  /** Takes a connection state; on each (re)connect, what the panels show is fetched again. */
+  setConnection(connection: ConnectionState): void;
   applyEvent<E extends 'replicas' | 'slots' | 'throughput' | 'gpus' | 'log'>(name: E, payload: EventPayload<E>): void;
   refreshInfo(): Promise<void>;
+  /** Replaces the charts' history with core's kept series, keeping the samples that came after it. */
+  refreshHistory(): Promise<void>;
   /** Replaces the log with core's recent entries (the previous run's last lines after a restart). */
   refreshLogs(): Promise<void>;
 }
 
 export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get, client) => ({
+  connection: 'connecting',
   connected: false,
   info: null,
   replicas: [],
@@ -52,11 +52,12 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
   history: [],
   logs: [],
   logEventsTaken: 0,
-  setConnected: (connected) => {
-    set({ connected });
-    if (!connected) return;
+  setConnection: (connection) => {
+    set({ connection, connected: connection === 'connected' });
+    if (connection !== 'connected') return;
     void get().refreshInfo();
     void get().refreshLogs().catch(() => {});
+    void get().refreshHistory().catch(() => {});
   },
   applyEvent: (name, payload) => {
     switch (name) {
@@ -82,6 +83,11 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
   refreshInfo: async () => {
     const [info, arena] = await Promise.all([client.call('getInfo', {}), client.call('getArena', {})]);
     set({ info, arena });
+  },
+  refreshHistory: async () => {
+    const kept = await client.call('getHistory', {});
+    const last = kept.at(-1)?.at ?? 0;
+    set((s) => ({ history: [...kept, ...s.history.filter((sample) => sample.at > last)].slice(-HISTORY_KEPT) }));
   },
   refreshLogs: async () => {
     const takenBefore = get().logEventsTaken;
@@ -121,6 +127,8 @@ export interface ReplicaCard {
   hitPercent: number;
   pid: number | null;
   latchReason: string | null;
+  /** "4096 tokens × 2 slots", "f16", "0 of 28" style figures of the engine as it runs now; null before it reports. */
+  sizes: { context: string; kvType: string; gpuLayers: string } | null;
 }
 
 export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): ReplicaCard[] {
@@ -135,6 +143,7 @@ export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): R
     hitPercent: cacheHitPercent(r),
     pid: r.pid,
     latchReason: r.latchReason,
+    sizes: r.sizes ? { context: `${r.sizes.contextSize} tokens × ${r.sizes.slots} slots`, kvType: r.sizes.kvType, gpuLayers: String(r.sizes.gpuLayers) } : null,
   }));
 }
 

@@ -7,7 +7,7 @@ export function ipcClient(api: DesktopApi): ContractClient {
     call: <N extends CallName>(name: N, args: CallArgs<N>): Promise<CallResult<N>> => (api[name] as unknown as (a: CallArgs<N>) => Promise<CallResult<N>>)(args),
     on: (name, listener) => api.on(name, listener),
     onConnection: (listener) => {
-      listener(true);
+      listener('connected');
       return () => {};
     },
   };

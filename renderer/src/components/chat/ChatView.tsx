@@ -1,21 +1,65 @@
-/** The chat window: conversations on the left; the open one with its settings, messages and composer. */
-import { useEffect, useMemo, useState } from 'react';
+/**
+ * The chat window: conversations on the left; the open one with its settings, messages (each with Copy,
+ * a user message with Edit to change and resend it; the list follows the latest message) and composer;
+ * an empty conversation says what to do, and where to load a model when none is loaded.
+ */
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { selectIsStreaming, selectShownMessages } from '../../store/chat-slice.js';
 import { useApp } from '../../store/use-app-store.js';
 import { ChatSettings } from './ChatSettings.js';
 import { Markdown } from './Markdown.js';
 
-export function ChatView() {
+/** Where this tab keeps the id of its open conversation. */
+const OPEN_CONVERSATION_KEY = 'manifold-open-conversation';
+
+export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const { conversations, active, chatError } = useApp(useShallow((s) => ({ conversations: s.conversations, active: s.active, chatError: s.chatError })));
   const live = useApp((s) => s.streaming);
   const messages = useMemo(() => selectShownMessages({ active, streaming: live }), [active, live]);
   const streaming = selectIsStreaming({ active, streaming: live });
   const actions = useApp(
-    useShallow((s) => ({ load: s.loadConversations, open: s.openConversation, create: s.newConversation, send: s.sendMessage, stop: s.stopAnswer, regenerate: s.regenerate, remove: s.deleteConversation })),
+    useShallow((s) => ({
+      load: s.loadConversations,
+      open: s.openConversation,
+      create: s.newConversation,
+      send: s.sendMessage,
+      stop: s.stopAnswer,
+      regenerate: s.regenerate,
+      edit: s.editMessage,
+      remove: s.deleteConversation,
+    })),
   );
+  const noModel = useApp((s) => s.info !== null && s.info.status === 'idle');
   const [draft, setDraft] = useState('');
+  const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
+  const [copied, setCopied] = useState<string | null>(null);
+  const list = useRef<HTMLOListElement>(null);
   useEffect(() => void actions.load(), [actions]);
+  // A reload of this tab opens the conversation it had open (kept per tab).
+  useEffect(() => {
+    const kept = window.sessionStorage.getItem(OPEN_CONVERSATION_KEY);
+    if (kept && !active) void actions.open(kept);
+    // Only on mount: later changes are the user's.
+  }, []);
+  useEffect(() => {
+    if (active) window.sessionStorage.setItem(OPEN_CONVERSATION_KEY, active.id);
+    else window.sessionStorage.removeItem(OPEN_CONVERSATION_KEY);
+  }, [active]);
+  // On open and as each piece streams in, show the latest message.
+  useEffect(() => {
+    const el = list.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [messages]);
+
+  const copy = (id: string, text: string): void => {
+    void navigator.clipboard.writeText(text).then(() => setCopied(id));
+  };
+  const resend = (): void => {
+    if (!editing || !editing.text.trim() || streaming) return;
+    void actions.edit(editing.id, editing.text.trim());
+    setEditing(null);
+  };
 
   const send = (): void => {
     const text = draft.trim();
@@ -51,10 +95,48 @@ export function ChatView() {
             {chatError}
           </p>
         )}
-        <ol className="messages" aria-label="messages">
+        <ol className="messages" aria-label="messages" ref={list}>
+          {messages.length === 0 && (
+            <li className="chat-empty" data-testid="chat-empty">
+              {noModel ? (
+                <>
+                  <p>No model is loaded, so nothing can answer yet.</p>
+                  <button className="primary" onClick={onOpenModels}>
+                    Load a model on the Models page
+                  </button>
+                </>
+              ) : (
+                <p>Type a message below and press Enter to start. Each conversation is kept, and stays on the replica that holds its prefix.</p>
+              )}
+            </li>
+          )}
           {messages.map((m, index) => (
             <li key={m.id} className={`message ${m.role}${m.streaming ? ' streaming' : ''}${m.state === 'interrupted' ? ' interrupted' : ''}`} data-testid={m.role === 'assistant' ? 'answer' : 'question'}>
-              {m.role === 'assistant' ? <Markdown text={m.content || (m.streaming ? '…' : '')} /> : <p>{m.content}</p>}
+              {editing?.id === m.id ? (
+                <div className="edit">
+                  <textarea aria-label="edit message" value={editing.text} onChange={(e) => setEditing({ id: m.id, text: e.target.value })} />
+                  <button className="primary" onClick={resend} disabled={!editing.text.trim() || streaming}>
+                    Save and resend
+                  </button>
+                  <button onClick={() => setEditing(null)}>Cancel</button>
+                </div>
+              ) : m.role === 'assistant' ? (
+                <Markdown text={m.content || (m.streaming ? '…' : '')} />
+              ) : (
+                <p>{m.content}</p>
+              )}
+              {!m.streaming && editing?.id !== m.id && (
+                <p className="message-actions">
+                  <button className="link" onClick={() => copy(m.id, m.content)} aria-label={`copy ${m.role === 'user' ? 'message' : 'answer'}`}>
+                    {copied === m.id ? 'Copied' : 'Copy'}
+                  </button>
+                  {m.role === 'user' && !streaming && !m.id.startsWith('pending') && (
+                    <button className="link" onClick={() => setEditing({ id: m.id, text: m.content })}>
+                      Edit
+                    </button>
+                  )}
+                </p>
+              )}
               {m.servedBy && (
                 <p className="served" data-testid="served-by">
                   replica {m.servedBy.replica} · slot {m.servedBy.slot ?? '—'} · reused <span data-testid="reused">{m.servedBy.reusedTokens}</span> of {m.servedBy.promptTokens} prompt tokens ·{' '}

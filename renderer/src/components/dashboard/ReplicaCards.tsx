@@ -1,4 +1,4 @@
-/** One card per replica: state (maintenance, latched and failed stand out), where it runs (a remote's URL and latency), running, routed, cache hits. */
+/** One card per replica: state (maintenance, latched and failed stand out), where it runs (a remote's URL and latency), its context, slots, KV type and GPU layers as the engine runs now, running, routed, cache hits. */
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectReplicaCards } from '../../store/workstation-slice.js';
@@ -23,6 +23,16 @@ export function ReplicaCards() {
             <dd data-testid={`routed-${c.replica}`}>{c.routed}</dd>
             <dt>slots</dt>
             <dd>{c.slots}</dd>
+            {c.sizes && (
+              <>
+                <dt>context</dt>
+                <dd data-testid={`context-${c.replica}`}>{c.sizes.context}</dd>
+                <dt>KV type</dt>
+                <dd>{c.sizes.kvType}</dd>
+                <dt>GPU layers</dt>
+                <dd>{c.sizes.gpuLayers}</dd>
+              </>
+            )}
             <dt>cache hits</dt>
             <dd>{c.hitPercent}%</dd>
             {c.latency === null ? (

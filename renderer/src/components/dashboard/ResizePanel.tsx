@@ -1,6 +1,6 @@
 /** Live resize: context size, slots, GPU layers for one replica or all; pre-check first, then apply, progress and outcomes. */
 import { useShallow } from 'zustand/react/shallow';
-import { describeOutcome, selectCanApply } from '../../store/resize-slice.js';
+import { describeOutcome, selectCanApply, selectResizeProgress } from '../../store/resize-slice.js';
 import { useApp } from '../../store/use-app-store.js';
 
 export function ResizePanel() {
@@ -56,6 +56,7 @@ export function ResizePanel() {
       )}
       {resizeBusy && Object.keys(stages).length > 0 && (
         <p className="note" aria-label="resize progress">
+          <progress max={1} value={selectResizeProgress({ stages, resizeForm: form }, replicas)} />{' '}
           {Object.entries(stages)
             .map(([replica, stage]) => `replica ${replica}: ${stage}`)
             .join(' · ')}

@@ -1,0 +1,83 @@
+/**
+ * Failover in the dispatcher, with fake replica clients (pure dispatch logic; the engines' own deaths are
+ * tested with real children in replica-faults and remote-topology): a request its replica lost before the
+ * first token goes to another replica, and one no replica can take any more is refused at once instead of
+ * waiting in the queue until its timeout.
+ */
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import type { GenerateDone, GenerateRequestInput } from '../../common/engine-protocol.js';
+import type { ReplicaPlan } from '../../electron/core/config/run-config.js';
+import { EngineExitedError, type GenerationHandle } from '../../electron/core/engine/engine-client.js';
+import type { ReplicaDriver } from '../../electron/core/replicas/replica-driver.js';
+import { NoReplicaError } from '../../electron/core/replicas/replica-errors.js';
+import { Replica } from '../../electron/core/replicas/replica.js';
+import { RequestDispatcher } from '../../electron/core/replicas/request-dispatcher.js';
+import { RoutingState } from '../../electron/core/replicas/routing-state.js';
+
+const done = (request: GenerateRequestInput): GenerateDone => ({
+  finishReason: 'length',
+  stoppedBy: null,
+  text: 'x',
+  completionTokens: [5],
+  usage: { promptTokens: request.tokens.length, completionTokens: 1 },
+  slot: 0,
+  reusedTokens: 0,
+  heldTokens: request.tokens.length + 1,
+  timings: { queuedMs: 0, prefillMs: 1, decodeMs: 1, prefillTokens: request.tokens.length, decodeTokensPerSecond: 1000 },
+});
+
+/** A ready replica whose client either answers or is lost under every request (and stays ready, as a llama-server that missed a bound does). */
+function fakeReplica(index: number, lost: boolean): Replica {
+  const handle = (request: GenerateRequestInput): GenerationHandle => {
+    const outcome = lost ? Promise.reject(new EngineExitedError({ code: null, signal: null })) : Promise.resolve(done(request));
+    return { id: 1, started: outcome.then(() => ({ slot: 0, reusedTokens: 0 }) as never), done: outcome, cancel: async () => false };
+  };
+  const driver = Object.assign(new EventEmitter(), { client: { generate: handle, slots: async () => [] } }) as unknown as ReplicaDriver;
+  const plan = { index, gpus: [], cpu: true, env: {}, engine: { slots: 1 }, engineKind: 'node-llama-cpp', logFile: null, remote: null } as unknown as ReplicaPlan;
+  const replica = new Replica(plan, driver);
+  replica.state = 'ready';
+  replica.incarnation = 1;
+  return replica;
+}
+
+function dispatcher(replicas: Replica[]): RequestDispatcher {
+  return new RequestDispatcher({
+    replicas,
+    routing: new RoutingState('prefix'),
+    queue: { maxWaiting: 8, timeoutMs: 60_000, cacheHoldMs: 0 },
+    log: () => {},
+    slotOffset: (replica) => replica,
+  });
+}
+
+const request = { tokens: [1, 2, 3, 4], maxTokens: 1 };
+
+describe('failover dispatch (logic, fake replica clients)', () => {
+  it('sends a request its replica lost before the first token to another replica', async () => {
+    const result = await dispatcher([fakeReplica(0, true), fakeReplica(1, false)]).generate(request);
+    expect(result.replica).toBe(1);
+    expect(result.failedOver).toEqual([0]);
+  });
+
+  it('refuses at once a request whose only replica lost it and stays ready in the same incarnation', async () => {
+    const set = dispatcher([fakeReplica(0, true)]);
+    const refused = set.generate(request);
+    await expect(refused).rejects.toBeInstanceOf(NoReplicaError);
+    await expect(refused).rejects.toThrow('replicas 0 died before answering and no other replica can take the request');
+    expect(set.queue.size).toBe(0);
+  });
+
+  it('refuses a waiting failed-over request when the replica it could still go to dies', async () => {
+    const lost = fakeReplica(0, true);
+    const other = fakeReplica(1, false);
+    other.state = 'healing';
+    const set = dispatcher([lost, other]);
+    const waiting = set.generate(request);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(set.queue.size).toBe(1);
+    other.state = 'failed';
+    set.replicaStateChanged();
+    await expect(waiting).rejects.toBeInstanceOf(NoReplicaError);
+  });
+});
