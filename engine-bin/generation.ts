@@ -53,6 +53,9 @@ export function checkPrompt(request: GenerateRequest, contextSize: number, vocab
   }
   const outside = request.tokens.find((t) => t >= vocabularySize);
   if (outside !== undefined) throw new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${vocabularySize} tokens`);
+  if (request.grammar !== undefined && request.ignoreEos) {
+    throw new EngineError('bad_message', 'ignoreEos cannot be used with a grammar: once the grammar is complete, only end of generation may follow');
+  }
   const biased = request.sampling.logitBias.find(([t]) => t >= vocabularySize);
   if (biased !== undefined) throw new EngineError('bad_message', `logit bias: token id ${biased[0]} is outside the model's vocabulary of ${vocabularySize} tokens`);
 }

@@ -20,6 +20,7 @@ import { TokenizerError, TokenizerUnavailableError, type ChatMessage } from '../
 import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
+import { requestGrammar } from './response-format.js';
 import type { OpenGenerations } from '../open-generations.js';
 import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
 
@@ -36,7 +37,7 @@ export function checkModel(workstation: Workstation, model: string | undefined):
 }
 
 /** The engine request for a parsed body (every limit of the engine protocol was checked by its schema). */
-export function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined): GenerateRequestInput {
+export function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined, grammar?: string): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const conversationId = body.prompt_cache_key ?? body.user;
   return {
@@ -45,7 +46,7 @@ export function generateRequest(body: SamplingRequest, tokens: number[], maxToke
     maxTokens: maxTokens ?? MAX_GENERATE_TOKENS,
     stop,
     ignoreEos: body.ignore_eos ?? false,
-    ...(body.grammar ? { grammar: body.grammar } : {}),
+    ...(grammar !== undefined ? { grammar } : {}),
     sampling: {
       ...(body.temperature != null ? { temperature: body.temperature } : {}),
       ...(body.top_p != null ? { topP: body.top_p } : {}),
@@ -138,6 +139,7 @@ async function serveGeneration(
   res: ServerResponse,
   arrivedAt: number,
 ): Promise<void> {
+  const grammar = await requestGrammar(body, (schema) => tokensOf(workstation, () => workstation.tokenizer.jsonSchemaGrammar(schema), 'response_format'));
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
@@ -146,7 +148,7 @@ async function serveGeneration(
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  const request = generateRequest(body, tokens, maxTokens);
+  const request = generateRequest(body, tokens, maxTokens, grammar);
   const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
