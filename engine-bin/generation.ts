@@ -6,17 +6,18 @@
  * before it waits for a slot, and the result of a request cancelled while it waited.
  */
 import { LlamaGrammarEvaluationState, TokenBias, type LlamaGrammar, type LlamaModel, type Token } from 'node-llama-cpp';
-import type { GenerateDone, GenerateRequest, Sampling } from '../common/engine-protocol.js';
+import type { GenerateDone, GenerateRequest, GeneratedLogprob, Sampling } from '../common/engine-protocol.js';
 import type { PrefixCacheReport } from '../common/prefix-cache.js';
 import { EngineError } from './engine-error.js';
 import type { Slot } from './slot.js';
 import { StopStringMatcher } from './stop-strings.js';
+import { generatedLogprob } from './token-logprobs.js';
 import { TokenTextStream } from './token-text.js';
 
 /** Where a running generation reports to. */
 export interface GenerationSink {
   started(info: { slot: number; reusedTokens: number; queuedMs: number; prefixCache?: PrefixCacheReport }): void;
-  tokens(chunk: { tokens: number[]; text: string }): void;
+  tokens(chunk: { tokens: number[]; text: string; logprobs?: GeneratedLogprob[] }): void;
 }
 
 export interface Generation {
@@ -83,7 +84,7 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
     let finishReason: GenerateDone['finishReason'] = 'stop';
     let firstTokenAt = 0;
 
-    const iterator = sequence.evaluate(asTokens(request.tokens.slice(reusedTokens)), {
+    const evaluateOptions: Parameters<typeof sequence.evaluate>[1] = {
       temperature: sampling.temperature,
       topK: sampling.topK,
       topP: sampling.topP,
@@ -102,9 +103,12 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
         : {}),
       ...tokenBiasOf(request, model, generation.vocabularySize),
       ...(generation.grammar ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar: generation.grammar }) } : {}),
-    });
-    for await (const next of iterator) {
-      const token = next as number;
+    };
+    const rest = asTokens(request.tokens.slice(reusedTokens));
+    const steps =
+      request.logprobs === undefined ? plainSteps(sequence.evaluate(rest, evaluateOptions)) : sequence.evaluateWithMetadata(rest, { probabilities: true }, evaluateOptions);
+    for await (const step of steps) {
+      const token = step.token as number;
       if (!firstTokenAt) {
         firstTokenAt = performance.now();
         generation.onFirstToken();
@@ -113,7 +117,9 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
       history.push(token);
       const { release, stoppedBy: matched } = stops.push(textStream.push(token));
       text += release;
-      sink.tokens({ tokens: [token], text: release });
+      const { probabilities } = step as { probabilities?: ReadonlyMap<Token, number> };
+      const logprobs = probabilities ? [generatedLogprob(model, generated.slice(-DETOKENIZE_CONTEXT - 1, -1), token, probabilities, request.logprobs ?? 0)] : undefined;
+      sink.tokens({ tokens: [token], text: release, ...(logprobs ? { logprobs } : {}) });
       if (matched !== null) {
         stoppedBy = matched;
         break;
@@ -157,6 +163,11 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
     if (error instanceof EngineError) throw error;
     throw new EngineError('generate_failed', `generation failed: ${(error as Error).message}`);
   }
+}
+
+/** The plain evaluation's tokens as steps without metadata (the common path: no probabilities computed). */
+async function* plainSteps(tokens: AsyncIterable<Token>): AsyncGenerator<{ token: Token }> {
+  for await (const token of tokens) yield { token };
 }
 
 /** The result of a request cancelled while it waited for a slot. */

@@ -72,7 +72,6 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
       tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
       tool_choice: 'required',
       parallel_tool_calls: false,
-      logprobs: true,
       top_logprobs: 3,
       reasoning_effort: 'low',
       modalities: ['text', 'audio'],

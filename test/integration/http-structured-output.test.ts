@@ -95,6 +95,49 @@ describe.each([
     expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(first.usage!.prompt_tokens * 0.9);
   });
 
+  it.skipIf(!present)('gives chat logprobs consistent with the chosen tokens, whole and streamed', async () => {
+    const hot = { temperature: 1, top_k: 0, top_p: 1, min_p: 0, seed: 11 } as const;
+    const ask = { model: 'default', messages, max_tokens: 12, ignore_eos: true, logprobs: true, top_logprobs: 5, ...hot };
+    const whole = await client.chat.completions.create(ask as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const content = whole.choices[0]!.logprobs!.content!;
+    expect(content).toHaveLength(whole.usage!.completion_tokens);
+    expect(content.map((c) => c.token).join('')).toBe(whole.choices[0]!.message.content);
+    for (const entry of content) {
+      expect(entry.bytes).toEqual([...Buffer.from(entry.token, 'utf8')]);
+      expect(entry.top_logprobs).toHaveLength(5);
+      const logprobs = entry.top_logprobs.map((t) => t.logprob);
+      expect(logprobs).toEqual([...logprobs].sort((a, b) => b - a));
+      expect(entry.logprob).toBeLessThanOrEqual(logprobs[0]! + 1e-6);
+      const listed = entry.top_logprobs.find((t) => t.token === entry.token);
+      if (listed) expect(listed.logprob).toBeCloseTo(entry.logprob, 5);
+    }
+    // Greedy: every chosen token is its step's likeliest.
+    const greedy = await client.chat.completions.create({ ...ask, temperature: 0 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    for (const entry of greedy.choices[0]!.logprobs!.content!) expect(entry.top_logprobs[0]).toMatchObject({ token: entry.token, logprob: expect.closeTo(entry.logprob, 5) });
+
+    const stream = await client.chat.completions.create({ ...ask, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    let text = '';
+    const streamed: OpenAI.Chat.ChatCompletionTokenLogprob[] = [];
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    }
+    expect(streamed.map((c) => c.token).join('')).toBe(text);
+    expect(streamed).toEqual(content);
+  });
+
+  it.skipIf(!present)('gives completion logprobs in the legacy shape', async () => {
+    const completion = await client.completions.create({ model: 'default', prompt: 'Once upon a time', max_tokens: 10, ignore_eos: true, logprobs: 3, temperature: 1, top_k: 0, top_p: 1, min_p: 0, seed: 2 } as OpenAI.CompletionCreateParamsNonStreaming);
+    const { text, logprobs } = completion.choices[0]!;
+    expect(logprobs!.tokens).toHaveLength(10);
+    expect(logprobs!.tokens!.join('')).toBe(text);
+    expect(logprobs!.token_logprobs!.every((l) => l <= 0)).toBe(true);
+    expect(logprobs!.text_offset).toEqual(logprobs!.tokens!.map((_, i) => logprobs!.tokens!.slice(0, i).join('').length));
+    for (const top of logprobs!.top_logprobs!) expect(Object.keys(top).length).toBeGreaterThan(0);
+    const refused = await client.chat.completions.create({ model: 'default', messages, max_tokens: 1, top_logprobs: 2 }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 400, param: 'top_logprobs' });
+  });
+
   it.skipIf(!present)("gives the Vercel AI SDK's generateObject an object of its zod schema", async () => {
     const provider = createOpenAICompatible({ name: 'manifold', baseURL: `${served.front.url}/v1`, supportsStructuredOutputs: true });
     const { object, finishReason } = await generateObject({

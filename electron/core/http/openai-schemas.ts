@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_GRAMMAR_LENGTH, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
 import { expectedOneOf } from '../../../common/issue-words.js';
+import { chatLogprobsFields, completionLogprobsFields } from './logprobs.js';
 import { responseFormatSchema } from './response-format.js';
 
 const lengthOf = (input: unknown): number => (typeof input === 'string' || Array.isArray(input) ? input.length : 0);
@@ -50,10 +51,10 @@ export const IGNORED_FIELDS = {
 };
 
 /**
- * Not honoured yet, refused with a 400 naming them when set to anything but null: tools and logprobs
- * are being built (issue 17). One list, so honouring one is deleting its name here.
+ * Not honoured yet, refused with a 400 naming them when set to anything but null: tools are being
+ * built (issue 17). One list, so honouring one is deleting its name here.
  */
-export const NOT_YET_HONOURED = ['tools', 'tool_choice', 'parallel_tool_calls', 'logprobs', 'top_logprobs'] as const;
+export const NOT_YET_HONOURED = ['tools', 'tool_choice', 'parallel_tool_calls'] as const;
 
 /** A field that may be sent only as null (or not at all), with `why` as the refusal. */
 const onlyNull = (why: string) => z.null({ error: why }).optional();
@@ -126,6 +127,7 @@ export const chatCompletionRequestSchema = z
   .object({
     ...samplingFields,
     ...notYetHonoured(NOT_YET_HONOURED),
+    ...chatLogprobsFields,
     messages: z.array(chatMessageSchema).min(1),
     max_completion_tokens: maxTokensSchema,
   })
@@ -135,7 +137,7 @@ export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 export const completionRequestSchema = z
   .object({
     ...samplingFields,
-    ...notYetHonoured(NOT_YET_HONOURED.filter((field) => field === 'logprobs')),
+    ...completionLogprobsFields,
     prompt: z.union([z.string(), z.array(z.string()).length(1), z.array(z.number().int().nonnegative()).min(1)], {
       error: expectedOneOf('a string, an array of one string, or an array of token ids (whole numbers ≥ 0)'),
     }),

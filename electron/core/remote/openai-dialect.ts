@@ -109,6 +109,7 @@ function commonBody(request: GenerateRequest, model: string | null): Record<stri
 export const openAiDialect: CompletionDialect = {
   path: '/v1/completions',
   takesGrammar: false,
+  takesLogprobs: false,
   body: (request, peer) => ({
     ...commonBody(request, peer.model),
     ...tokenBudget(request, peer.contextSize),
@@ -126,6 +127,7 @@ export const openAiDialect: CompletionDialect = {
 export const manifoldDialect: CompletionDialect = {
   path: '/v1/completions',
   takesGrammar: true,
+  takesLogprobs: false,
   body: (request, peer) => ({
     ...commonBody(request, peer.model),
     max_tokens: request.maxTokens,

@@ -7,7 +7,7 @@
  * sent more requests than they have slots.
  */
 import type { GenerateDone, GenerateRequestInput } from '../../../common/engine-protocol.js';
-import { EngineExitedError } from '../engine/engine-client.js';
+import { EngineExitedError, type TokenChunk } from '../engine/engine-client.js';
 import { planDispatch } from '../queue/dispatch-plan.js';
 import { RequestQueue, type QueueSettings, type Waiting } from '../queue/request-queue.js';
 import { blockHashes } from '../router/block-hash.js';
@@ -27,7 +27,7 @@ export interface ReplicaGenerateResult extends GenerateDone {
 }
 
 export interface ReplicaGenerateOptions {
-  onTokens?: (chunk: { tokens: number[]; text: string; replica: number }) => void;
+  onTokens?: (chunk: TokenChunk & { replica: number }) => void;
   /** Called when the request leaves the queue for a replica the first time (a stream's headers go then). */
   onDispatched?: (replica: number) => void;
   signal?: AbortSignal;
