@@ -97,7 +97,7 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
       await chat.store.delete(id);
       return { id };
     },
-    sendMessage: async ({ id, content }) => chat.send(id, content),
+    sendMessage: async ({ id, content, json }) => chat.send(id, content, json?.schema),
     regenerate: async ({ id }) => chat.regenerate(id),
     stopGeneration: async ({ id }) => ({ stopped: chat.stop(id) }),
     pickModelFile: async () =>

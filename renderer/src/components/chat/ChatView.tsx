@@ -4,6 +4,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { selectIsStreaming, selectShownMessages } from '../../store/chat-slice.js';
 import { useApp } from '../../store/use-app-store.js';
 import { ChatSettings } from './ChatSettings.js';
+import { JsonToggle, parseJsonChoice, type JsonChoice } from './JsonToggle.js';
 import { Markdown } from './Markdown.js';
 
 export function ChatView() {
@@ -15,13 +16,18 @@ export function ChatView() {
     useShallow((s) => ({ load: s.loadConversations, open: s.openConversation, create: s.newConversation, send: s.sendMessage, stop: s.stopAnswer, regenerate: s.regenerate, remove: s.deleteConversation })),
   );
   const [draft, setDraft] = useState('');
+  const [jsonChoice, setJsonChoice] = useState<JsonChoice>({ on: false, schemaText: '' });
+  const [jsonError, setJsonError] = useState<string | null>(null);
   useEffect(() => void actions.load(), [actions]);
 
   const send = (): void => {
     const text = draft.trim();
     if (!text || streaming) return;
+    const { json, error } = parseJsonChoice(jsonChoice);
+    setJsonError(error ?? null);
+    if (error) return;
     setDraft('');
-    void actions.send(text);
+    void actions.send(text, json);
   };
 
   return (
@@ -79,6 +85,7 @@ export function ChatView() {
             </li>
           ))}
         </ol>
+        <JsonToggle choice={jsonChoice} onChange={setJsonChoice} error={jsonError} />
         <div className="composer">
           <textarea
             aria-label="message"
