@@ -78,11 +78,15 @@ describe.each([
     expect(JSON.parse(completion.choices[0]!.text)).toMatchObject({ a: expect.any(Boolean), b: expect.stringMatching(/^[xy]$/) });
   });
 
-  it.skipIf(!present)('refuses a schema keyword the grammar cannot express, naming it', async () => {
+  it.skipIf(!present)('refuses a schema keyword the grammar cannot express naming it, ignore_eos with a grammar, and grammar beside response_format', async () => {
     const airport = z.object({ code: z.string().regex(/^[A-Z]{3}$/) });
     const refused = await client.chat.completions.parse({ model: 'default', messages, response_format: zodResponseFormat(airport, 'airport'), max_tokens: 8 }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect(refused).toMatchObject({ param: 'response_format', code: 'unsupported_schema_keyword', message: expect.stringContaining('"pattern" at #/properties/code is not supported') });
+    const endless = await client.chat.completions.create({ model: 'default', messages, response_format: { type: 'json_object' }, max_tokens: 8, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((error: unknown) => error);
+    expect(endless).toMatchObject({ status: 400, param: 'ignore_eos' });
+    const both = await client.chat.completions.create({ model: 'default', messages, response_format: { type: 'json_object' }, max_tokens: 8, grammar: 'root ::= "a"' } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((error: unknown) => error);
+    expect(both).toMatchObject({ status: 400, param: 'grammar' });
   });
 
   it.skipIf(!present)('reuses the cached prefix on a second structured turn', async () => {
