@@ -268,7 +268,16 @@ export const contract = {
     },
     deleteConversation: { args: conversationIdArgs, result: z.object({ id: z.string() }) },
     /** Adds a user message and streams the answer (`chat` events); resolves with the answer. */
-    sendMessage: { args: conversationIdArgs.extend({ content: z.string().min(1).max(100000) }).strict(), result: chatMessageSchema },
+    sendMessage: {
+      args: conversationIdArgs
+        .extend({
+          content: z.string().min(1).max(100000),
+          /** Answer in JSON: of this JSON schema, or any JSON object when `schema` is null (the chat's "JSON" toggle). */
+          json: z.object({ schema: z.record(z.string(), z.unknown()).nullable() }).strict().optional(),
+        })
+        .strict(),
+      result: chatMessageSchema,
+    },
     /** Answers the last user message again, replacing the last answer. */
     regenerate: { args: conversationIdArgs, result: chatMessageSchema },
     /** Edit-and-resend: a user message gets new text, what followed it is dropped, and it is answered again. */

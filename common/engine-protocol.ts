@@ -84,6 +84,10 @@ export const MAX_STOP_STRINGS = 16;
 export const MAX_STOP_LENGTH = 256;
 /** The most tokens a request may ask for; the engine caps it further by what the slot can hold. */
 export const MAX_GENERATE_TOKENS = 1 << 20;
+/** The most alternatives a token's logprobs may list (OpenAI's top_logprobs bound). */
+export const MAX_TOP_LOGPROBS = 20;
+/** The longest grammar (GBNF text) a request may carry. */
+export const MAX_GRAMMAR_LENGTH = 256 * 1024;
 
 export const generateRequestSchema = z.object({
   tokens: z.array(tokenId).min(1),
@@ -93,6 +97,10 @@ export const generateRequestSchema = z.object({
   maxTokens: z.number().int().min(1).max(MAX_GENERATE_TOKENS).default(256),
   /** Keep generating past end-of-generation tokens (llama-server's ignore_eos). */
   ignoreEos: z.boolean().default(false),
+  /** A GBNF grammar (llama.cpp's) the output must follow; a grammar that does not parse is a `bad_grammar` error. */
+  grammar: z.string().min(1).max(MAX_GRAMMAR_LENGTH).optional(),
+  /** Report each generated token's log-probability and this many of the likeliest alternatives (OpenAI's top_logprobs); absent: none. */
+  logprobs: z.number().int().min(0).max(MAX_TOP_LOGPROBS).optional(),
 });
 export type GenerateRequest = z.infer<typeof generateRequestSchema>;
 export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
@@ -181,6 +189,13 @@ export type ReadyInfo = z.infer<typeof readyInfoSchema>;
 export const rebuiltSchema = z.object({ info: readyInfoSchema, prefixes: prefixReportSchema, timings: rebuildTimingsSchema });
 export type Rebuilt = z.infer<typeof rebuiltSchema>;
 
+/** One candidate token with its log-probability under the sampler (after top-k, top-p, min-p and temperature). */
+export const tokenLogprobSchema = z.object({ token: tokenId, text: z.string(), logprob: z.number().max(0) });
+export type TokenLogprob = z.infer<typeof tokenLogprobSchema>;
+/** A generated token's logprob and the likeliest alternatives, most likely first (at most as many as the sampler kept). */
+export const generatedLogprobSchema = tokenLogprobSchema.extend({ top: z.array(tokenLogprobSchema).max(MAX_TOP_LOGPROBS) });
+export type GeneratedLogprob = z.infer<typeof generatedLogprobSchema>;
+
 export const finishReasonSchema = z.enum(['stop', 'length', 'cancelled']);
 export type FinishReason = z.infer<typeof finishReasonSchema>;
 
@@ -217,6 +232,8 @@ export const ENGINE_ERROR_CODES = [
   'already_loaded',
   'not_loaded',
   'prompt_too_long',
+  /** The request's grammar does not parse (llama.cpp's GBNF parser refused it). */
+  'bad_grammar',
   'generate_failed',
   'unknown_request',
   /** A rebuild was asked of an engine that is running requests (the barrier should have prevented it). */
@@ -241,7 +258,8 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
     /** What the prefix cache did while this request took its slot; absent when it did nothing. */
     prefixCache: prefixCacheReportSchema.optional(),
   }),
-  z.object({ type: z.literal('tokens'), id: requestId, tokens: z.array(tokenId), text: z.string() }),
+  /** `logprobs`: one per token, only for a request that asked for them. */
+  z.object({ type: z.literal('tokens'), id: requestId, tokens: z.array(tokenId), text: z.string(), logprobs: z.array(generatedLogprobSchema).optional() }),
   z.object({ type: z.literal('done'), id: requestId, result: generateDoneSchema }),
   z.object({ type: z.literal('embeddings'), id: requestId, vectors: z.array(z.array(z.number())) }),
   z.object({ type: z.literal('cancelled'), id: requestId, found: z.boolean() }),
@@ -264,14 +282,15 @@ const isNonNegativeInteger = (value: unknown): value is number => Number.isSafeI
 /** A `tokens` message checked by hand for exactly its schema's shape; undefined when it is not one. */
 function asTokensMessage(raw: unknown): EngineMessageOf<'tokens'> | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
-  const { type, id, tokens, text } = raw as Record<string, unknown>;
-  if (type !== 'tokens' || !isNonNegativeInteger(id) || typeof text !== 'string' || !Array.isArray(tokens) || !tokens.every(isNonNegativeInteger)) return undefined;
+  const { type, id, tokens, text, logprobs } = raw as Record<string, unknown>;
+  // With logprobs (asked for, so off the common path) the schema checks the message.
+  if (type !== 'tokens' || logprobs !== undefined || !isNonNegativeInteger(id) || typeof text !== 'string' || !Array.isArray(tokens) || !tokens.every(isNonNegativeInteger)) return undefined;
   return { type, id, tokens, text };
 }
 
 /**
  * Parses one message from an engine, once. A `tokens` message (one per generated token, the hot path) is
- * validated by a hand check of its shape; every other message, and a `tokens` message that check refuses
+ * validated by a hand check of its shape (without logprobs); every other message, and a `tokens` message that check refuses
  * (so a malformed one is reported in the schema's words), goes through engineMessageSchema.
  */
 export function parseEngineMessage(raw: unknown): z.ZodSafeParseResult<EngineMessage> {

@@ -33,6 +33,8 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
   /** Each token's own text, control tokens written out (llama-server's `with_pieces`). */
   z.object({ type: z.literal('pieces'), id: requestId, tokens: tokenIdsSchema }),
   z.object({ type: z.literal('applyChatTemplate'), id: requestId, messages: z.array(chatMessageSchema), addGenerationPrompt: z.boolean() }),
+  /** GBNF for a JSON schema in node-llama-cpp's terms (common/json-schema-subset.ts); null asks for any JSON object. */
+  z.object({ type: z.literal('jsonSchemaGrammar'), id: requestId, schema: z.record(z.string(), z.unknown()).nullable() }),
   z.object({ type: z.literal('shutdown'), id: requestId }),
 ]);
 export type TokenizerRequest = z.infer<typeof tokenizerRequestSchema>;
@@ -57,6 +59,8 @@ export const TOKENIZER_ERROR_CODES = [
   'already_open',
   /** The chat template failed on these messages (the caller's input). */
   'template_failed',
+  /** node-llama-cpp could not make a grammar of the JSON schema (the caller's input). */
+  'schema_failed',
   /** Anything else that threw in the child. */
   'internal_error',
 ] as const;
@@ -70,6 +74,7 @@ export const tokenizerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), id: requestId, text: z.string() }),
   z.object({ type: z.literal('pieces'), id: requestId, pieces: z.array(z.string()) }),
   z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('grammar'), id: requestId, grammar: z.string() }),
   z.object({ type: z.literal('stopping'), id: requestId }),
   z.object({ type: z.literal('error'), id: requestId.nullable(), code: tokenizerErrorCodeSchema, message: z.string() }),
 ]);

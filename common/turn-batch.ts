@@ -31,13 +31,16 @@ export class TurnBatch<Item> {
   }
 }
 
-export interface TokenChunk {
+export interface TokenChunk<L = unknown> {
   tokens: number[];
   text: string;
+  /** Each token's logprobs, when the request asked for them. */
+  logprobs?: L[] | undefined;
 }
 
-/** One chunk carrying the tokens and text of `chunks`, in order. */
-export function mergeTokenChunks(chunks: readonly TokenChunk[]): TokenChunk {
+/** One chunk carrying the tokens, text and logprobs of `chunks`, in order. */
+export function mergeTokenChunks<L>(chunks: readonly TokenChunk<L>[]): TokenChunk<L> {
   if (chunks.length === 1) return chunks[0]!;
-  return { tokens: chunks.flatMap((c) => c.tokens), text: chunks.map((c) => c.text).join('') };
+  const logprobs = chunks.some((c) => c.logprobs) ? chunks.flatMap((c) => c.logprobs ?? []) : undefined;
+  return { tokens: chunks.flatMap((c) => c.tokens), text: chunks.map((c) => c.text).join(''), ...(logprobs ? { logprobs } : {}) };
 }

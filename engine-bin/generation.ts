@@ -1,28 +1,31 @@
 /**
  * One generation on a slot the scheduler granted: the slot keeps the prefix it shares with the prompt
  * (adaptStateToTokens) and evaluates only the rest, tokens are sampled with the request's options (penalties, logit bias,
- * end-of-generation tokens banned for ignoreEos), text streams through the incremental detokenizer and the
+ * end-of-generation tokens banned for ignoreEos, its grammar), text streams through the incremental detokenizer and the
  * stop-string matcher, and the result is a GenerateDone with its timings. Also the checks a prompt passes
  * before it waits for a slot, and the result of a request cancelled while it waited.
  */
-import { TokenBias, type LlamaModel, type Token } from 'node-llama-cpp';
-import type { GenerateDone, GenerateRequest, Sampling } from '../common/engine-protocol.js';
+import { LlamaGrammarEvaluationState, TokenBias, type LlamaGrammar, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { GenerateDone, GenerateRequest, GeneratedLogprob, Sampling } from '../common/engine-protocol.js';
 import type { PrefixCacheReport } from '../common/prefix-cache.js';
 import { EngineError } from './engine-error.js';
 import type { Slot } from './slot.js';
 import { StopStringMatcher } from './stop-strings.js';
+import { generatedLogprob } from './token-logprobs.js';
 import { TokenTextStream } from './token-text.js';
 
 /** Where a running generation reports to. */
 export interface GenerationSink {
   started(info: { slot: number; reusedTokens: number; queuedMs: number; prefixCache?: PrefixCacheReport }): void;
-  tokens(chunk: { tokens: number[]; text: string }): void;
+  tokens(chunk: { tokens: number[]; text: string; logprobs?: GeneratedLogprob[] }): void;
 }
 
 export interface Generation {
   readonly request: GenerateRequest;
   readonly slot: Slot;
   readonly model: LlamaModel;
+  /** The request's compiled grammar (grammar-cache.ts), when it has one. */
+  readonly grammar: LlamaGrammar | undefined;
   /** Tokens one slot holds. */
   readonly contextSize: number;
   readonly vocabularySize: number;
@@ -51,6 +54,9 @@ export function checkPrompt(request: GenerateRequest, contextSize: number, vocab
   }
   const outside = request.tokens.find((t) => t >= vocabularySize);
   if (outside !== undefined) throw new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${vocabularySize} tokens`);
+  if (request.grammar !== undefined && request.ignoreEos) {
+    throw new EngineError('bad_message', 'ignoreEos cannot be used with a grammar: once the grammar is complete, only end of generation may follow');
+  }
   const biased = request.sampling.logitBias.find(([t]) => t >= vocabularySize);
   if (biased !== undefined) throw new EngineError('bad_message', `logit bias: token id ${biased[0]} is outside the model's vocabulary of ${vocabularySize} tokens`);
 }
@@ -78,7 +84,7 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
     let finishReason: GenerateDone['finishReason'] = 'stop';
     let firstTokenAt = 0;
 
-    const iterator = sequence.evaluate(asTokens(request.tokens.slice(reusedTokens)), {
+    const evaluateOptions: Parameters<typeof sequence.evaluate>[1] = {
       temperature: sampling.temperature,
       topK: sampling.topK,
       topP: sampling.topP,
@@ -96,9 +102,13 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
           }
         : {}),
       ...tokenBiasOf(request, model, generation.vocabularySize),
-    });
-    for await (const next of iterator) {
-      const token = next as number;
+      ...(generation.grammar ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar: generation.grammar }) } : {}),
+    };
+    const rest = asTokens(request.tokens.slice(reusedTokens));
+    const steps =
+      request.logprobs === undefined ? plainSteps(sequence.evaluate(rest, evaluateOptions)) : sequence.evaluateWithMetadata(rest, { probabilities: true }, evaluateOptions);
+    for await (const step of steps) {
+      const token = step.token as number;
       if (!firstTokenAt) {
         firstTokenAt = performance.now();
         generation.onFirstToken();
@@ -107,7 +117,9 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
       history.push(token);
       const { release, stoppedBy: matched } = stops.push(textStream.push(token));
       text += release;
-      sink.tokens({ tokens: [token], text: release });
+      const { probabilities } = step as { probabilities?: ReadonlyMap<Token, number> };
+      const logprobs = probabilities ? [generatedLogprob(model, generated.slice(-DETOKENIZE_CONTEXT - 1, -1), token, probabilities, request.logprobs ?? 0)] : undefined;
+      sink.tokens({ tokens: [token], text: release, ...(logprobs ? { logprobs } : {}) });
       if (matched !== null) {
         stoppedBy = matched;
         break;
@@ -151,6 +163,11 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
     if (error instanceof EngineError) throw error;
     throw new EngineError('generate_failed', `generation failed: ${(error as Error).message}`);
   }
+}
+
+/** The plain evaluation's tokens as steps without metadata (the common path: no probabilities computed). */
+async function* plainSteps(tokens: AsyncIterable<Token>): AsyncGenerator<{ token: Token }> {
+  for await (const token of tokens) yield { token };
 }
 
 /** The result of a request cancelled while it waited for a slot. */

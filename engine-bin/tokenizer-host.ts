@@ -11,6 +11,7 @@ import { CHATML_TEMPLATE } from '../common/chat-templates.js';
 import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, OpenStage, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
+import { jsonSchemaGrammar } from './json-schema-grammar.js';
 
 /** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
 const NATIVE_LOG_GRACE_MS = 200;
@@ -127,6 +128,16 @@ export class TokenizerHost {
   /** The text of a completion prompt as the model expects it (BOS when the model wants one). */
   tokenizePrompt(text: string): number[] {
     return this.tokenize(text, false, this.need().model.tokens.shouldPrependBosToken);
+  }
+
+  /** GBNF for a JSON schema (null: any JSON object), by node-llama-cpp's JSON-schema grammar (json-schema-grammar.ts). */
+  async jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string> {
+    try {
+      return await jsonSchemaGrammar(this.need().llama, schema);
+    } catch (error) {
+      if (error instanceof TokenizerFailure) throw error;
+      throw new TokenizerFailure('schema_failed', `the JSON schema cannot be made a grammar: ${(error as Error).message}`);
+    }
   }
 
   async dispose(): Promise<void> {

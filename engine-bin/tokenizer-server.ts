@@ -60,6 +60,9 @@ export class TokenizerServer {
       case 'applyChatTemplate':
         send({ type: 'templated', id, ...this.host.applyChatTemplate(request.messages, request.addGenerationPrompt) });
         return;
+      case 'jsonSchemaGrammar':
+        send({ type: 'grammar', id, grammar: await this.host.jsonSchemaGrammar(request.schema) });
+        return;
       case 'shutdown':
         send({ type: 'stopping', id });
         await this.stop(0);

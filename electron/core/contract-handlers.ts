@@ -116,7 +116,7 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
       await chat.store.delete(id);
       return { id };
     },
-    sendMessage: async ({ id, content }) => chat.send(id, content),
+    sendMessage: async ({ id, content, json }) => chat.send(id, content, json?.schema),
     regenerate: async ({ id }) => chat.regenerate(id),
     editMessage: async ({ id, messageId, content }) => chat.edit(id, messageId, content),
     stopGeneration: async ({ id }) => ({ stopped: chat.stop(id) }),

@@ -59,6 +59,14 @@ export class Tokenizer {
     return (await this.supervisor.call({ type: 'tokenizePrompt', text }, 'tokens')).tokens;
   }
 
+  /**
+   * GBNF for a JSON schema already in node-llama-cpp's terms (common/json-schema-subset.ts), made by its
+   * JSON-schema grammar in the child (core does not load node-llama-cpp); null asks for any JSON object.
+   */
+  async jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string> {
+    return (await this.supervisor.call({ type: 'jsonSchemaGrammar', schema }, 'grammar')).grammar;
+  }
+
   /** What a restart of the child opens (the shared arena's path once it is filled). */
   reopenFrom(modelPath: string): void {
     this.supervisor.reopenFrom(modelPath);

@@ -68,18 +68,17 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
       return error as InstanceType<typeof OpenAI.BadRequestError>;
     };
     for (const [field, value] of Object.entries({
-      response_format: { type: 'json_object' },
+      response_format: { type: 'xml' },
       tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
       tool_choice: 'required',
       parallel_tool_calls: false,
-      logprobs: true,
       top_logprobs: 3,
       reasoning_effort: 'low',
       modalities: ['text', 'audio'],
       frobnicate: 1,
     })) {
       const error = await refused({ [field]: value });
-      expect(error.param, field).toBe(field);
+      expect(error.param?.split('.')[0], field).toBe(field);
       expect(error.message).toContain(field);
     }
     expect((await refused({ n: 2 })).message).toContain('one choice per request');

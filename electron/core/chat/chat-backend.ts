@@ -27,5 +27,7 @@ export interface ChatBackend {
   };
   /** Where the chat reports what it could not do (an answer not saved). */
   readonly log: { warn(line: string): void };
+  /** GBNF for a JSON schema (null: any JSON object); rejects naming a keyword the grammar cannot express. */
+  jsonGrammar(schema: Record<string, unknown> | null): Promise<string>;
   generate(request: GenerateRequestInput, options: { signal: AbortSignal; onTokens: (chunk: { text: string }) => void }): Promise<ChatGeneration>;
 }

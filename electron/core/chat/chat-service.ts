@@ -35,9 +35,9 @@ export class ChatService {
     return () => this.listeners.delete(listener);
   }
 
-  /** Adds the user's message and answers it. */
-  async send(id: string, content: string): Promise<ChatMessageData> {
-    return this.answerAfter(id, (c) => {
+  /** Adds the user's message and answers it; with `json` (a schema, or null for any object) the answer is JSON. */
+  async send(id: string, content: string, json?: Record<string, unknown> | null): Promise<ChatMessageData> {
+    return this.answerAfter(id, json, (c) => {
       c.messages.push({ id: randomUUID(), role: 'user', content, servedBy: null, stopped: false, error: null, state: 'complete', writer: null });
       if (c.messages.length === 1 && c.title === 'New chat') c.title = titleOf(content);
     });
@@ -45,7 +45,7 @@ export class ChatService {
 
   /** Replaces a user message's text, drops everything after it, and answers it again (a title made from the first message follows it). */
   async edit(id: string, messageId: string, content: string): Promise<ChatMessageData> {
-    return this.answerAfter(id, (c) => {
+    return this.answerAfter(id, undefined, (c) => {
       const first = c.messages[0];
       if (first?.id === messageId && c.title === titleOf(first.content)) c.title = titleOf(content);
       try {
@@ -58,7 +58,7 @@ export class ChatService {
 
   /** Drops the last answer and answers the last user message again. */
   async regenerate(id: string): Promise<ChatMessageData> {
-    return this.answerAfter(id, (c) => {
+    return this.answerAfter(id, undefined, (c) => {
       while (c.messages.at(-1)?.role === 'assistant') c.messages.pop();
       if (c.messages.length === 0) throw new ConversationError('there is no message to answer again');
     });
@@ -89,7 +89,7 @@ export class ChatService {
    * Claims the conversation's one answer, applies `change` (the new message, or the old answer dropped)
    * and adds the answer as `streaming` in the same save, then streams the answer into it.
    */
-  private async answerAfter(id: string, change: (conversation: Conversation) => void): Promise<ChatMessageData> {
+  private async answerAfter(id: string, json: Record<string, unknown> | null | undefined, change: (conversation: Conversation) => void): Promise<ChatMessageData> {
     if (this.stopping) throw new ConversationError('the server is shutting down; no new answer is started');
     if (this.streaming.has(id)) throw new ConversationError('an answer is still streaming in this conversation; stop it first');
     const controller = new AbortController();
@@ -105,10 +105,10 @@ export class ChatService {
       this.streaming.delete(id);
       throw error;
     }
-    return this.answer({ ...history, messages: history.messages.filter((m) => m.id !== answer.id) }, answer, controller);
+    return this.answer({ ...history, messages: history.messages.filter((m) => m.id !== answer.id) }, answer, controller, json);
   }
 
-  private async answer(conversation: Conversation, answer: ChatMessageData, controller: AbortController): Promise<ChatMessageData> {
+  private async answer(conversation: Conversation, answer: ChatMessageData, controller: AbortController, json: Record<string, unknown> | null | undefined): Promise<ChatMessageData> {
     let interrupted = false;
     const untrack = this.open.add({
       cut: () => {
@@ -121,9 +121,11 @@ export class ChatService {
       const history = conversation.messages.filter((m) => m.error === null).map((m) => ({ role: m.role, content: m.content }));
       const { tokens } = await this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
       const { temperature, topP, topK, maxTokens, seed } = conversation.sampling;
+      const grammar = json === undefined ? undefined : await this.workstation.jsonGrammar(json);
       const done = await this.workstation.generate(
         {
           tokens,
+          ...(grammar === undefined ? {} : { grammar }),
           conversationId: conversation.id,
           sampling: { temperature, topP, topK, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, ...(seed === null ? {} : { seed }) },
           maxTokens,

@@ -53,6 +53,9 @@ export interface GenerationHandle {
 }
 
 export class EngineClient {
+  /** node-llama-cpp applies a request's grammar (engine-bin/grammar-cache.ts) and reports token logprobs (engine-bin/token-logprobs.ts). */
+  readonly takesGrammar = true;
+  readonly takesLogprobs = true;
   private readonly channel: RequestChannel<EngineMessage, RequestBody<EngineRequestInput>>;
   readonly exited: Promise<EngineExit>;
 
@@ -93,7 +96,7 @@ export class EngineClient {
       'done',
       (m) => {
         if (m.type === 'started') markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs, ...(m.prefixCache ? { prefixCache: m.prefixCache } : {}) });
-        else if (m.type === 'tokens') onTokens?.({ tokens: m.tokens, text: m.text });
+        else if (m.type === 'tokens') onTokens?.({ tokens: m.tokens, text: m.text, ...(m.logprobs ? { logprobs: m.logprobs } : {}) });
       },
       id,
     ).then((m) => m.result);

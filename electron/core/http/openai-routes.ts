@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { MAX_GENERATE_TOKENS, type GenerateRequestInput } from '../../../common/engine-protocol.js';
+import { MAX_GENERATE_TOKENS, type GeneratedLogprob, type GenerateRequestInput } from '../../../common/engine-protocol.js';
 import { mergeTokenChunks, TurnBatch, type TokenChunk } from '../../../common/turn-batch.js';
 import { EngineRequestError } from '../engine/engine-client.js';
 import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../queue/queue-errors.js';
@@ -20,6 +20,8 @@ import { TokenizerError, TokenizerUnavailableError, type ChatMessage } from '../
 import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
+import { requestGrammar } from './response-format.js';
+import { chatLogprobs, completionLogprobs, requestedLogprobs } from './logprobs.js';
 import type { OpenGenerations } from '../open-generations.js';
 import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
 
@@ -36,7 +38,12 @@ export function checkModel(workstation: Workstation, model: string | undefined):
 }
 
 /** The engine request for a parsed body (every limit of the engine protocol was checked by its schema). */
-export function generateRequest(body: SamplingRequest, tokens: number[], maxTokens: number | null | undefined): GenerateRequestInput {
+export function generateRequest(
+  body: SamplingRequest,
+  tokens: number[],
+  maxTokens: number | null | undefined,
+  { grammar, logprobs }: { grammar?: string | undefined; logprobs?: number | undefined } = {},
+): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const conversationId = body.prompt_cache_key ?? body.user;
   return {
@@ -45,6 +52,8 @@ export function generateRequest(body: SamplingRequest, tokens: number[], maxToke
     maxTokens: maxTokens ?? MAX_GENERATE_TOKENS,
     stop,
     ignoreEos: body.ignore_eos ?? false,
+    ...(grammar !== undefined ? { grammar } : {}),
+    ...(logprobs !== undefined ? { logprobs } : {}),
     sampling: {
       ...(body.temperature != null ? { temperature: body.temperature } : {}),
       ...(body.top_p != null ? { topP: body.top_p } : {}),
@@ -105,6 +114,7 @@ function mapGenerationError(workstation: Workstation, error: unknown): HttpError
   if (error instanceof RequestCancelledError) return new HttpError(499, error.message, 'invalid_request_error', null, 'cancelled');
   if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
   if (error instanceof EngineRequestError && error.code === 'bad_message') return new HttpError(400, error.message, 'invalid_request_error', 'prompt');
+  if (error instanceof EngineRequestError && error.code === 'bad_grammar') return new HttpError(400, `grammar: ${error.message}`, 'invalid_request_error', 'grammar');
   if (error instanceof EngineRequestError && error.code === 'generate_failed') return new HttpError(500, `generation failed: ${error.message}`, 'server_error');
   if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica', retryAfter());
   if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');
@@ -136,6 +146,11 @@ async function serveGeneration(
   res: ServerResponse,
   arrivedAt: number,
 ): Promise<void> {
+  const grammar = await requestGrammar(body, (schema) => tokensOf(workstation, () => workstation.tokenizer.jsonSchemaGrammar(schema), 'response_format'));
+  const logprobs = requestedLogprobs(body);
+  /** The `logprobs` of a choice or chunk for these tokens (null when not asked); `offset`: where their text starts in the completion. */
+  const logprobsOf = (entries: readonly GeneratedLogprob[] | undefined, offset: number) =>
+    logprobs === undefined ? null : kind === 'chat' ? chatLogprobs(entries ?? [], logprobs) : completionLogprobs(entries ?? [], logprobs, offset);
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
@@ -144,7 +159,7 @@ async function serveGeneration(
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  const request = generateRequest(body, tokens, maxTokens);
+  const request = generateRequest(body, tokens, maxTokens, { grammar, logprobs });
   const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
@@ -168,8 +183,15 @@ async function serveGeneration(
     });
     let result: ReplicaGenerateResult;
     let firstTokenAt: number | undefined;
+    const collected: GeneratedLogprob[] = [];
     try {
-      result = await workstation.generate(request, { signal: abort.signal, onTokens: () => (firstTokenAt ??= performance.now()) });
+      result = await workstation.generate(request, {
+        signal: abort.signal,
+        onTokens: (chunk) => {
+          firstTokenAt ??= performance.now();
+          if (chunk.logprobs) collected.push(...chunk.logprobs);
+        },
+      });
     } catch (error) {
       throw mapGenerationError(workstation, error);
     } finally {
@@ -178,8 +200,8 @@ async function serveGeneration(
     if (res.headersSent) return;
     const choice =
       kind === 'chat'
-        ? { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result) }
-        : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: null };
+        ? { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) }
+        : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) };
     sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) });
     return;
   }
@@ -191,23 +213,28 @@ async function serveGeneration(
   const end = (): void => {
     if (!res.writableEnded) res.end('data: [DONE]\n\n');
   };
-  const chunk = (delta: string | null, finish: string | null, extra: Record<string, unknown> = {}) => ({
-    id,
-    object: chunkObject,
-    created,
-    model,
-    choices:
-      kind === 'chat'
-        ? [{ index: 0, delta: delta === null ? {} : { content: delta }, finish_reason: finish }]
-        : [{ index: 0, text: delta ?? '', finish_reason: finish, logprobs: null }],
-    ...extra,
-  });
+  let streamedText = 0;
+  const chunk = (delta: string | null, finish: string | null, extra: Record<string, unknown> = {}, entries?: GeneratedLogprob[]) => {
+    const choiceLogprobs = entries === undefined ? null : logprobsOf(entries, streamedText);
+    streamedText += delta?.length ?? 0;
+    return {
+      id,
+      object: chunkObject,
+      created,
+      model,
+      choices:
+        kind === 'chat'
+          ? [{ index: 0, delta: delta === null ? {} : { content: delta }, finish_reason: finish, ...(choiceLogprobs ? { logprobs: choiceLogprobs } : {}) }]
+          : [{ index: 0, text: delta ?? '', finish_reason: finish, logprobs: choiceLogprobs }],
+      ...extra,
+    };
+  };
   // With `return_tokens`, each event carries its token ids too (a Manifold node fronted as a remote replica reads them).
   let firstTokenAt: number | undefined;
-  const tokenEvents = new TurnBatch<TokenChunk>((chunks) => {
-    const { text, tokens } = mergeTokenChunks(chunks);
+  const tokenEvents = new TurnBatch<TokenChunk<GeneratedLogprob>>((chunks) => {
+    const { text, tokens, logprobs: entries } = mergeTokenChunks(chunks);
     firstTokenAt ??= performance.now();
-    send(chunk(text, null, body.return_tokens === true ? { manifold: { tokens } } : {}));
+    send(chunk(text, null, body.return_tokens === true ? { manifold: { tokens } } : {}, logprobs === undefined ? undefined : (entries ?? [])));
   }, setImmediate);
   // Before the stream opened, a failure is still a status code (429 and 503 with Retry-After).
   const fail = (failure: HttpError): void => {
@@ -237,8 +264,8 @@ async function serveGeneration(
       onDispatched: openStream,
       // Tokens go out even when their text is still held (a split UTF-8 character, a possible stop string),
       // so a client sees the first token when it is made.
-      onTokens: ({ text, tokens }) => {
-        if (text || tokens.length) tokenEvents.push({ tokens, text });
+      onTokens: ({ text, tokens, logprobs: entries }) => {
+        if (text || tokens.length) tokenEvents.push({ tokens, text, ...(entries ? { logprobs: entries } : {}) });
       },
     });
     tokenEvents.flush();

@@ -2,7 +2,7 @@
  * The OpenAI-compatible request bodies, as zod schemas. Nothing is silently ignored: the schemas are
  * strict, so a parameter Manifold does not honour is a 400 naming it, except the few in
  * IGNORED_FIELDS, which change nothing a local server does (documented in the README's API table).
- * `top_k`, `min_p`, `repeat_penalty`, `repeat_last_n`, `ignore_eos` and `return_tokens` are
+ * `top_k`, `min_p`, `repeat_penalty`, `repeat_last_n`, `ignore_eos`, `grammar` and `return_tokens` are
  * llama-server's extensions.
  *
  * Every limit of the engine protocol (`generateRequestSchema`) is checked here first, with a message in
@@ -12,8 +12,10 @@
  * Parse with `parseRequest` (http-error.ts) so every other refusal is in words too.
  */
 import { z } from 'zod';
-import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
+import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_GRAMMAR_LENGTH, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
 import { expectedOneOf } from '../../../common/issue-words.js';
+import { chatLogprobsFields, completionLogprobsFields } from './logprobs.js';
+import { responseFormatSchema } from './response-format.js';
 
 const lengthOf = (input: unknown): number => (typeof input === 'string' || Array.isArray(input) ? input.length : 0);
 
@@ -49,10 +51,10 @@ export const IGNORED_FIELDS = {
 };
 
 /**
- * Not honoured yet, refused with a 400 naming them when set to anything but null: structured output,
- * tools and logprobs are being built (issue 17). One list, so honouring one is deleting its name here.
+ * Not honoured yet, refused with a 400 naming them when set to anything but null: tools are being
+ * built (issue 17). One list, so honouring one is deleting its name here.
  */
-export const NOT_YET_HONOURED = ['response_format', 'tools', 'tool_choice', 'parallel_tool_calls', 'logprobs', 'top_logprobs'] as const;
+export const NOT_YET_HONOURED = ['tools', 'tool_choice', 'parallel_tool_calls'] as const;
 
 /** A field that may be sent only as null (or not at all), with `why` as the refusal. */
 const onlyNull = (why: string) => z.null({ error: why }).optional();
@@ -100,6 +102,14 @@ const samplingFields = {
   ignore_eos: z.boolean().nullish(),
   /** llama-server's `return_tokens`: the completion's token ids in the response (`manifold.tokens`; in a stream, each chunk's too). */
   return_tokens: z.boolean().nullish(),
+  /** llama-server's `grammar`: a GBNF grammar the output must follow. */
+  grammar: z
+    .string()
+    .min(1, 'a grammar must not be empty')
+    .max(MAX_GRAMMAR_LENGTH, { error: (issue) => `a grammar is at most ${MAX_GRAMMAR_LENGTH} characters (got ${lengthOf(issue.input)})` })
+    .nullish(),
+  /** Structured output (response-format.ts), held by a grammar in the engine. */
+  response_format: responseFormatSchema.nullish(),
 };
 
 const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() }).strict();
@@ -117,6 +127,7 @@ export const chatCompletionRequestSchema = z
   .object({
     ...samplingFields,
     ...notYetHonoured(NOT_YET_HONOURED),
+    ...chatLogprobsFields,
     messages: z.array(chatMessageSchema).min(1),
     max_completion_tokens: maxTokensSchema,
   })
@@ -126,7 +137,7 @@ export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 export const completionRequestSchema = z
   .object({
     ...samplingFields,
-    ...notYetHonoured(NOT_YET_HONOURED.filter((field) => field === 'logprobs')),
+    ...completionLogprobsFields,
     prompt: z.union([z.string(), z.array(z.string()).length(1), z.array(z.number().int().nonnegative()).min(1)], {
       error: expectedOneOf('a string, an array of one string, or an array of token ids (whole numbers ≥ 0)'),
     }),

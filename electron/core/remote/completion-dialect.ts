@@ -6,7 +6,7 @@
  * every chunk is checked by a zod schema (extra fields allowed) and a malformed one is named.
  */
 import type { z } from 'zod';
-import type { GenerateRequest, SlotView } from '../../../common/engine-protocol.js';
+import type { GeneratedLogprob, GenerateRequest, SlotView } from '../../../common/engine-protocol.js';
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 
 export interface PeerTimings {
@@ -40,7 +40,7 @@ export interface PeerUsage {
 /** What one chunk of a generation stream says; a chunk may say several things at once. */
 export interface StreamPiece {
   /** Generated text and its token ids (empty when the peer gives no ids with each chunk). */
-  readonly tokens?: { readonly ids: readonly number[]; readonly text: string };
+  readonly tokens?: { readonly ids: readonly number[]; readonly text: string; readonly logprobs?: GeneratedLogprob[] };
   readonly finish?: PeerFinish;
   readonly usage?: PeerUsage;
   /** An error event inside the stream (its body, for peerRefusal). */
@@ -52,6 +52,10 @@ export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok
 export interface CompletionDialect {
   /** The streamed completion endpoint. */
   readonly path: string;
+  /** Whether the peer constrains output by a request's GBNF `grammar` (llama-server and Manifold do; an OpenAI-only peer cannot). */
+  readonly takesGrammar: boolean;
+  /** Whether the peer reports each token's logprobs (llama-server's `n_probs`); Manifold and OpenAI peers are not asked. */
+  readonly takesLogprobs: boolean;
   /**
    * The request body. `model` is the peer's name for the model; `contextSize` its per-slot context when
    * known (0 otherwise), for peers that refuse a token budget larger than what is left of it.

@@ -30,14 +30,14 @@ export class GenerationTally {
     if (piece.usage) this.usage = piece.usage;
     if (piece.finish) this.finishValue = piece.finish;
     if (!piece.tokens) return undefined;
-    const { ids, text } = piece.tokens;
+    const { ids, text, logprobs } = piece.tokens;
     this.firstTokenAt ??= now;
     this.lastTokenAt = now;
     this.steps++;
     this.text += text;
     this.ids.push(...ids);
     if (ids.length === 0 && text !== '') this.idsComplete = false;
-    return { tokens: [...ids], text };
+    return { tokens: [...ids], text, ...(logprobs ? { logprobs } : {}) };
   }
 
   get tokensSeen(): boolean {

@@ -6,7 +6,7 @@
  * actions that save and restore one slot's KV state to a file (a local llama-server's live resize).
  */
 import { z } from 'zod';
-import type { GenerateRequest, SlotView } from '../../../common/engine-protocol.js';
+import type { GeneratedLogprob, GenerateRequest, SlotView, TokenLogprob } from '../../../common/engine-protocol.js';
 import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type SlotStateDialect, type StreamPiece } from './completion-dialect.js';
 
 const tokenId = z.number().int().nonnegative();
@@ -21,8 +21,13 @@ const timingsSchema = z.object({
   predicted_per_second: z.number().nullish(),
 });
 
+/** One candidate of `completion_probabilities`: `prob` with post_sampling_probs (what is asked), `logprob` otherwise. */
+const candidateSchema = z.object({ id: tokenId, token: z.string(), logprob: z.number().optional(), prob: z.number().min(0).max(1).optional() });
+const probabilitiesSchema = candidateSchema.extend({ top_probs: z.array(candidateSchema).optional(), top_logprobs: z.array(candidateSchema).optional() });
+
 const chunkSchema = z.object({
   content: z.string().default(''),
+  completion_probabilities: z.array(probabilitiesSchema).optional(),
   tokens: z.array(tokenId).default([]),
   stop: z.boolean(),
   /** -1 on the per-token chunks; the slot on the last one. */
@@ -68,6 +73,16 @@ const llamaServerSlotState: SlotStateDialect = {
   fillBody: (slot, tokens) => ({ prompt: tokens, id_slot: slot, n_predict: 1, cache_prompt: true, stream: false, temperature: 0 }),
 };
 
+/** The floor of a logprob (OpenAI's, for a probability too small for a float). */
+const LOGPROB_FLOOR = -9999;
+
+function logprobOf(candidate: z.infer<typeof candidateSchema>): TokenLogprob {
+  const logprob = candidate.logprob ?? (candidate.prob !== undefined && candidate.prob > 0 ? Math.log(candidate.prob) : LOGPROB_FLOOR);
+  return { token: candidate.id, text: candidate.token, logprob: Math.min(0, Math.max(LOGPROB_FLOOR, logprob)) };
+}
+
+const generatedLogprobOf = (p: z.infer<typeof probabilitiesSchema>): GeneratedLogprob => ({ ...logprobOf(p), top: (p.top_probs ?? p.top_logprobs ?? []).map(logprobOf) });
+
 function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
   const timings = chunk.timings;
   return {
@@ -91,6 +106,8 @@ function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
 
 export const llamaServerDialect: CompletionDialect = {
   path: '/completion',
+  takesGrammar: true,
+  takesLogprobs: true,
   body: (request: GenerateRequest) => ({
     prompt: request.tokens,
     n_predict: request.maxTokens,
@@ -110,6 +127,9 @@ export const llamaServerDialect: CompletionDialect = {
     logit_bias: request.sampling.logitBias.map(([token, bias]) => [token, bias <= -100 ? false : bias]),
     stop: request.stop,
     ignore_eos: request.ignoreEos,
+    ...(request.grammar !== undefined ? { grammar: request.grammar } : {}),
+    // Probabilities after the sampler chain, as node-llama-cpp gives them.
+    ...(request.logprobs !== undefined ? { n_probs: Math.max(1, request.logprobs), post_sampling_probs: true } : {}),
   }),
   read(raw: unknown): Parsed<StreamPiece> {
     if (typeof raw === 'object' && raw !== null && 'error' in raw) return { ok: true, value: { error: raw } };
@@ -120,7 +140,9 @@ export const llamaServerDialect: CompletionDialect = {
     return {
       ok: true,
       value: {
-        ...(hasTokens ? { tokens: { ids: chunk.tokens, text: chunk.content } } : {}),
+        ...(hasTokens
+          ? { tokens: { ids: chunk.tokens, text: chunk.content, ...(chunk.completion_probabilities ? { logprobs: chunk.completion_probabilities.map(generatedLogprobOf) } : {}) } }
+          : {}),
         ...(chunk.stop ? { finish: finishOf(chunk) } : {}),
       },
     };

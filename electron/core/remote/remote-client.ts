@@ -53,6 +53,16 @@ export class RemoteClient {
     return this.options.peer.url;
   }
 
+  /** Whether the peer's dialect carries a request's grammar. */
+  get takesGrammar(): boolean {
+    return this.options.dialect.takesGrammar;
+  }
+
+  /** Whether the peer's dialect reports token logprobs. */
+  get takesLogprobs(): boolean {
+    return this.options.dialect.takesLogprobs;
+  }
+
   /** Generations sent and not yet ended (their streams still open here). */
   get runningCount(): number {
     return this.running.size;

@@ -20,7 +20,8 @@ export interface ChatSlice {
   refreshChat(): void;
   openConversation(id: string): Promise<void>;
   newConversation(): Promise<void>;
-  sendMessage(text: string): Promise<void>;
+  /** `json`: answer in JSON (of `schema`, or any object when it is null). */
+  sendMessage(text: string, json?: { schema: Record<string, unknown> | null }): Promise<void>;
   stopAnswer(): Promise<void>;
   regenerate(): Promise<void>;
   /** Edit-and-resend: the user message gets `text`, what followed it goes, and it is answered again. */
@@ -103,10 +104,10 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
       const conversation = await client.call('createConversation', {});
       set((s) => ({ active: conversation, conversations: [{ id: conversation.id, title: conversation.title, messages: 0, updatedAt: conversation.updatedAt, damaged: null }, ...s.conversations], chatError: null }));
     },
-    sendMessage: async (text) => {
+    sendMessage: async (text, json) => {
       if (!get().active) await get().newConversation();
       const id = get().active!.id;
-      await answer(id, text, () => client.call('sendMessage', { id, content: text }));
+      await answer(id, text, () => client.call('sendMessage', { id, content: text, ...(json ? { json } : {}) }));
     },
     stopAnswer: async () => {
       const active = get().active;

@@ -8,6 +8,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { selectIsStreaming, selectShownMessages } from '../../store/chat-slice.js';
 import { useApp } from '../../store/use-app-store.js';
 import { ChatSettings } from './ChatSettings.js';
+import { JsonToggle, parseJsonChoice, type JsonChoice } from './JsonToggle.js';
 import { Markdown } from './Markdown.js';
 
 /** Where this tab keeps the id of its open conversation. */
@@ -35,6 +36,8 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   const [copied, setCopied] = useState<string | null>(null);
   const list = useRef<HTMLOListElement>(null);
+  const [jsonChoice, setJsonChoice] = useState<JsonChoice>({ on: false, schemaText: '' });
+  const [jsonError, setJsonError] = useState<string | null>(null);
   useEffect(() => void actions.load(), [actions]);
   // A reload of this tab opens the conversation it had open (kept per tab).
   useEffect(() => {
@@ -64,8 +67,11 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const send = (): void => {
     const text = draft.trim();
     if (!text || streaming) return;
+    const { json, error } = parseJsonChoice(jsonChoice);
+    setJsonError(error ?? null);
+    if (error) return;
     setDraft('');
-    void actions.send(text);
+    void actions.send(text, json);
   };
 
   return (
@@ -161,6 +167,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
             </li>
           ))}
         </ol>
+        <JsonToggle choice={jsonChoice} onChange={setJsonChoice} error={jsonError} />
         <div className="composer">
           <textarea
             aria-label="message"

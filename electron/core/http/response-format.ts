@@ -1,0 +1,65 @@
+/**
+ * OpenAI's `response_format` as a grammar for the engine: `text` asks for nothing; `json_object` for any
+ * JSON object; `json_schema` for a value of its schema, checked against what node-llama-cpp's JSON-schema
+ * grammar can express (common/json-schema-subset.ts: a keyword it cannot is a 400 naming the keyword)
+ * and converted by node-llama-cpp in the tokenizer child. llama-server's own `grammar` extension is the
+ * other way to ask for a grammar; a request gives one or the other. Every grammar ends with its value,
+ * so the generation stops there (finish_reason `stop`); `max_tokens` still bounds it (`length` when cut).
+ */
+import { z } from 'zod';
+import { checkJsonSchema } from '../../../common/json-schema-subset.js';
+import { HttpError } from './http-error.js';
+
+export const responseFormatSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }).strict(),
+    z.object({ type: z.literal('json_object') }).strict(),
+    z
+      .object({
+        type: z.literal('json_schema'),
+        json_schema: z
+          .object({
+            name: z.string().regex(/^[\w-]{1,64}$/, 'a name of at most 64 letters, digits, underscores or dashes'),
+            description: z.string().nullish(),
+            /** Absent: any JSON object. */
+            schema: z.record(z.string(), z.unknown()).nullish(),
+            /** Whatever it says, the grammar holds the output to the schema. */
+            strict: z.boolean().nullish(),
+          })
+          .strict(),
+      })
+      .strict(),
+  ],
+  { error: 'expected {"type": "text"}, {"type": "json_object"} or {"type": "json_schema", "json_schema": {…}}' },
+);
+export type ResponseFormat = z.infer<typeof responseFormatSchema>;
+
+/** What of a request body asks for a grammar. */
+export interface GrammarFields {
+  readonly response_format?: ResponseFormat | null | undefined;
+  readonly grammar?: string | null | undefined;
+  readonly ignore_eos?: boolean | null | undefined;
+}
+
+/**
+ * The grammar a request asks for, if any. `schemaGrammar` makes GBNF of a schema in node-llama-cpp's
+ * terms (null: any JSON object), in the tokenizer child.
+ */
+export async function requestGrammar(body: GrammarFields, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string | undefined> {
+  const format = body.response_format;
+  const structured = format !== undefined && format !== null && format.type !== 'text';
+  if (structured && body.grammar) throw new HttpError(400, 'grammar: give either response_format or grammar, not both', 'invalid_request_error', 'grammar');
+  const grammar = structured ? await formatGrammar(format, schemaGrammar) : (body.grammar ?? undefined);
+  if (grammar !== undefined && body.ignore_eos) {
+    throw new HttpError(400, 'ignore_eos: cannot be used with a grammar or response_format (once the output is complete, only its end may follow)', 'invalid_request_error', 'ignore_eos');
+  }
+  return grammar;
+}
+
+async function formatGrammar(format: Exclude<ResponseFormat, { type: 'text' }>, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string> {
+  if (format.type === 'json_object' || !format.json_schema.schema) return schemaGrammar(null);
+  const checked = checkJsonSchema(format.json_schema.schema);
+  if (!checked.ok) throw new HttpError(400, `response_format.json_schema.schema: ${checked.message}`, 'invalid_request_error', 'response_format', 'unsupported_schema_keyword');
+  return schemaGrammar(checked.schema);
+}
