@@ -11,6 +11,7 @@ import { CHATML_TEMPLATE } from '../common/chat-templates.js';
 import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, OpenStage, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
+import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
 
 /** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
 const NATIVE_LOG_GRACE_MS = 200;
@@ -45,7 +46,7 @@ export class TokenizerHost {
 
   constructor(private readonly log: (line: string) => void) {}
 
-  async open(request: OpenRequest, onStage: (stage: OpenStage) => void): Promise<{ hasModelTemplate: boolean; probeMs: number | null }> {
+  async open(request: OpenRequest, onStage: (stage: OpenStage) => void): Promise<{ hasModelTemplate: boolean; probeMs: number | null; toolSupport: ToolSupport }> {
     if (this.opened || this.opening) throw new TokenizerFailure('already_open', 'this tokenizer process has already opened a model');
     this.opening = true;
     const { modelPath } = request;
@@ -80,7 +81,7 @@ export class TokenizerHost {
         probeMs = performance.now() - started;
       }
       this.opened = { llama, model, template };
-      return { hasModelTemplate: templateSource !== null, probeMs };
+      return { hasModelTemplate: templateSource !== null, probeMs, toolSupport: toolSupportOf(templateSource) };
     } finally {
       this.opening = false;
     }
@@ -107,13 +108,17 @@ export class TokenizerHost {
     return tokens.map((token) => model.detokenize([token as Token], true, [token as Token]));
   }
 
-  /** The chat template applied to `messages` and tokenized with control tokens parsed (BOS when the model wants one). */
-  applyChatTemplate(messages: readonly ChatMessage[], addGenerationPrompt: boolean): { text: string; tokens: number[] } {
+  /**
+   * The chat template applied to `messages` (with `tools` in its `tools` variable when given) and
+   * tokenized with control tokens parsed (BOS when the model wants one).
+   */
+  applyChatTemplate(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools?: readonly Record<string, unknown>[]): { text: string; tokens: number[] } {
     const { model, template } = this.need();
     let text: string;
     try {
       text = template.render({
         messages,
+        ...(tools ? { tools } : {}),
         add_generation_prompt: addGenerationPrompt,
         bos_token: model.tokens.bosString ?? '',
         eos_token: model.tokens.eosString ?? '',
@@ -122,6 +127,16 @@ export class TokenizerHost {
       throw new TokenizerFailure('template_failed', `the chat template failed on these messages: ${(error as Error).message}`);
     }
     return { text, tokens: this.tokenize(text, true, model.tokens.shouldPrependBosToken) };
+  }
+
+  /** The GBNF of a JSON schema, by node-llama-cpp's JSON-schema grammar; a schema it cannot express is `schema_unsupported`. */
+  async jsonSchemaGrammar(schema: Record<string, unknown>): Promise<string> {
+    const { llama } = this.need();
+    try {
+      return (await llama.createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0])).grammar;
+    } catch (error) {
+      throw new TokenizerFailure('schema_unsupported', `the JSON schema cannot be turned into a grammar: ${(error as Error).message}`);
+    }
   }
 
   /** The text of a completion prompt as the model expects it (BOS when the model wants one). */
