@@ -23,14 +23,14 @@ export function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
   ].join('\n');
 }
 
-const argumentsValue = (text: unknown): unknown => {
-  if (typeof text !== 'string') return text;
+/** A call's arguments as a template reads them: the object its JSON text holds (text that is not JSON stays text). */
+export function templateArguments(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
     return text;
   }
-};
+}
 
 /**
  * `messages` with tool calls and tool results as plain turns, and `tools` (when offered) in the system
@@ -46,7 +46,7 @@ export function withToolsInPlainTurns(messages: readonly ChatMessage[], tools: r
       if (previous?.role === 'user' && previous.content.startsWith('<tool_response>')) previous.content += `\n${block}`;
       else turns.push({ role: 'user', content: block });
     } else if (message.role === 'assistant' && message.tool_calls?.length) {
-      const calls = message.tool_calls.map((call) => `<tool_call>\n${JSON.stringify({ name: call.function.name, arguments: argumentsValue(call.function.arguments) })}\n</tool_call>`);
+      const calls = message.tool_calls.map((call) => `<tool_call>\n${JSON.stringify({ name: call.function.name, arguments: call.function.arguments })}\n</tool_call>`);
       turns.push({ role: 'assistant', content: [message.content, ...calls].filter(Boolean).join('\n') });
     } else {
       turns.push({ role: message.role, content: message.content });

@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
 import { expectedOneOf } from '../../../common/issue-words.js';
+import { checkToolMessage, checkToolRequest, toolMessageFields, toolRequestFields } from './tool-calls-schemas.js';
 
 const lengthOf = (input: unknown): number => (typeof input === 'string' || Array.isArray(input) ? input.length : 0);
 
@@ -49,10 +50,10 @@ export const IGNORED_FIELDS = {
 };
 
 /**
- * Not honoured yet, refused with a 400 naming them when set to anything but null: structured output,
- * tools and logprobs are being built (issue 17). One list, so honouring one is deleting its name here.
+ * Not honoured yet, refused with a 400 naming them when set to anything but null: structured output
+ * and logprobs are being built (issue 17). One list, so honouring one is deleting its name here.
  */
-export const NOT_YET_HONOURED = ['response_format', 'tools', 'tool_choice', 'parallel_tool_calls', 'logprobs', 'top_logprobs'] as const;
+export const NOT_YET_HONOURED = ['response_format', 'logprobs', 'top_logprobs'] as const;
 
 /** A field that may be sent only as null (or not at all), with `why` as the refusal. */
 const onlyNull = (why: string) => z.null({ error: why }).optional();
@@ -104,23 +105,28 @@ const samplingFields = {
 
 const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() }).strict();
 
+/** A turn of the history; tool calling adds an assistant turn's `tool_calls` (its content may then be null) and `tool` turns. */
 export const chatMessageSchema = z
   .object({
-    role: z.enum(['system', 'developer', 'user', 'assistant']),
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
     content: z.union([z.string(), z.array(contentPartSchema)], { error: expectedOneOf('a string, an array of text parts ({"type": "text", "text": …}) or null') }).nullable(),
     /** OpenAI's participant name: accepted and ignored (chat templates have no place for it). */
     name: z.string().nullish(),
+    ...toolMessageFields,
   })
-  .strict();
+  .strict()
+  .superRefine(checkToolMessage);
 
 export const chatCompletionRequestSchema = z
   .object({
     ...samplingFields,
     ...notYetHonoured(NOT_YET_HONOURED),
+    ...toolRequestFields,
     messages: z.array(chatMessageSchema).min(1),
     max_completion_tokens: maxTokensSchema,
   })
-  .strict();
+  .strict()
+  .superRefine(checkToolRequest);
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 
 export const completionRequestSchema = z
