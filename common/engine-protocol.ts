@@ -84,6 +84,8 @@ export const MAX_STOP_STRINGS = 16;
 export const MAX_STOP_LENGTH = 256;
 /** The most tokens a request may ask for; the engine caps it further by what the slot can hold. */
 export const MAX_GENERATE_TOKENS = 1 << 20;
+/** The longest grammar (GBNF text) a request may carry. */
+export const MAX_GRAMMAR_LENGTH = 256 * 1024;
 
 export const generateRequestSchema = z.object({
   tokens: z.array(tokenId).min(1),
@@ -93,6 +95,8 @@ export const generateRequestSchema = z.object({
   maxTokens: z.number().int().min(1).max(MAX_GENERATE_TOKENS).default(256),
   /** Keep generating past end-of-generation tokens (llama-server's ignore_eos). */
   ignoreEos: z.boolean().default(false),
+  /** A GBNF grammar (llama.cpp's) the output must follow; a grammar that does not parse is a `bad_grammar` error. */
+  grammar: z.string().min(1).max(MAX_GRAMMAR_LENGTH).optional(),
 });
 export type GenerateRequest = z.infer<typeof generateRequestSchema>;
 export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
@@ -217,6 +221,8 @@ export const ENGINE_ERROR_CODES = [
   'already_loaded',
   'not_loaded',
   'prompt_too_long',
+  /** The request's grammar does not parse (llama.cpp's GBNF parser refused it). */
+  'bad_grammar',
   'generate_failed',
   'unknown_request',
   /** A rebuild was asked of an engine that is running requests (the barrier should have prevented it). */

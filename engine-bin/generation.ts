@@ -1,11 +1,11 @@
 /**
  * One generation on a slot the scheduler granted: the slot keeps the prefix it shares with the prompt
  * (adaptStateToTokens) and evaluates only the rest, tokens are sampled with the request's options (penalties, logit bias,
- * end-of-generation tokens banned for ignoreEos), text streams through the incremental detokenizer and the
+ * end-of-generation tokens banned for ignoreEos, its grammar), text streams through the incremental detokenizer and the
  * stop-string matcher, and the result is a GenerateDone with its timings. Also the checks a prompt passes
  * before it waits for a slot, and the result of a request cancelled while it waited.
  */
-import { TokenBias, type LlamaModel, type Token } from 'node-llama-cpp';
+import { LlamaGrammarEvaluationState, TokenBias, type LlamaGrammar, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { GenerateDone, GenerateRequest, Sampling } from '../common/engine-protocol.js';
 import type { PrefixCacheReport } from '../common/prefix-cache.js';
 import { EngineError } from './engine-error.js';
@@ -23,6 +23,8 @@ export interface Generation {
   readonly request: GenerateRequest;
   readonly slot: Slot;
   readonly model: LlamaModel;
+  /** The request's compiled grammar (grammar-cache.ts), when it has one. */
+  readonly grammar: LlamaGrammar | undefined;
   /** Tokens one slot holds. */
   readonly contextSize: number;
   readonly vocabularySize: number;
@@ -96,6 +98,7 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
           }
         : {}),
       ...tokenBiasOf(request, model, generation.vocabularySize),
+      ...(generation.grammar ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar: generation.grammar }) } : {}),
     });
     for await (const next of iterator) {
       const token = next as number;

@@ -14,6 +14,7 @@ import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/h
 import { ModelFileError, readModelFileHeader } from '../common/node/gguf-file.js';
 import { Embedder } from './embedder.js';
 import { EngineError } from './engine-error.js';
+import { GrammarCache } from './grammar-cache.js';
 import { cancelledWhileQueued, checkPrompt, generateOnSlot, type GenerationSink } from './generation.js';
 import { checkKvType, createContext, vocabularySize, type LoadedModel } from './model-context.js';
 import { LiveResize } from './model-resize.js';
@@ -30,6 +31,7 @@ export class ModelHost {
   private modelLoads = 0;
   private readonly scheduler = new SlotScheduler<Slot>();
   private readonly embedder = new Embedder();
+  private readonly grammars = new GrammarCache();
   private readonly prefixCache: PrefixCache;
   private readonly resize: LiveResize;
 
@@ -105,6 +107,7 @@ export class ModelHost {
     const loaded = this.requireLoaded();
     const contextSize = loaded.context.contextSize;
     checkPrompt(request, contextSize, loaded.vocabularySize);
+    const grammar = request.grammar === undefined ? undefined : await this.grammars.get(this.llama!, request.grammar);
     const arrived = performance.now();
     const slot = await this.scheduler.acquire(id, request.tokens, request.conversationId ?? null);
     const queuedMs = performance.now() - arrived;
@@ -115,6 +118,7 @@ export class ModelHost {
         request,
         slot,
         model: loaded.model,
+        grammar,
         contextSize,
         vocabularySize: loaded.vocabularySize,
         queuedMs,
@@ -155,6 +159,7 @@ export class ModelHost {
     }
     await this.resize.dispose();
     await this.prefixCache.dispose();
+    this.grammars.clear();
     await this.llama?.dispose();
     this.llama = undefined;
   }

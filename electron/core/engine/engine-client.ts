@@ -53,6 +53,8 @@ export interface GenerationHandle {
 }
 
 export class EngineClient {
+  /** node-llama-cpp applies a request's grammar (engine-bin/grammar-cache.ts). */
+  readonly takesGrammar = true;
   private readonly channel: RequestChannel<EngineMessage, RequestBody<EngineRequestInput>>;
   readonly exited: Promise<EngineExit>;
 

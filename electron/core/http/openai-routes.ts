@@ -47,6 +47,7 @@ export function generateRequest(body: SamplingRequest, tokens: number[], maxToke
     maxTokens: maxTokens ?? MAX_GENERATE_TOKENS,
     stop,
     ignoreEos: body.ignore_eos ?? false,
+    ...(body.grammar ? { grammar: body.grammar } : {}),
     sampling: {
       ...(body.temperature != null ? { temperature: body.temperature } : {}),
       ...(body.top_p != null ? { topP: body.top_p } : {}),
@@ -107,6 +108,7 @@ function mapGenerationError(workstation: Workstation, error: unknown): HttpError
   if (error instanceof RequestCancelledError) return new HttpError(499, error.message, 'invalid_request_error', null, 'cancelled');
   if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
   if (error instanceof EngineRequestError && error.code === 'bad_message') return new HttpError(400, error.message, 'invalid_request_error', 'prompt');
+  if (error instanceof EngineRequestError && error.code === 'bad_grammar') return new HttpError(400, `grammar: ${error.message}`, 'invalid_request_error', 'grammar');
   if (error instanceof EngineRequestError && error.code === 'generate_failed') return new HttpError(500, `generation failed: ${error.message}`, 'server_error');
   if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica', retryAfter());
   if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');

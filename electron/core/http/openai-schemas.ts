@@ -2,7 +2,7 @@
  * The OpenAI-compatible request bodies, as zod schemas. Nothing is silently ignored: the schemas are
  * strict, so a parameter Manifold does not honour is a 400 naming it, except the few in
  * IGNORED_FIELDS, which change nothing a local server does (documented in the README's API table).
- * `top_k`, `min_p`, `repeat_penalty`, `repeat_last_n`, `ignore_eos` and `return_tokens` are
+ * `top_k`, `min_p`, `repeat_penalty`, `repeat_last_n`, `ignore_eos`, `grammar` and `return_tokens` are
  * llama-server's extensions.
  *
  * Every limit of the engine protocol (`generateRequestSchema`) is checked here first, with a message in
@@ -12,7 +12,7 @@
  * Parse with `parseRequest` (http-error.ts) so every other refusal is in words too.
  */
 import { z } from 'zod';
-import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
+import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_GRAMMAR_LENGTH, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
 import { expectedOneOf } from '../../../common/issue-words.js';
 import { checkToolMessage, checkToolRequest, toolMessageFields, toolRequestFields } from './tool-calls-schemas.js';
 
@@ -101,6 +101,12 @@ const samplingFields = {
   ignore_eos: z.boolean().nullish(),
   /** llama-server's `return_tokens`: the completion's token ids in the response (`manifold.tokens`; in a stream, each chunk's too). */
   return_tokens: z.boolean().nullish(),
+  /** llama-server's `grammar`: a GBNF grammar the output must follow. */
+  grammar: z
+    .string()
+    .min(1, 'a grammar must not be empty')
+    .max(MAX_GRAMMAR_LENGTH, { error: (issue) => `a grammar is at most ${MAX_GRAMMAR_LENGTH} characters (got ${lengthOf(issue.input)})` })
+    .nullish(),
 };
 
 const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() }).strict();

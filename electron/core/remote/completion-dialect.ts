@@ -52,6 +52,8 @@ export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok
 export interface CompletionDialect {
   /** The streamed completion endpoint. */
   readonly path: string;
+  /** Whether the peer constrains output by a request's GBNF `grammar` (llama-server and Manifold do; an OpenAI-only peer cannot). */
+  readonly takesGrammar: boolean;
   /**
    * The request body. `model` is the peer's name for the model; `contextSize` its per-slot context when
    * known (0 otherwise), for peers that refuse a token budget larger than what is left of it.

@@ -91,6 +91,7 @@ function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
 
 export const llamaServerDialect: CompletionDialect = {
   path: '/completion',
+  takesGrammar: true,
   body: (request: GenerateRequest) => ({
     prompt: request.tokens,
     n_predict: request.maxTokens,
@@ -110,6 +111,7 @@ export const llamaServerDialect: CompletionDialect = {
     logit_bias: request.sampling.logitBias.map(([token, bias]) => [token, bias <= -100 ? false : bias]),
     stop: request.stop,
     ignore_eos: request.ignoreEos,
+    ...(request.grammar !== undefined ? { grammar: request.grammar } : {}),
   }),
   read(raw: unknown): Parsed<StreamPiece> {
     if (typeof raw === 'object' && raw !== null && 'error' in raw) return { ok: true, value: { error: raw } };

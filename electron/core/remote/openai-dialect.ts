@@ -2,7 +2,7 @@
  * OpenAI-style peers: `POST /v1/completions` streamed with token ids as the prompt and usage in a last
  * chunk (`stream_options.include_usage`), whose `prompt_tokens_details.cached_tokens` is the cache hit
  * where the server reports it (vLLM with prefix caching, SGLang). Text comes without token ids.
- * A Manifold node speaks the same with its extensions: `return_tokens` puts the ids under `manifold.tokens`
+ * A Manifold node speaks the same with its extensions (and takes llama-server's `grammar`): `return_tokens` puts the ids under `manifold.tokens`
  * (with each chunk, and all of them on the finishing one, with the slot and llama-server-style timings),
  * and `GET /slots` is its global slot view. vLLM/SGLang take top_k, min_p, repetition_penalty and
  * ignore_eos as extensions; they are sent only where they change something. OpenAI's own penalties and
@@ -108,6 +108,7 @@ function commonBody(request: GenerateRequest, model: string | null): Record<stri
 
 export const openAiDialect: CompletionDialect = {
   path: '/v1/completions',
+  takesGrammar: false,
   body: (request, peer) => ({
     ...commonBody(request, peer.model),
     ...tokenBudget(request, peer.contextSize),
@@ -124,6 +125,7 @@ export const openAiDialect: CompletionDialect = {
 
 export const manifoldDialect: CompletionDialect = {
   path: '/v1/completions',
+  takesGrammar: true,
   body: (request, peer) => ({
     ...commonBody(request, peer.model),
     max_tokens: request.maxTokens,
@@ -133,6 +135,7 @@ export const manifoldDialect: CompletionDialect = {
     repeat_penalty: request.sampling.repeatPenalty,
     repeat_last_n: request.sampling.repeatLastN,
     ignore_eos: request.ignoreEos,
+    ...(request.grammar !== undefined ? { grammar: request.grammar } : {}),
   }),
   read: readChunk,
   slotsPath: '/slots',

@@ -53,6 +53,11 @@ export class RemoteClient {
     return this.options.peer.url;
   }
 
+  /** Whether the peer's dialect carries a request's grammar. */
+  get takesGrammar(): boolean {
+    return this.options.dialect.takesGrammar;
+  }
+
   /** Generations sent and not yet ended (their streams still open here). */
   get runningCount(): number {
     return this.running.size;

@@ -48,6 +48,9 @@ function saysContextExceeded(words: { message: string; type: string | null; code
   );
 }
 
+/** Whether a peer's refusal says the request's grammar does not parse (llama-server: "Failed to parse grammar"; Manifold names `grammar`). */
+const saysBadGrammar = (words: { message: string }): boolean => /grammar/i.test(words.message);
+
 /**
  * The error for a peer's error answer: `status` is the HTTP status, or null for an error event inside a
  * stream (then its own `code` decides). 5xx, 408 and 429 (the peer is down, slow or full) lose the
@@ -57,5 +60,6 @@ export function peerRefusal(url: string, status: number | null, body: unknown): 
   const words = peerErrorWords(body);
   const effective = status ?? (typeof words.code === 'number' ? words.code : words.type === 'server_error' || words.type === 'unavailable_error' ? 500 : 400);
   if (effective >= 500 || effective === 408 || effective === 429) return new RemoteLostError(url, `answered ${status ?? 'an error event'}: ${words.message}`);
-  return new EngineRequestError(saysContextExceeded(words) ? 'prompt_too_long' : 'bad_message', `${url}: ${words.message}`);
+  const code = saysContextExceeded(words) ? 'prompt_too_long' : saysBadGrammar(words) ? 'bad_grammar' : 'bad_message';
+  return new EngineRequestError(code, `${url}: ${words.message}`);
 }

@@ -18,6 +18,8 @@ export interface ReplicaClient {
    * when the replica refuses the request.
    */
   generate(request: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle;
+  /** Whether it constrains output by a request's `grammar` (request-needs.ts routes grammar requests only to those that do). */
+  readonly takesGrammar: boolean;
   /** The replica's slots as far as it tells (empty when it does not). */
   slots(): Promise<SlotView[]>;
   /** One embedding vector per input (token ids); absent where the replica serves no embeddings (llama-server children and remote peers). */

@@ -15,6 +15,7 @@ import type { LogSink } from '../logging/core-log.js';
 import type { DispatchObserver } from '../metrics/request-metrics.js';
 import type { Replica } from './replica.js';
 import { NoReplicaError, ReplicaDiedError } from './replica-errors.js';
+import { needsOf, noReplicaTakes, takes, type Need } from './request-needs.js';
 import type { RoutingState } from './routing-state.js';
 
 export interface ReplicaGenerateResult extends GenerateDone {
@@ -35,6 +36,8 @@ export interface ReplicaGenerateOptions {
 interface QueuedGeneration {
   readonly request: GenerateRequestInput;
   readonly blocks: readonly number[];
+  /** What the serving replica must take (request-needs.ts). */
+  readonly needs: readonly Need[];
   /** Replicas that failed this request, with the incarnation they had then (a remote may still look ready). */
   readonly failedOn: ReadonlyMap<number, number>;
 }
@@ -67,6 +70,7 @@ export class RequestDispatcher {
   /** Queues, dispatches and runs one generation; retried from the queue if its engine dies before the first token. */
   async generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
     const blocks = blockHashes(request.tokens);
+    const needs = needsOf(request);
     const failedOver: number[] = [];
     const failedOn = new Map<number, number>();
     const seq = this.queue.takeSeq();
@@ -78,8 +82,9 @@ export class RequestDispatcher {
           reentering ? `replicas ${failedOver.join(', ')} died before answering and no other replica is alive` : 'no replica is alive to serve the request',
         );
       }
+      if (!this.canServe(reentering, needs)) throw new NoReplicaError(noReplicaTakes(needs));
       const waitStarted = performance.now();
-      const replica = await this.queue.wait(seq, { request, blocks, failedOn }, { signal: options.signal, reentering });
+      const replica = await this.queue.wait(seq, { request, blocks, needs, failedOn }, { signal: options.signal, reentering });
       queuedMs += performance.now() - waitStarted;
       if (!reentering) options.onDispatched?.(replica.index);
       const prefillTokens = this.boundPrefillTokens.get(seq) ?? 0;
@@ -103,10 +108,11 @@ export class RequestDispatcher {
   /**
    * Whether a request can wait for a replica: a new one needs a replica that is ready or in maintenance
    * (which comes back by itself); one that failed over may also wait for a replica being healed or started.
+   * With `needs`, the replica must also take them (one without a client yet may).
    */
-  private canServe(reentering: boolean): boolean {
+  private canServe(reentering: boolean, needs: readonly Need[] = []): boolean {
     const living = reentering ? ['ready', 'maintenance', 'healing', 'starting'] : ['ready', 'maintenance'];
-    return this.options.replicas.some((r) => living.includes(r.state));
+    return this.options.replicas.some((r) => living.includes(r.state) && (r.driver.client === undefined || takes(r.driver.client, needs)));
   }
 
   /** A replica changed state: look for work for it, and refuse the waiting requests when none can ever serve them. */
@@ -152,7 +158,11 @@ export class RequestDispatcher {
         return decision;
       },
       reusableTokens: (pending, replica) => routing.reusableTokens(replica, pending.waiting.payload.blocks),
-      allowed: (pending, replica) => pending.waiting.payload.failedOn.get(replica) !== this.options.replicas[replica]!.incarnation,
+      allowed: (pending, replica) => {
+        const { failedOn, needs } = pending.waiting.payload;
+        const candidate = this.options.replicas[replica]!;
+        return failedOn.get(replica) !== candidate.incarnation && (candidate.driver.client === undefined || takes(candidate.driver.client, needs));
+      },
       lastReplicaOf: (id) => routing.lastReplicaOf(id),
       cacheHoldMs: this.queue.limits.cacheHoldMs,
     });
