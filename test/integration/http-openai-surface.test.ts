@@ -69,9 +69,6 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
     };
     for (const [field, value] of Object.entries({
       response_format: { type: 'json_object' },
-      tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
-      tool_choice: 'required',
-      parallel_tool_calls: false,
       logprobs: true,
       top_logprobs: 3,
       reasoning_effort: 'low',

@@ -151,6 +151,8 @@ async function serveGeneration(
     if (!res.writableFinished) abort.abort();
   });
   const request = generateRequest(body, tokens, maxTokens);
+  // A forced tool call is generated under its grammar (routed, like any grammar, only to replicas that take one).
+  if (tools?.grammar) request.grammar = tools.grammar;
   const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
