@@ -143,7 +143,8 @@ async function checkTools(client: OpenAI, model: string, tag: string): Promise<v
 
 describe('tool calling on node-llama-cpp engines', () => {
   it('forces, reads and streams calls, takes tool results back, and honours tool_choice and parallel_tool_calls', async () => {
-    const served = await startServed();
+    // 2,048 tokens a slot: the tools' system prompt is ~800 tokens, and a round trip adds the call and its result.
+    const served = await startServed({ engine: { contextSize: 2048, slots: 2, threads: 1 } });
     await checkTools(clientOf(served), served.workstation.modelId, 'node-llama-cpp');
   });
 
@@ -168,7 +169,7 @@ describe('tool calling on node-llama-cpp engines', () => {
 
 describe('tool calling on a llama-server child', () => {
   it('behaves the same: the front renders and parses, the engine takes the grammar', async () => {
-    const served = await startServed({ replicas: 1, engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
+    const served = await startServed({ replicas: 1, engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 } });
     await checkTools(clientOf(served), served.workstation.modelId, 'llama-server');
   });
 });
