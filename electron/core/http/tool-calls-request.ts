@@ -29,7 +29,7 @@ type Message = ChatCompletionRequest['messages'][number];
 const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join(''));
 
 /** An OpenAI message as chat templates read it (`developer` is `system`; call arguments as objects). */
-function templateMessage(message: Message): ChatMessage {
+export function templateMessage(message: Message): ChatMessage {
   const role = message.role === 'developer' ? 'system' : message.role;
   const turn: ChatMessage = { role, content: textOf(message.content) };
   if (message.tool_calls?.length) {
