@@ -89,8 +89,8 @@ async function checkTools(client: OpenAI, model: string, tag: string): Promise<v
   const question: Message[] = [{ role: 'user', content: `What is the weather in Paris? (${tag})` }];
   const base = { model, max_tokens: 300, temperature: 0 };
 
-  // A named function, whole: only the call comes back, finish_reason tool_calls.
-  const forced = await client.chat.completions.create({ ...base, messages: question, tools, tool_choice: { type: 'function', function: { name: 'get_weather' } }, parallel_tool_calls: false });
+  // A named function, whole: only the call comes back (one: a named function is called once), finish_reason tool_calls.
+  const forced = await client.chat.completions.create({ ...base, messages: question, tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
   const choice = forced.choices[0]!;
   expect(choice.finish_reason).toBe('tool_calls');
   expect(choice.message.content).toBeNull();

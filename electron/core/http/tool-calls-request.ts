@@ -80,7 +80,9 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
     ? await tokenizer.applyChatTemplate(messages, offered.length > 0 ? { tools: offered } : {})
     : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, offered.map(functionOf)));
   if (offered.length === 0) return { tokens, tools: null };
-  const maxCalls = body.parallel_tool_calls === false ? 1 : Number.POSITIVE_INFINITY;
+  // A named function is called once, as OpenAI does; otherwise as many calls as parallel_tool_calls allows.
+  const named = typeof body.tool_choice === 'object' && body.tool_choice !== null;
+  const maxCalls = body.parallel_tool_calls === false || named ? 1 : Number.POSITIVE_INFINITY;
   if (forced.length === 0) return { tokens, tools: { format, maxCalls } };
   let callGrammar: string;
   try {
