@@ -50,8 +50,8 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
     addGenerationPrompt: z.boolean(),
     tools: z.array(z.record(z.string(), z.unknown())).optional(),
   }),
-  /** The GBNF of a JSON schema, by node-llama-cpp's JSON-schema grammar (forced tool calls). */
-  z.object({ type: z.literal('jsonSchemaGrammar'), id: requestId, schema: z.record(z.string(), z.unknown()) }),
+  /** GBNF for a JSON schema in node-llama-cpp's terms (common/json-schema-subset.ts); null asks for any JSON object. */
+  z.object({ type: z.literal('jsonSchemaGrammar'), id: requestId, schema: z.record(z.string(), z.unknown()).nullable() }),
   z.object({ type: z.literal('shutdown'), id: requestId }),
 ]);
 export type TokenizerRequest = z.infer<typeof tokenizerRequestSchema>;
@@ -76,8 +76,8 @@ export const TOKENIZER_ERROR_CODES = [
   'already_open',
   /** The chat template failed on these messages (the caller's input). */
   'template_failed',
-  /** node-llama-cpp's JSON-schema grammar refused the schema (the caller's input). */
-  'schema_unsupported',
+  /** node-llama-cpp could not make a grammar of the JSON schema (the caller's input). */
+  'schema_failed',
   /** Anything else that threw in the child. */
   'internal_error',
 ] as const;

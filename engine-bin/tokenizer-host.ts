@@ -12,6 +12,7 @@ import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/h
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, OpenStage, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
+import { jsonSchemaGrammar } from './json-schema-grammar.js';
 
 /** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
 const NATIVE_LOG_GRACE_MS = 200;
@@ -129,13 +130,13 @@ export class TokenizerHost {
     return { text, tokens: this.tokenize(text, true, model.tokens.shouldPrependBosToken) };
   }
 
-  /** The GBNF of a JSON schema, by node-llama-cpp's JSON-schema grammar; a schema it cannot express is `schema_unsupported`. */
-  async jsonSchemaGrammar(schema: Record<string, unknown>): Promise<string> {
-    const { llama } = this.need();
+  /** GBNF for a JSON schema (null: any JSON object), by node-llama-cpp's JSON-schema grammar (json-schema-grammar.ts). */
+  async jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string> {
     try {
-      return (await llama.createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0])).grammar;
+      return await jsonSchemaGrammar(this.need().llama, schema);
     } catch (error) {
-      throw new TokenizerFailure('schema_unsupported', `the JSON schema cannot be turned into a grammar: ${(error as Error).message}`);
+      if (error instanceof TokenizerFailure) throw error;
+      throw new TokenizerFailure('schema_failed', `the JSON schema cannot be made a grammar: ${(error as Error).message}`);
     }
   }
 

@@ -21,17 +21,17 @@ export function toolCallSchema(format: ToolCallFormat, tools: readonly ToolFunct
   return calls.length === 1 ? calls[0]! : { oneOf: calls };
 }
 
-/** node-llama-cpp ends its root rule with four newlines, the stop trigger its own generation watches for. */
-const NODE_LLAMA_CPP_ROOT = /^root ::= (.*) "\\n\\n\\n\\n" \[\\n\]\*$/m;
+/** The root rule of the JSON-schema grammar (engine-bin/json-schema-grammar.ts: node-llama-cpp's, ending with the value). */
+const JSON_ROOT = /^root ::= (.*)$/m;
 
 /**
- * The whole grammar of a forced answer: node-llama-cpp's grammar of one call (`callGrammar`, its root
+ * The whole grammar of a forced answer: the JSON-schema grammar of one call (`callGrammar`, its root
  * renamed `tool-call`) inside the format's markers; with `parallel`, one or more calls, else exactly one.
  */
 export function wrapToolCallGrammar(format: ToolCallFormat, callGrammar: string, parallel: boolean): string {
-  const root = NODE_LLAMA_CPP_ROOT.exec(callGrammar);
-  if (!root) throw new Error('the JSON-schema grammar does not have the root rule node-llama-cpp writes');
-  const rules = callGrammar.replace(NODE_LLAMA_CPP_ROOT, () => `tool-call ::= ${root[1]!}`);
+  const root = JSON_ROOT.exec(callGrammar);
+  if (!root) throw new Error('the JSON-schema grammar has no root rule');
+  const rules = callGrammar.replace(JSON_ROOT, () => `tool-call ::= ${root[1]!}`);
   const wrapped = {
     hermes: `"<tool_call>\\n" tool-call "\\n</tool_call>"${parallel ? ' ("\\n<tool_call>\\n" tool-call "\\n</tool_call>")*' : ''}`,
     llama3: `tool-call${parallel ? ' ("; " tool-call)*' : ''}`,

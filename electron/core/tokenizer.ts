@@ -61,8 +61,11 @@ export class Tokenizer {
     return { text: reply.text, tokens: reply.tokens };
   }
 
-  /** The GBNF of a JSON schema, by node-llama-cpp's JSON-schema grammar in the child (TokenizerError `schema_unsupported` when it cannot). */
-  async jsonSchemaGrammar(schema: Record<string, unknown>): Promise<string> {
+  /**
+   * GBNF for a JSON schema already in node-llama-cpp's terms (common/json-schema-subset.ts), made by its
+   * JSON-schema grammar in the child (core does not load node-llama-cpp); null asks for any JSON object.
+   */
+  async jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string> {
     return (await this.supervisor.call({ type: 'jsonSchemaGrammar', schema }, 'grammar')).grammar;
   }
 

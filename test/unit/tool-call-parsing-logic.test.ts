@@ -101,14 +101,14 @@ describe('the format of a template', () => {
 });
 
 describe('the forced-call grammar', () => {
-  const callGrammar = 'root ::= "{" val0 "}" "\\n\\n\\n\\n" [\\n]*\nval0 ::= "\\"a\\""';
+  const callGrammar = 'root ::= "{" val0 "}"\nval0 ::= "\\"a\\""';
 
-  it('wraps node-llama-cpp’s call grammar in the format’s markers, one call or several', () => {
+  it('wraps the JSON-schema grammar of a call in the format’s markers, one call or several', () => {
     expect(wrapToolCallGrammar('hermes', callGrammar, false)).toBe('root ::= "<tool_call>\\n" tool-call "\\n</tool_call>"\ntool-call ::= "{" val0 "}"\nval0 ::= "\\"a\\""');
     expect(wrapToolCallGrammar('hermes', callGrammar, true)).toContain('("\\n<tool_call>\\n" tool-call "\\n</tool_call>")*');
     expect(wrapToolCallGrammar('mistral', callGrammar, false).split('\n')[0]).toBe('root ::= "[TOOL_CALLS][" tool-call "]"');
     expect(wrapToolCallGrammar('llama3', callGrammar, false).split('\n')[0]).toBe('root ::= tool-call');
-    expect(() => wrapToolCallGrammar('hermes', 'root ::= "x"', false)).toThrow(/root rule/);
+    expect(() => wrapToolCallGrammar('hermes', 'value ::= "x"', false)).toThrow(/root rule/);
   });
 
   it('builds the schema of one call: the name a constant, the parameters as arguments (parameters for Llama 3)', () => {

@@ -88,7 +88,7 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
   try {
     callGrammar = await tokenizer.jsonSchemaGrammar(toolCallSchema(format, forced));
   } catch (error) {
-    if (error instanceof TokenizerError && error.code === 'schema_unsupported') throw new HttpError(400, `tools: ${error.message}`, 'invalid_request_error', 'tools');
+    if (error instanceof TokenizerError && error.code === 'schema_failed') throw new HttpError(400, `tools: ${error.message}`, 'invalid_request_error', 'tools');
     throw error;
   }
   return { tokens, tools: { format, maxCalls, grammar: wrapToolCallGrammar(format, callGrammar, maxCalls > 1) } };
