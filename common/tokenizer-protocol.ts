@@ -5,6 +5,7 @@
  * they receive with these schemas.
  */
 import { z } from 'zod';
+import { toolSupportSchema } from './tool-calls/tool-call-format.js';
 
 const requestId = z.number().int().nonnegative();
 
@@ -13,7 +14,16 @@ const tokenIdsSchema = z.custom<number[]>((value) => Array.isArray(value) && val
   message: 'expected an array of token ids (non-negative integers)',
 });
 
-export const chatMessageSchema = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
+/** A call in an assistant turn, as chat templates read it (`arguments` an object when it is JSON). */
+const templateToolCallSchema = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.unknown() }) });
+
+/** A chat turn; `tool_calls` (assistant) and `tool_call_id` (role `tool`) as Hugging Face chat templates name them. */
+export const chatMessageSchema = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string(),
+  tool_calls: z.array(templateToolCallSchema).optional(),
+  tool_call_id: z.string().optional(),
+});
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 export type ChatRole = ChatMessage['role'];
 
@@ -32,7 +42,14 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('detokenize'), id: requestId, tokens: tokenIdsSchema }),
   /** Each token's own text, control tokens written out (llama-server's `with_pieces`). */
   z.object({ type: z.literal('pieces'), id: requestId, tokens: tokenIdsSchema }),
-  z.object({ type: z.literal('applyChatTemplate'), id: requestId, messages: z.array(chatMessageSchema), addGenerationPrompt: z.boolean() }),
+  /** `tools`: OpenAI tool objects for the template's `tools` variable (only for a template that renders them). */
+  z.object({
+    type: z.literal('applyChatTemplate'),
+    id: requestId,
+    messages: z.array(chatMessageSchema),
+    addGenerationPrompt: z.boolean(),
+    tools: z.array(z.record(z.string(), z.unknown())).optional(),
+  }),
   /** GBNF for a JSON schema in node-llama-cpp's terms (common/json-schema-subset.ts); null asks for any JSON object. */
   z.object({ type: z.literal('jsonSchemaGrammar'), id: requestId, schema: z.record(z.string(), z.unknown()).nullable() }),
   z.object({ type: z.literal('shutdown'), id: requestId }),
@@ -69,12 +86,12 @@ export type TokenizerErrorCode = z.infer<typeof tokenizerErrorCodeSchema>;
 
 export const tokenizerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('stage'), id: requestId, stage: openStageSchema }),
-  z.object({ type: z.literal('opened'), id: requestId, hasModelTemplate: z.boolean(), probeMs: z.number().nullable() }),
+  z.object({ type: z.literal('opened'), id: requestId, hasModelTemplate: z.boolean(), probeMs: z.number().nullable(), toolSupport: toolSupportSchema }),
+  z.object({ type: z.literal('grammar'), id: requestId, grammar: z.string() }),
   z.object({ type: z.literal('tokens'), id: requestId, tokens: tokenIdsSchema }),
   z.object({ type: z.literal('text'), id: requestId, text: z.string() }),
   z.object({ type: z.literal('pieces'), id: requestId, pieces: z.array(z.string()) }),
   z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIdsSchema }),
-  z.object({ type: z.literal('grammar'), id: requestId, grammar: z.string() }),
   z.object({ type: z.literal('stopping'), id: requestId }),
   z.object({ type: z.literal('error'), id: requestId.nullable(), code: tokenizerErrorCodeSchema, message: z.string() }),
 ]);

@@ -11,6 +11,7 @@ import { CHATML_TEMPLATE } from '../common/chat-templates.js';
 import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, OpenStage, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
+import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
 
 /** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
@@ -46,7 +47,7 @@ export class TokenizerHost {
 
   constructor(private readonly log: (line: string) => void) {}
 
-  async open(request: OpenRequest, onStage: (stage: OpenStage) => void): Promise<{ hasModelTemplate: boolean; probeMs: number | null }> {
+  async open(request: OpenRequest, onStage: (stage: OpenStage) => void): Promise<{ hasModelTemplate: boolean; probeMs: number | null; toolSupport: ToolSupport }> {
     if (this.opened || this.opening) throw new TokenizerFailure('already_open', 'this tokenizer process has already opened a model');
     this.opening = true;
     const { modelPath } = request;
@@ -81,7 +82,7 @@ export class TokenizerHost {
         probeMs = performance.now() - started;
       }
       this.opened = { llama, model, template };
-      return { hasModelTemplate: templateSource !== null, probeMs };
+      return { hasModelTemplate: templateSource !== null, probeMs, toolSupport: toolSupportOf(templateSource) };
     } finally {
       this.opening = false;
     }
@@ -108,13 +109,17 @@ export class TokenizerHost {
     return tokens.map((token) => model.detokenize([token as Token], true, [token as Token]));
   }
 
-  /** The chat template applied to `messages` and tokenized with control tokens parsed (BOS when the model wants one). */
-  applyChatTemplate(messages: readonly ChatMessage[], addGenerationPrompt: boolean): { text: string; tokens: number[] } {
+  /**
+   * The chat template applied to `messages` (with `tools` in its `tools` variable when given) and
+   * tokenized with control tokens parsed (BOS when the model wants one).
+   */
+  applyChatTemplate(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools?: readonly Record<string, unknown>[]): { text: string; tokens: number[] } {
     const { model, template } = this.need();
     let text: string;
     try {
       text = template.render({
         messages,
+        ...(tools ? { tools } : {}),
         add_generation_prompt: addGenerationPrompt,
         bos_token: model.tokens.bosString ?? '',
         eos_token: model.tokens.eosString ?? '',
@@ -125,11 +130,6 @@ export class TokenizerHost {
     return { text, tokens: this.tokenize(text, true, model.tokens.shouldPrependBosToken) };
   }
 
-  /** The text of a completion prompt as the model expects it (BOS when the model wants one). */
-  tokenizePrompt(text: string): number[] {
-    return this.tokenize(text, false, this.need().model.tokens.shouldPrependBosToken);
-  }
-
   /** GBNF for a JSON schema (null: any JSON object), by node-llama-cpp's JSON-schema grammar (json-schema-grammar.ts). */
   async jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string> {
     try {
@@ -138,6 +138,11 @@ export class TokenizerHost {
       if (error instanceof TokenizerFailure) throw error;
       throw new TokenizerFailure('schema_failed', `the JSON schema cannot be made a grammar: ${(error as Error).message}`);
     }
+  }
+
+  /** The text of a completion prompt as the model expects it (BOS when the model wants one). */
+  tokenizePrompt(text: string): number[] {
+    return this.tokenize(text, false, this.need().model.tokens.shouldPrependBosToken);
   }
 
   async dispose(): Promise<void> {

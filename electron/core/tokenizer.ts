@@ -7,6 +7,7 @@
  * the model asks for it. `open` with `probeWeights` is the loader's validation of a new model.
  */
 import type { ChatMessage } from '../../common/tokenizer-protocol.js';
+import type { ToolSupport } from '../../common/tool-calls/tool-call-format.js';
 import { forkTokenizer } from './engine/engine-process.js';
 import { TokenizerSupervisor, type TokenizerSupervisorOptions } from './tokenizer/tokenizer-supervisor.js';
 
@@ -23,6 +24,8 @@ export class Tokenizer {
     private readonly supervisor: TokenizerSupervisor,
     /** Whether the template came from the model (false: the ChatML fallback). */
     readonly hasModelTemplate: boolean,
+    /** The template's tool-call format, and whether it renders `tools` itself (common/tool-calls/tool-call-format.ts). */
+    readonly toolSupport: ToolSupport,
   ) {}
 
   /** Starts a tokenizer child on `modelPath`; rejects with TokenizerError naming why the model does not open. */
@@ -30,7 +33,7 @@ export class Tokenizer {
     const { probeWeights = false, ...rest } = options;
     const supervisor = new TokenizerSupervisor({ spawn: forkTokenizer, log: () => {}, ...rest, modelPath });
     const opened = await supervisor.start(probeWeights);
-    return new Tokenizer(supervisor, opened.hasModelTemplate);
+    return new Tokenizer(supervisor, opened.hasModelTemplate, opened.toolSupport);
   }
 
   /** Token ids of `text`; with `special`, control-token text such as `<|im_start|>` becomes those tokens. */
@@ -48,15 +51,14 @@ export class Tokenizer {
     return (await this.supervisor.call({ type: 'pieces', tokens: [...tokens] }, 'pieces')).pieces;
   }
 
-  /** The model's chat template applied to `messages`, ending with the assistant's turn opened. */
-  async applyChatTemplate(messages: readonly ChatMessage[], options: { addGenerationPrompt?: boolean } = {}): Promise<{ text: string; tokens: number[] }> {
-    const reply = await this.supervisor.call({ type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt: options.addGenerationPrompt ?? true }, 'templated');
+  /** The model's chat template applied to `messages`, ending with the assistant's turn opened; `tools` go in the template's `tools` variable. */
+  async applyChatTemplate(
+    messages: readonly ChatMessage[],
+    options: { addGenerationPrompt?: boolean; tools?: readonly Record<string, unknown>[] } = {},
+  ): Promise<{ text: string; tokens: number[] }> {
+    const { addGenerationPrompt = true, tools } = options;
+    const reply = await this.supervisor.call({ type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt, ...(tools ? { tools: [...tools] } : {}) }, 'templated');
     return { text: reply.text, tokens: reply.tokens };
-  }
-
-  /** The text of a completion prompt as the model expects it (BOS when the model wants one). */
-  async tokenizePrompt(text: string): Promise<number[]> {
-    return (await this.supervisor.call({ type: 'tokenizePrompt', text }, 'tokens')).tokens;
   }
 
   /**
@@ -65,6 +67,11 @@ export class Tokenizer {
    */
   async jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string> {
     return (await this.supervisor.call({ type: 'jsonSchemaGrammar', schema }, 'grammar')).grammar;
+  }
+
+  /** The text of a completion prompt as the model expects it (BOS when the model wants one). */
+  async tokenizePrompt(text: string): Promise<number[]> {
+    return (await this.supervisor.call({ type: 'tokenizePrompt', text }, 'tokens')).tokens;
   }
 
   /** What a restart of the child opens (the shared arena's path once it is filled). */

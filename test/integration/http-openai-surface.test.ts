@@ -69,9 +69,7 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
     };
     for (const [field, value] of Object.entries({
       response_format: { type: 'xml' },
-      tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
       tool_choice: 'required',
-      parallel_tool_calls: false,
       top_logprobs: 3,
       reasoning_effort: 'low',
       modalities: ['text', 'audio'],

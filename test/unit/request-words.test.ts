@@ -54,7 +54,16 @@ describe('OpenAI request refusals in words', () => {
     expect(textRefusal({ prompt: [1.5] })).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an array of 1 item');
     expect(textRefusal({ prompt: [-1] })).toBe('prompt[0]: at least 0 (got -1)');
     expect(textRefusal({})).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got nothing');
-    expect(chatRefusal({ messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].role: must be one of "system", "developer", "user", "assistant" (got "tool")');
+    expect(chatRefusal({ messages: [{ role: 'function', content: 'x' }] })).toBe('messages[0].role: must be one of "system", "developer", "user", "assistant", "tool" (got "function")');
+    expect(chatRefusal({ messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].tool_call_id: a tool message needs the tool_call_id of the call it answers');
+    expect(chatRefusal({ messages: [{ role: 'user', content: 'x', tool_calls: [] }] })).toBe('messages[0].tool_calls: only an assistant message carries tool_calls');
+    expect(chatRefusal({ ...{ messages: [{ role: 'user', content: 'x' }] }, tool_choice: 'required' })).toBe('tool_choice: tool_choice forces a call, so it needs tools');
+    expect(chatRefusal({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } })).toBe(
+      'tool_choice: names "b", which is not among the tools',
+    );
+    expect(chatRefusal({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'a b' } }] })).toBe(
+      'tools[0].function.name: a function name is 1 to 64 letters, digits, underscores or dashes',
+    );
     expect(chatRefusal({ messages: [{ role: 'user', content: 5 }] })).toBe('messages[0].content: expected a string, an array of text parts ({"type": "text", "text": …}) or null; got 5');
     expect(chatRefusal({ messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).toBe('messages[0].content[0].type: must be "text" (got "image_url")');
     expect(chatRefusal({ messages: [] })).toBe('messages: at least 1 item (got 0)');

@@ -16,7 +16,7 @@ import { EngineRequestError } from '../engine/engine-client.js';
 import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../queue/queue-errors.js';
 import { NoReplicaError, ReplicaDiedError } from '../replicas/replica-errors.js';
 import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
-import { TokenizerError, TokenizerUnavailableError, type ChatMessage } from '../tokenizer.js';
+import { TokenizerError, TokenizerUnavailableError } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
@@ -24,6 +24,8 @@ import { requestGrammar } from './response-format.js';
 import { chatLogprobs, completionLogprobs, requestedLogprobs } from './logprobs.js';
 import type { OpenGenerations } from '../open-generations.js';
 import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
+import { chatPrompt, type ToolPlan } from './tool-calls-request.js';
+import { ToolCallDeltas, toolCallMessage, type ChatDelta } from './tool-calls-response.js';
 
 type Kind = 'chat' | 'text';
 
@@ -145,6 +147,8 @@ async function serveGeneration(
   maxTokens: number | null | undefined,
   res: ServerResponse,
   arrivedAt: number,
+  /** How a chat answer with tools is read (tool-calls-request.ts); null without tools. */
+  tools: ToolPlan | null = null,
 ): Promise<void> {
   const grammar = await requestGrammar(body, (schema) => tokensOf(workstation, () => workstation.tokenizer.jsonSchemaGrammar(schema), 'response_format'));
   const logprobs = requestedLogprobs(body);
@@ -159,7 +163,9 @@ async function serveGeneration(
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  const request = generateRequest(body, tokens, maxTokens, { grammar, logprobs });
+  // A forced tool call is generated under its grammar (routed, like any grammar, only to replicas that take one);
+  // it never comes with response_format or grammar (tool-calls-schemas.ts refuses that).
+  const request = generateRequest(body, tokens, maxTokens, { grammar: tools?.grammar ?? grammar, logprobs });
   const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
@@ -200,7 +206,9 @@ async function serveGeneration(
     if (res.headersSent) return;
     const choice =
       kind === 'chat'
-        ? { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) }
+        ? tools
+          ? { index: 0, ...toolCallMessage(tools, result.text, finishReason(result)), logprobs: logprobsOf(collected, 0) }
+          : { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) }
         : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) };
     sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) });
     return;
@@ -214,9 +222,9 @@ async function serveGeneration(
     if (!res.writableEnded) res.end('data: [DONE]\n\n');
   };
   let streamedText = 0;
-  const chunk = (delta: string | null, finish: string | null, extra: Record<string, unknown> = {}, entries?: GeneratedLogprob[]) => {
+  const chunk = (delta: string | ChatDelta | null, finish: string | null, extra: Record<string, unknown> = {}, entries?: GeneratedLogprob[]) => {
     const choiceLogprobs = entries === undefined ? null : logprobsOf(entries, streamedText);
-    streamedText += delta?.length ?? 0;
+    streamedText += typeof delta === 'string' ? delta.length : 0;
     return {
       id,
       object: chunkObject,
@@ -224,17 +232,26 @@ async function serveGeneration(
       model,
       choices:
         kind === 'chat'
-          ? [{ index: 0, delta: delta === null ? {} : { content: delta }, finish_reason: finish, ...(choiceLogprobs ? { logprobs: choiceLogprobs } : {}) }]
-          : [{ index: 0, text: delta ?? '', finish_reason: finish, logprobs: choiceLogprobs }],
+          ? [{ index: 0, delta: delta === null ? {} : typeof delta === 'string' ? { content: delta } : delta, finish_reason: finish, ...(choiceLogprobs ? { logprobs: choiceLogprobs } : {}) }]
+          : [{ index: 0, text: typeof delta === 'string' ? delta : '', finish_reason: finish, logprobs: choiceLogprobs }],
       ...extra,
     };
+  };
+  // With tools, the text goes through the call parser: content as it comes, each call once it is whole.
+  const toolDeltas = tools ? new ToolCallDeltas(tools) : null;
+  const sendDeltas = (deltas: ChatDelta[], extra: Record<string, unknown>, entries?: GeneratedLogprob[]): void => {
+    if (deltas.length === 0 && (Object.keys(extra).length > 0 || entries !== undefined)) send(chunk(null, null, extra, entries));
+    deltas.forEach((delta, i) => send(chunk(delta, null, i === 0 ? extra : {}, i === 0 ? entries : undefined)));
   };
   // With `return_tokens`, each event carries its token ids too (a Manifold node fronted as a remote replica reads them).
   let firstTokenAt: number | undefined;
   const tokenEvents = new TurnBatch<TokenChunk<GeneratedLogprob>>((chunks) => {
     const { text, tokens, logprobs: entries } = mergeTokenChunks(chunks);
     firstTokenAt ??= performance.now();
-    send(chunk(text, null, body.return_tokens === true ? { manifold: { tokens } } : {}, logprobs === undefined ? undefined : (entries ?? [])));
+    const extra = body.return_tokens === true ? { manifold: { tokens } } : {};
+    const chunkLogprobs = logprobs === undefined ? undefined : (entries ?? []);
+    if (toolDeltas) sendDeltas(toolDeltas.push(text), extra, chunkLogprobs);
+    else send(chunk(text, null, extra, chunkLogprobs));
   }, setImmediate);
   // Before the stream opened, a failure is still a status code (429 and 503 with Retry-After).
   const fail = (failure: HttpError): void => {
@@ -269,7 +286,8 @@ async function serveGeneration(
       },
     });
     tokenEvents.flush();
-    send(chunk(null, finishReason(result), { manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) }));
+    if (toolDeltas) sendDeltas(toolDeltas.end(), {});
+    send(chunk(null, toolDeltas ? toolDeltas.finishReason(finishReason(result)) : finishReason(result), { manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) }));
     if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
     end();
   } catch (error) {
@@ -279,16 +297,12 @@ async function serveGeneration(
   }
 }
 
-const messageText = (content: ChatMessage['content'] | { type: 'text'; text: string }[] | null): string =>
-  content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('');
-
 /** `arrivedAt`: when the request reached the front (performance.now()), for `timings.front_ms`. */
 export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {
   const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
-  const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m.content) }));
-  const tokens = await tokensOf(workstation, async () => (await workstation.tokenizer.applyChatTemplate(messages)).tokens, 'messages');
-  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res, arrivedAt);
+  const { tokens, tools } = await tokensOf(workstation, () => chatPrompt(workstation.tokenizer, body), 'messages');
+  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res, arrivedAt, tools);
 }
 
 export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {

@@ -16,6 +16,7 @@ import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_GRAMMAR_LENGTH, MAX_LOGIT_BI
 import { expectedOneOf } from '../../../common/issue-words.js';
 import { chatLogprobsFields, completionLogprobsFields } from './logprobs.js';
 import { responseFormatSchema } from './response-format.js';
+import { checkToolMessage, checkToolRequest, toolMessageFields, toolRequestFields } from './tool-calls-schemas.js';
 
 const lengthOf = (input: unknown): number => (typeof input === 'string' || Array.isArray(input) ? input.length : 0);
 
@@ -50,16 +51,8 @@ export const IGNORED_FIELDS = {
   safety_identifier: z.string().nullish(),
 };
 
-/**
- * Not honoured yet, refused with a 400 naming them when set to anything but null: tools are being
- * built (issue 17). One list, so honouring one is deleting its name here.
- */
-export const NOT_YET_HONOURED = ['tools', 'tool_choice', 'parallel_tool_calls'] as const;
-
 /** A field that may be sent only as null (or not at all), with `why` as the refusal. */
 const onlyNull = (why: string) => z.null({ error: why }).optional();
-
-const notYetHonoured = (fields: readonly string[]) => Object.fromEntries(fields.map((field) => [field, onlyNull('is not supported by this server yet')]));
 
 /** OpenAI's penalties (and llama.cpp's range for them). */
 const penaltySchema = z.number().min(-2).max(2).nullish();
@@ -114,24 +107,28 @@ const samplingFields = {
 
 const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() }).strict();
 
+/** A turn of the history; tool calling adds an assistant turn's `tool_calls` (its content may then be null) and `tool` turns. */
 export const chatMessageSchema = z
   .object({
-    role: z.enum(['system', 'developer', 'user', 'assistant']),
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
     content: z.union([z.string(), z.array(contentPartSchema)], { error: expectedOneOf('a string, an array of text parts ({"type": "text", "text": …}) or null') }).nullable(),
     /** OpenAI's participant name: accepted and ignored (chat templates have no place for it). */
     name: z.string().nullish(),
+    ...toolMessageFields,
   })
-  .strict();
+  .strict()
+  .superRefine(checkToolMessage);
 
 export const chatCompletionRequestSchema = z
   .object({
     ...samplingFields,
-    ...notYetHonoured(NOT_YET_HONOURED),
     ...chatLogprobsFields,
+    ...toolRequestFields,
     messages: z.array(chatMessageSchema).min(1),
     max_completion_tokens: maxTokensSchema,
   })
-  .strict();
+  .strict()
+  .superRefine(checkToolRequest);
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 
 export const completionRequestSchema = z

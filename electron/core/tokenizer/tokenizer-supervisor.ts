@@ -11,6 +11,7 @@ import type { EngineExit, SpawnTokenizer } from '../engine/engine-process.js';
 import { describeExit, type ExitReason } from '../supervisor/engine-supervisor.js';
 import { TokenizerChannel, type TokenizerRequestBody } from './tokenizer-channel.js';
 import { TokenizerError, TokenizerUnavailableError } from './tokenizer-errors.js';
+import type { ToolSupport } from '../../../common/tool-calls/tool-call-format.js';
 
 export interface TokenizerSupervisorOptions {
   /** The model the child opens; `reopenFrom` changes what later restarts open. */
@@ -38,6 +39,8 @@ export interface TokenizerOpened {
   hasModelTemplate: boolean;
   /** How long the weights probe took; null when there was none. */
   probeMs: number | null;
+  /** The template's tool-call format, and whether it renders `tools` itself. */
+  toolSupport: ToolSupport;
 }
 
 /** The line of a child's last words that says what failed (llama.cpp's assert, or an error). */
@@ -175,7 +178,7 @@ export class TokenizerSupervisor {
         timeout,
       ]);
       if (this.stopRequested) throw new TokenizerUnavailableError('the tokenizer was stopped while it opened');
-      const info: TokenizerOpened = { hasModelTemplate: opened.hasModelTemplate, probeMs: opened.probeMs };
+      const info: TokenizerOpened = { hasModelTemplate: opened.hasModelTemplate, probeMs: opened.probeMs, toolSupport: opened.toolSupport };
       this.stateValue = 'ready';
       this.startHangCheck(channel);
       this.log(`ready${info.probeMs === null ? '' : ` (weights probe ${Math.round(info.probeMs)} ms)`}`);

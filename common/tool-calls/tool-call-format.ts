@@ -1,0 +1,39 @@
+/**
+ * The tool-call formats Manifold reads and writes, and which one a model's chat template speaks, told from
+ * the template's own text (the markers node-llama-cpp's chat wrappers and llama.cpp's chat parsers key on):
+ * - `hermes`: Hermes / Qwen, `<tool_call>{"name": …, "arguments": …}</tool_call>` (also the fallback, and
+ *   what the generated ChatML test model is given);
+ * - `llama3`: Llama 3.1+, a bare `{"name": …, "parameters": …}` object, optionally after `<|python_tag|>`;
+ * - `mistral`: `[TOOL_CALLS][{"name": …, "arguments": …}, …]`.
+ */
+import { z } from 'zod';
+
+export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral']);
+export type ToolCallFormat = z.infer<typeof toolCallFormatSchema>;
+
+/** The format of a chat template (its source text; null when the model has none and gets ChatML). */
+export function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
+  if (templateSource === null) return 'hermes';
+  if (templateSource.includes('[TOOL_CALLS]')) return 'mistral';
+  if (templateSource.includes('<tool_call>')) return 'hermes';
+  if (templateSource.includes('<|python_tag|>') || (templateSource.includes('ipython') && templateSource.includes('"parameters"'))) return 'llama3';
+  return 'hermes';
+}
+
+/** Whether a template renders the `tools` it is given (else the tools go in a system prompt, tool-prompt.ts). */
+export function templateTakesTools(templateSource: string | null): boolean {
+  return templateSource !== null && /\btools\b/.test(templateSource);
+}
+
+/** What the tokenizer child tells core about a model's template: the call format, and whether the template renders `tools` itself. */
+export const toolSupportSchema = z.object({ format: toolCallFormatSchema, templateTakesTools: z.boolean() });
+export type ToolSupport = z.infer<typeof toolSupportSchema>;
+
+/** A template that does not render tools gets them in a Hermes system prompt, so its calls are read as Hermes calls. */
+export function toolSupportOf(templateSource: string | null): ToolSupport {
+  const takes = templateTakesTools(templateSource);
+  return { format: takes ? toolCallFormatOf(templateSource) : 'hermes', templateTakesTools: takes };
+}
+
+/** The key a format writes a call's arguments under. */
+export const argumentsKey = (format: ToolCallFormat): 'arguments' | 'parameters' => (format === 'llama3' ? 'parameters' : 'arguments');

@@ -1,0 +1,41 @@
+/**
+ * The grammar of a forced tool call (`tool_choice` "required" or a named function): the JSON schema of
+ * one call (the function's name as a constant, its parameters' schema as the arguments), which the
+ * tokenizer child turns into GBNF with node-llama-cpp's JSON-schema grammar, and the wrapper that makes
+ * that call grammar the family's format (`wrapToolCallGrammar`), so what the model writes IS a call the
+ * parser reads. Pure text work: no grammar compiler here.
+ */
+import { argumentsKey, type ToolCallFormat } from './tool-call-format.js';
+import type { ToolFunction } from './tool-call-types.js';
+
+/** The JSON schema of one call to any of `tools` (node-llama-cpp's subset: object properties in order, const, oneOf). */
+export function toolCallSchema(format: ToolCallFormat, tools: readonly ToolFunction[]): Record<string, unknown> {
+  const calls = tools.map((tool) => ({
+    type: 'object',
+    properties: {
+      name: { const: tool.name },
+      // A function without parameters takes an empty object (node-llama-cpp reads a schema of `{}` as null).
+      [argumentsKey(format)]: tool.parameters && Object.keys(tool.parameters).length > 0 ? tool.parameters : { type: 'object', properties: {} },
+    },
+  }));
+  return calls.length === 1 ? calls[0]! : { oneOf: calls };
+}
+
+/** The root rule of the JSON-schema grammar (engine-bin/json-schema-grammar.ts: node-llama-cpp's, ending with the value). */
+const JSON_ROOT = /^root ::= (.*)$/m;
+
+/**
+ * The whole grammar of a forced answer: the JSON-schema grammar of one call (`callGrammar`, its root
+ * renamed `tool-call`) inside the format's markers; with `parallel`, one or more calls, else exactly one.
+ */
+export function wrapToolCallGrammar(format: ToolCallFormat, callGrammar: string, parallel: boolean): string {
+  const root = JSON_ROOT.exec(callGrammar);
+  if (!root) throw new Error('the JSON-schema grammar has no root rule');
+  const rules = callGrammar.replace(JSON_ROOT, () => `tool-call ::= ${root[1]!}`);
+  const wrapped = {
+    hermes: `"<tool_call>\\n" tool-call "\\n</tool_call>"${parallel ? ' ("\\n<tool_call>\\n" tool-call "\\n</tool_call>")*' : ''}`,
+    llama3: `tool-call${parallel ? ' ("; " tool-call)*' : ''}`,
+    mistral: `"[TOOL_CALLS][" tool-call${parallel ? ' (", " tool-call)*' : ''} "]"`,
+  }[format];
+  return `root ::= ${wrapped}\n${rules}`;
+}

@@ -1,0 +1,164 @@
+/**
+ * Tool calls read from a model's output in its family's format (tool-call-format.ts), whole
+ * (`parseToolCalls`) or as the text streams in (`ToolCallStream`). Pure: no model, no I/O. A call whose
+ * JSON does not parse, or has no name, is not a call: it stays in the content, as llama-server leaves it.
+ * Arguments are accepted under `arguments` or `parameters` in every format and always come out as JSON text.
+ */
+import { type ToolCallFormat } from './tool-call-format.js';
+import type { ParsedToolCall } from './tool-call-types.js';
+
+export interface ParsedOutput {
+  /** The text outside the calls (trimmed when there are calls). */
+  content: string;
+  calls: ParsedToolCall[];
+}
+
+/** The marker that opens a call in each format (a format may also open one with bare JSON, see `callStart`). */
+const MARKERS: Record<ToolCallFormat, string> = { hermes: '<tool_call>', llama3: '<|python_tag|>', mistral: '[TOOL_CALLS]' };
+
+/** One call from a parsed JSON value, or null when it is not one. */
+function callOf(value: unknown): ParsedToolCall | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const { name, arguments: args, parameters } = value as Record<string, unknown>;
+  if (typeof name !== 'string' || name === '') return null;
+  const given = args ?? parameters ?? {};
+  return { name, arguments: typeof given === 'string' ? given : JSON.stringify(given) };
+}
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Calls from a JSON object or array of objects; null unless every element is a call. */
+function callsOfJson(text: string): ParsedToolCall[] | null {
+  const value = parseJson(text.trim());
+  const items = Array.isArray(value) ? value : [value];
+  const calls = items.map(callOf);
+  return calls.length > 0 && calls.every((c) => c !== null) ? (calls as ParsedToolCall[]) : null;
+}
+
+const HERMES_CALL = /<tool_call>([\s\S]*?)(<\/tool_call>|$)/g;
+
+function parseHermes(text: string, closedOnly: boolean): ParsedOutput {
+  const calls: ParsedToolCall[] = [];
+  let content = '';
+  let last = 0;
+  for (const match of text.matchAll(HERMES_CALL)) {
+    if (closedOnly && !match[2]) break;
+    const found = callsOfJson(match[1]!);
+    if (!found) continue;
+    calls.push(...found);
+    content += text.slice(last, match.index);
+    last = match.index + match[0].length;
+  }
+  content += text.slice(last);
+  return { content, calls };
+}
+
+function parseLlama3(text: string): ParsedOutput {
+  const marker = text.indexOf(MARKERS.llama3);
+  const before = marker >= 0 ? text.slice(0, marker) : '';
+  const body = marker >= 0 ? text.slice(marker + MARKERS.llama3.length) : text;
+  if (marker < 0 && !body.trimStart().startsWith('{')) return { content: text, calls: [] };
+  // One object, or several separated by `;` (Llama 3.2's lightweight form).
+  const calls = callsOfJson(body) ?? body.split(';').map(callsOfJson).reduce<ParsedToolCall[] | null>((all, one) => (all && one ? [...all, ...one] : null), []);
+  return calls && calls.length > 0 ? { content: before, calls } : { content: text, calls: [] };
+}
+
+/** `[TOOL_CALLS][{…}, …]`, Mistral's newer `[TOOL_CALLS]name[ARGS]{…}`, or a bare array of calls (the marker is a control token some detokenizers drop). */
+function parseMistral(text: string): ParsedOutput {
+  const marker = text.indexOf(MARKERS.mistral);
+  const before = marker >= 0 ? text.slice(0, marker) : '';
+  const body = marker >= 0 ? text.slice(marker + MARKERS.mistral.length) : text;
+  if (marker < 0 && !body.trimStart().startsWith('[')) return { content: text, calls: [] };
+  const asArray = callsOfJson(body);
+  if (asArray) return { content: before, calls: asArray };
+  const named: ParsedToolCall[] = [];
+  for (const part of body.split(MARKERS.mistral)) {
+    const args = part.indexOf('[ARGS]');
+    const name = part.slice(0, Math.max(args, 0)).trim();
+    const value = args >= 0 ? parseJson(part.slice(args + '[ARGS]'.length).trim()) : undefined;
+    if (!name || value === undefined) return { content: text, calls: [] };
+    named.push({ name, arguments: JSON.stringify(value) });
+  }
+  return { content: before, calls: named };
+}
+
+/** The calls in a whole output, and the text around them. */
+export function parseToolCalls(format: ToolCallFormat, text: string): ParsedOutput {
+  const parsed = format === 'hermes' ? parseHermes(text, false) : format === 'llama3' ? parseLlama3(text) : parseMistral(text);
+  return parsed.calls.length > 0 ? { content: parsed.content.trim(), calls: parsed.calls } : { content: text, calls: [] };
+}
+
+/**
+ * Where the calls begin in `text`: the marker, or (Llama 3 and Mistral) the JSON that opens the answer;
+ * `undecided` while the answer is only whitespace or ends in what could still become a marker (held back).
+ */
+function callStart(format: ToolCallFormat, text: string): { at: number } | { heldFrom: number } {
+  const marker = MARKERS[format];
+  const at = text.indexOf(marker);
+  if (at >= 0) return { at };
+  const firstVisible = text.search(/\S/);
+  if (format !== 'hermes') {
+    if (firstVisible < 0) return { heldFrom: 0 };
+    if (text[firstVisible] === (format === 'llama3' ? '{' : '[')) return { at: firstVisible };
+  }
+  for (let length = Math.min(marker.length - 1, text.length); length > 0; length--) {
+    if (marker.startsWith(text.slice(text.length - length))) return { heldFrom: text.length - length };
+  }
+  return { heldFrom: text.length };
+}
+
+export type ToolCallEvent = { type: 'content'; text: string } | { type: 'call'; call: ParsedToolCall };
+
+/**
+ * Tool calls parsed as the output streams: text before the first call goes out as content at once (less
+ * what could be the start of a marker); a Hermes call goes out as soon as its `</tool_call>` arrives;
+ * the other formats' calls, which have no closing marker, at the end. At most `maxCalls` calls.
+ */
+export class ToolCallStream {
+  private text = '';
+  private sentContent = 0;
+  private sentCalls = 0;
+
+  constructor(
+    private readonly format: ToolCallFormat,
+    private readonly maxCalls = Number.POSITIVE_INFINITY,
+  ) {}
+
+  push(delta: string): ToolCallEvent[] {
+    this.text += delta;
+    const start = callStart(this.format, this.text);
+    const events = this.contentUpTo('at' in start ? start.at : start.heldFrom);
+    if ('at' in start && this.format === 'hermes') events.push(...this.newCalls(parseHermes(this.text.slice(start.at), true).calls));
+    return events;
+  }
+
+  /** What is left once the output ended: the calls not yet sent, then the content after them. */
+  end(): ToolCallEvent[] {
+    const parsed = parseToolCalls(this.format, this.text);
+    if (parsed.calls.length === 0) return this.contentUpTo(this.text.length);
+    const events = this.newCalls(parsed.calls);
+    const sent = this.text.slice(0, this.sentContent).trim();
+    const rest = parsed.content.startsWith(sent) ? parsed.content.slice(sent.length) : '';
+    if (rest.trim()) events.push({ type: 'content', text: rest });
+    return events;
+  }
+
+  private contentUpTo(end: number): ToolCallEvent[] {
+    if (end <= this.sentContent) return [];
+    const text = this.text.slice(this.sentContent, end);
+    this.sentContent = end;
+    return [{ type: 'content', text }];
+  }
+
+  private newCalls(calls: readonly ParsedToolCall[]): ToolCallEvent[] {
+    const fresh = calls.slice(this.sentCalls, Math.max(this.sentCalls, this.maxCalls));
+    this.sentCalls += fresh.length;
+    return fresh.map((call) => ({ type: 'call', call }));
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Tools for a chat template that does not render them (the generated test model's ChatML, many older
+ * templates): the tools described in a Hermes / Qwen-style system prompt, assistant calls written back
+ * as `<tool_call>` blocks and tool results as a user turn of `<tool_response>` blocks (what Qwen's own
+ * template does), so any template that renders system, user and assistant turns renders a tool conversation.
+ */
+import type { ChatMessage } from '../tokenizer-protocol.js';
+import type { ToolFunction } from './tool-call-types.js';
+
+/** The system prompt that offers `tools` and asks for Hermes calls (Qwen 2.5's wording). */
+export function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
+  const signatures = tools.map((tool) => JSON.stringify({ type: 'function', function: tool })).join('\n');
+  return [
+    '# Tools',
+    '',
+    'You may call one or more functions to assist with the user query.',
+    '',
+    'You are provided with function signatures within <tools></tools> XML tags:',
+    `<tools>\n${signatures}\n</tools>`,
+    '',
+    'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:',
+    '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>',
+  ].join('\n');
+}
+
+/** A call's arguments as a template reads them: the object its JSON text holds (text that is not JSON stays text). */
+export function templateArguments(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * `messages` with tool calls and tool results as plain turns, and `tools` (when offered) in the system
+ * prompt: the first system message gains it, or one is put first.
+ */
+export function withToolsInPlainTurns(messages: readonly ChatMessage[], tools: readonly ToolFunction[]): ChatMessage[] {
+  const turns: ChatMessage[] = [];
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      const block = `<tool_response>\n${message.content}\n</tool_response>`;
+      const previous = turns.at(-1);
+      // Consecutive results (parallel calls) share one user turn.
+      if (previous?.role === 'user' && previous.content.startsWith('<tool_response>')) previous.content += `\n${block}`;
+      else turns.push({ role: 'user', content: block });
+    } else if (message.role === 'assistant' && message.tool_calls?.length) {
+      const calls = message.tool_calls.map((call) => `<tool_call>\n${JSON.stringify({ name: call.function.name, arguments: call.function.arguments })}\n</tool_call>`);
+      turns.push({ role: 'assistant', content: [message.content, ...calls].filter(Boolean).join('\n') });
+    } else {
+      turns.push({ role: message.role, content: message.content });
+    }
+  }
+  if (tools.length === 0) return turns;
+  const prompt = hermesToolsPrompt(tools);
+  const first = turns[0];
+  if (first?.role === 'system') return [{ role: 'system', content: `${first.content}\n\n${prompt}` }, ...turns.slice(1)];
+  return [{ role: 'system', content: prompt }, ...turns];
+}

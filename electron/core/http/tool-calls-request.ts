@@ -1,0 +1,100 @@
+/**
+ * A chat request's prompt with its tools, the same for every engine kind (llama-server is spoken to by
+ * tokens, so its own tool support is not used): the history's tool calls and tool results as the
+ * template reads them, the offered tools through the template's `tools` variable when it renders them,
+ * else in a Hermes system prompt (common/tool-calls/tool-prompt.ts); and the tool plan the answer is
+ * read by — the family's call format, how many calls it may hold, and, for a forced call (`tool_choice`
+ * "required" or a named function), the grammar that makes the answer a valid call.
+ */
+import { checkJsonSchema } from '../../../common/json-schema-subset.js';
+import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
+import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
+import { toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
+import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
+import { templateArguments, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
+import { TokenizerError, type Tokenizer } from '../tokenizer.js';
+import { HttpError } from './http-error.js';
+import type { ChatCompletionRequest } from './openai-schemas.js';
+
+/** How the answer to a request with tools is read. */
+export interface ToolPlan {
+  format: ToolCallFormat;
+  /** 1 with `parallel_tool_calls: false`. */
+  maxCalls: number;
+  /** The GBNF of a forced call; absent when the model chooses (`auto`). */
+  grammar?: string;
+}
+
+type Message = ChatCompletionRequest['messages'][number];
+
+const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join(''));
+
+/** An OpenAI message as chat templates read it (`developer` is `system`; call arguments as objects). */
+export function templateMessage(message: Message): ChatMessage {
+  const role = message.role === 'developer' ? 'system' : message.role;
+  const turn: ChatMessage = { role, content: textOf(message.content) };
+  if (message.tool_calls?.length) {
+    turn.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.function.name, arguments: templateArguments(call.function.arguments) } }));
+  }
+  if (message.tool_call_id) turn.tool_call_id = message.tool_call_id;
+  return turn;
+}
+
+const functionOf = (tool: NonNullable<ChatCompletionRequest['tools']>[number]): ToolFunction => ({
+  name: tool.function.name,
+  ...(tool.function.description ? { description: tool.function.description } : {}),
+  ...(tool.function.parameters ? { parameters: tool.function.parameters } : {}),
+});
+
+/** The tools a forced choice allows: all of them for "required", the named one for a named choice; none otherwise. */
+function forcedTools(body: ChatCompletionRequest): ToolFunction[] {
+  const choice = body.tool_choice;
+  const tools = (body.tools ?? []).map(functionOf);
+  if (choice === 'required') return tools;
+  if (typeof choice === 'object' && choice !== null) return tools.filter((tool) => tool.name === choice.function.name);
+  return [];
+}
+
+/**
+ * The prompt tokens of a chat request and, when it offers tools, the plan its answer is read by. The
+ * caller maps the tokenizer's failures (tokensOf); a parameters schema node-llama-cpp's grammar cannot
+ * express is a 400 naming `tools` here.
+ */
+export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionRequest): Promise<{ tokens: number[]; tools: ToolPlan | null }> {
+  const messages = body.messages.map(templateMessage);
+  const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
+  const { format, templateTakesTools } = tokenizer.toolSupport;
+  const forced = forcedTools(body);
+  // A forced call's grammar is the whole answer's: another constraint on the same answer cannot hold with it.
+  const responseFormat = (body as { response_format?: unknown }).response_format;
+  for (const [field, value] of [['response_format', responseFormat], ['grammar', body.grammar]] as const) {
+    if (forced.length > 0 && value != null) {
+      throw new HttpError(
+        400,
+        `${field} cannot be combined with a forced tool call (tool_choice "required" or a named function): the answer is then the call, under the grammar of the tool's parameters`,
+        'invalid_request_error',
+        field,
+      );
+    }
+  }
+  const { tokens } = templateTakesTools
+    ? await tokenizer.applyChatTemplate(messages, offered.length > 0 ? { tools: offered } : {})
+    : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, offered.map(functionOf)));
+  if (offered.length === 0) return { tokens, tools: null };
+  // A named function is called once, as OpenAI does; otherwise as many calls as parallel_tool_calls allows.
+  const named = typeof body.tool_choice === 'object' && body.tool_choice !== null;
+  const maxCalls = body.parallel_tool_calls === false || named ? 1 : Number.POSITIVE_INFINITY;
+  if (forced.length === 0) return { tokens, tools: { format, maxCalls } };
+  // The parameters are held to what the grammar can express, as response_format's schema is: a keyword
+  // it would silently drop is a 400 naming it.
+  const checked = checkJsonSchema(toolCallSchema(format, forced));
+  if (!checked.ok) throw new HttpError(400, `tools: ${checked.message}`, 'invalid_request_error', 'tools', 'unsupported_schema_keyword');
+  let callGrammar: string;
+  try {
+    callGrammar = await tokenizer.jsonSchemaGrammar(checked.schema);
+  } catch (error) {
+    if (error instanceof TokenizerError && error.code === 'schema_failed') throw new HttpError(400, `tools: ${error.message}`, 'invalid_request_error', 'tools');
+    throw error;
+  }
+  return { tokens, tools: { format, maxCalls, grammar: wrapToolCallGrammar(format, callGrammar, maxCalls > 1) } };
+}
