@@ -2,7 +2,8 @@
  * The Models page as a new user drives it, in a real Chromium against `npm run serve --idle` and a
  * loopback Hugging Face Hub serving the generated test model at a capped rate: download it with the
  * progress bar seen moving, read its metadata in the library, load it with the suggested layout in one
- * click, chat one message, unload. Screenshots under test-results/screens/models-*.png.
+ * click, chat one message, unload, restart the server on the same port and data dir and reload the same
+ * tab: it reconnects and shows the conversation. Screenshots under test-results/screens/models-*.png.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -19,20 +20,18 @@ const root = join(import.meta.dirname, '..');
 let server: ChildProcess;
 let hub: LoopbackHub;
 let page: Page;
+let dataDir: string;
 
-test.beforeAll(async ({ browser }) => {
-  const model = await readFile(await ensureTestModel('tiny'));
-  // ~5 s for the 1.8 MiB model: long enough to see the bar move.
-  hub = await startLoopbackHub([{ path: 'test-org/tiny/tiny.gguf', bytes: model, bytesPerSecond: 400_000 }]);
-  const work = mkdtempSync(join(tmpdir(), 'manifold-e2e-models-'));
-  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', '0', '--data-dir', join(work, 'data')], {
+/** `serve --idle` on `port` (0: any) over the test's data dir, with the loopback Hub as HF_ENDPOINT; resolves with the dashboard URL. */
+async function startServe(port: number): Promise<string> {
+  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', String(port), '--data-dir', dataDir], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, HF_ENDPOINT: hub.endpoint },
   });
   let out = '';
   server.stderr!.on('data', () => {});
-  const dashboard = await new Promise<string>((resolve, reject) => {
+  return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 60_000);
     server.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
@@ -43,6 +42,21 @@ test.beforeAll(async ({ browser }) => {
       }
     });
   });
+}
+
+async function stopServe(): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGINT');
+  await exited;
+}
+
+test.beforeAll(async ({ browser }) => {
+  const model = await readFile(await ensureTestModel('tiny'));
+  // ~5 s for the 1.8 MiB model: long enough to see the bar move.
+  hub = await startLoopbackHub([{ path: 'test-org/tiny/tiny.gguf', bytes: model, bytesPerSecond: 400_000 }]);
+  dataDir = join(mkdtempSync(join(tmpdir(), 'manifold-e2e-models-')), 'data');
+  const dashboard = await startServe(0);
   page = await browser.newPage();
   page.on('dialog', (dialog) => void dialog.accept());
   await page.goto(dashboard);
@@ -50,7 +64,7 @@ test.beforeAll(async ({ browser }) => {
 
 test.afterAll(async () => {
   await page?.close();
-  server?.kill('SIGINT');
+  if (server) await stopServe();
   await hub?.close();
 });
 
@@ -111,4 +125,20 @@ test('unloads it: back to idle, the model still in the library', async () => {
   await expect(row()).not.toContainText('● loaded');
   await expect(row().getByRole('button', { name: 'Load' })).toBeEnabled();
   await shot('models-5-unloaded');
+});
+
+test('restarts the server and reloads the same tab: it reconnects and shows the conversation', async () => {
+  const port = Number(new URL(page.url()).port);
+  await stopServe();
+  await expect(page.getByTestId('status')).toHaveText('server not answering · retrying');
+  await startServe(port);
+  await page.reload();
+  await expect(page.getByTestId('status')).toContainText('no model · idle');
+  await expect(row()).toBeVisible();
+  await page.getByRole('button', { name: 'Chat' }).click();
+  await expect(page.getByRole('complementary', { name: 'conversations' })).toContainText('Hello there');
+  await page.getByRole('complementary', { name: 'conversations' }).getByText('Hello there').click();
+  await expect(page.getByTestId('question')).toHaveText(/^Hello there/);
+  await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
+  await shot('models-6-restarted-same-tab');
 });
