@@ -1,6 +1,6 @@
 /**
  * The `manifold` CLI (bin/manifold.js) against a real `manifold serve` and a loopback Hub: serve writes
- * serve.json (0600) and removes it on exit; pull (one JSON line, or plain lines), ls,
+ * serve.json (0600) and removes it on exit; pull (one JSON line, plain lines, or a bar on a terminal), ls,
  * ps with a loaded model, a second load refused without replace, rm refusing the loaded model then deleting, unload; ls and rm on the folder
  * with no serve; `engine install` against a loopback release host.
  */
@@ -59,6 +59,8 @@ describe('manifold CLI', () => {
     hub = await startLoopbackHub([
       { path: 'test-org/tiny/tiny.gguf', bytes: model },
       { path: 'test-org/quant/quant-Q8_0.gguf', bytes: model },
+      // ~2 s at this rate: a terminal sees the bar rewritten several times.
+      { path: 'test-org/slow/slow.gguf', bytes: model, bytesPerSecond: 900_000 },
     ]);
     hub.manifest('test-org/quant:Q8_0', 'quant-Q8_0.gguf');
     serve = spawn(process.execPath, [bin, 'serve', '--idle', '--port', '0', '--data-dir', dataDir], { cwd: root, env: { ...process.env, HF_ENDPOINT: hub.endpoint }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -95,6 +97,23 @@ describe('manifold CLI', () => {
     const refused = await cli('pull', 'hf:test-org/tiny/absent.gguf', '--json');
     expect(refused.code).toBe(1);
     expect(json<{ error: string }>(refused).error).toMatch(/cannot download hf:test-org\/tiny\/absent\.gguf: .*404/);
+  });
+
+  // A terminal through util-linux's `script` (a pseudo-terminal for stdout and stderr).
+  if (!existsSync('/usr/bin/script')) console.log("skipped: the terminal pull test needs util-linux's /usr/bin/script; the plain and JSON pulls are tested above");
+  it.skipIf(!existsSync('/usr/bin/script'))('pull on a terminal draws a progress bar rewritten in place, then the plain line', async () => {
+    const command = [process.execPath, bin, 'pull', 'hf:test-org/slow/slow.gguf', '--data-dir', dataDir].map((a) => `'${a}'`).join(' ');
+    const run = await new Promise<Run>((resolve) => {
+      const child = spawn('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.on('exit', (code) => resolve({ code, stdout, stderr: '' }));
+    });
+    expect(run.code, run.stdout).toBe(0);
+    const bars = run.stdout.match(/\r\[[#.]{30}\] +\d+% /g) ?? [];
+    expect(bars.length, run.stdout).toBeGreaterThanOrEqual(2);
+    expect(run.stdout).toMatch(/pulled hf:test-org\/slow\/slow\.gguf: .*\.gguf \(1\.8 MiB\)/);
+    expect(json<{ deleted: string[] }>(await cli('rm', 'hf_test-org_slow_slow.gguf', '--json')).deleted).toHaveLength(1);
   });
 
   it('ls lists the models with metadata; ps shows replicas, slots and queue of the loaded model; rm refuses it until unload', async () => {
