@@ -4,17 +4,16 @@
  * random test model's reply parses and validates); a schema keyword the grammar cannot express is shown
  * as the answer's error, naming it. A screenshot is saved under test-results/screens.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
+import { startServe, stopServe, type ServeProcess } from './serve-process.js';
 
 test.describe.configure({ mode: 'serial' });
 
-const root = join(import.meta.dirname, '..');
-let server: ChildProcess;
+let server: ServeProcess | undefined;
 let page: Page;
 
 /** Enums, booleans and integers only: the answer is shown as Markdown, which leaves these as they are. */
@@ -28,30 +27,14 @@ const SCHEMA = {
 test.beforeAll(async ({ browser }) => {
   const model = await ensureTestModel('tiny');
   const dataDir = join(mkdtempSync(join(tmpdir(), 'manifold-e2e-json-')), 'data');
-  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--model', model, '--replicas', '1', '--port', '0', '--data-dir', dataDir], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  server.stderr!.on('data', () => {});
-  let out = '';
-  const dashboard = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 90_000);
-    server.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /Dashboard: +(http:\S+)/.exec(out)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    });
-  });
+  server = await startServe(['--model', model, '--replicas', '1', '--port', '0', '--data-dir', dataDir]);
   page = await browser.newPage();
-  await page.goto(dashboard);
+  await page.goto(server.dashboard);
 });
 
 test.afterAll(async () => {
   await page?.close();
-  server?.kill('SIGINT');
+  await stopServe(server);
 });
 
 async function ask(text: string): Promise<ReturnType<Page['getByTestId']>> {

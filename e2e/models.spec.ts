@@ -5,7 +5,6 @@
  * click, chat one message, unload, restart the server on the same port and data dir and reload the same
  * tab: it reconnects and shows the conversation. Screenshots under test-results/screens/models-*.png.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,42 +12,19 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
 import { startLoopbackHub, type LoopbackHub } from '../test/helpers/loopback-hub.js';
+import { startServe, stopServe, type ServeProcess } from './serve-process.js';
 
 test.describe.configure({ mode: 'serial' });
 
-const root = join(import.meta.dirname, '..');
-let server: ChildProcess;
+let server: ServeProcess | undefined;
 let hub: LoopbackHub;
 let page: Page;
 let dataDir: string;
 
 /** `serve --idle` on `port` (0: any) over the test's data dir, with the loopback Hub as HF_ENDPOINT; resolves with the dashboard URL. */
-async function startServe(port: number): Promise<string> {
-  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', String(port), '--data-dir', dataDir], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, HF_ENDPOINT: hub.endpoint },
-  });
-  let out = '';
-  server.stderr!.on('data', () => {});
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 60_000);
-    server.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /Dashboard: +(http:\S+)/.exec(out)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    });
-  });
-}
-
-async function stopServe(): Promise<void> {
-  if (server.exitCode !== null || server.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGINT');
-  await exited;
+async function serveIdle(port: number): Promise<string> {
+  server = await startServe(['--idle', '--port', String(port), '--data-dir', dataDir], { HF_ENDPOINT: hub.endpoint });
+  return server.dashboard;
 }
 
 test.beforeAll(async ({ browser }) => {
@@ -56,7 +32,7 @@ test.beforeAll(async ({ browser }) => {
   // ~5 s for the 1.8 MiB model: long enough to see the bar move.
   hub = await startLoopbackHub([{ path: 'test-org/tiny/tiny.gguf', bytes: model, bytesPerSecond: 400_000 }]);
   dataDir = join(mkdtempSync(join(tmpdir(), 'manifold-e2e-models-')), 'data');
-  const dashboard = await startServe(0);
+  const dashboard = await serveIdle(0);
   page = await browser.newPage();
   page.on('dialog', (dialog) => void dialog.accept());
   await page.goto(dashboard);
@@ -64,7 +40,7 @@ test.beforeAll(async ({ browser }) => {
 
 test.afterAll(async () => {
   await page?.close();
-  if (server) await stopServe();
+  await stopServe(server);
   await hub?.close();
 });
 
@@ -129,9 +105,9 @@ test('unloads it: back to idle, the model still in the library', async () => {
 
 test('restarts the server and reloads the same tab: it reconnects and shows the conversation', async () => {
   const port = Number(new URL(page.url()).port);
-  await stopServe();
+  await stopServe(server);
   await expect(page.getByTestId('status')).toHaveText('server not answering · retrying');
-  await startServe(port);
+  await serveIdle(port);
   await page.reload();
   await expect(page.getByTestId('status')).toContainText('no model · idle');
   await expect(row()).toBeVisible();

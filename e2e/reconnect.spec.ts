@@ -7,49 +7,16 @@
  * with `--new-token` — the tab says its session expired and how to reconnect. Screenshots of each state
  * land under test-results/screens.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
+import { startServe, stopServe, type ServeProcess } from './serve-process.js';
 
-const root = join(import.meta.dirname, '..');
-
-interface Started {
-  child: ChildProcess;
-  dashboard: string;
-}
-
-/** Starts serve with the generated model as one replica; resolves with its printed dashboard link. */
-async function startServe(modelPath: string, dataDir: string, port: number, extra: string[] = []): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--model', modelPath, '--replicas', '1', '--port', String(port), '--data-dir', dataDir, ...extra], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr!.on('data', () => {});
-  let out = '';
-  const dashboard = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 90_000);
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /Dashboard: +(http:\S+)/.exec(out)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    });
-  });
-  return { child, dashboard };
-}
-
-async function stopServe(started: Started): Promise<void> {
-  if (started.child.exitCode !== null || started.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => started.child.once('exit', resolve));
-  started.child.kill('SIGINT');
-  await exited;
-}
+/** Starts serve with the generated model as one replica on `port` over `dataDir`. */
+const serveModel = (modelPath: string, dataDir: string, port: number, extra: string[] = []): Promise<ServeProcess> =>
+  startServe(['--model', modelPath, '--replicas', '1', '--port', String(port), '--data-dir', dataDir, ...extra]);
 
 test('the same tab reconnects after a restart and shows its conversation; after --new-token it says the session expired', async ({ page, context }) => {
   test.setTimeout(240_000);
@@ -57,7 +24,7 @@ test('the same tab reconnects after a restart and shows its conversation; after 
   const dataDir = join(mkdtempSync(join(tmpdir(), 'manifold-e2e-reconnect-')), 'data');
   const shot = (name: string) => page.screenshot({ path: join('test-results', 'screens', `${name}.png`), fullPage: true });
 
-  let served = await startServe(modelPath, dataDir, 0);
+  let served = await serveModel(modelPath, dataDir, 0);
   const port = Number(new URL(served.dashboard).port);
   try {
     await page.goto(served.dashboard);
@@ -93,7 +60,7 @@ test('the same tab reconnects after a restart and shows its conversation; after 
     await expect(page.getByTestId('connection-banner')).toContainText('reconnects by itself');
     await shot('reconnect-server-gone');
 
-    served = await startServe(modelPath, dataDir, port);
+    served = await serveModel(modelPath, dataDir, port);
     // The same tab, not reloaded: it finds the server again with the kept token.
     await expect(page.getByTestId('status')).toContainText('· ok · 1/1 replicas', { timeout: 60_000 });
     await expect(page.getByTestId('connection-banner')).toHaveCount(0);
@@ -110,7 +77,7 @@ test('the same tab reconnects after a restart and shows its conversation; after 
     await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
     await stopServe(served);
 
-    served = await startServe(modelPath, dataDir, port, ['--new-token']);
+    served = await serveModel(modelPath, dataDir, port, ['--new-token']);
     await expect(page.getByTestId('status')).toHaveText('session expired', { timeout: 60_000 });
     await expect(page.getByRole('alert')).toContainText('session has expired');
     await expect(page.getByRole('alert')).toContainText('Dashboard');

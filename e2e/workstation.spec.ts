@@ -7,17 +7,16 @@
  * kept), and an answer a crash cut off, shown as interrupted and regenerated. A screenshot of each
  * screen is saved under test-results/screens.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
+import { startServe, stopServe, type ServeProcess } from './serve-process.js';
 
 test.describe.configure({ mode: 'serial' });
 
-const root = join(import.meta.dirname, '..');
-let server: ChildProcess;
+let server: ServeProcess | undefined;
 let dashboard = '';
 let modelPath = '';
 let corruptPath = '';
@@ -32,23 +31,8 @@ test.beforeAll(async ({ browser }) => {
   mkdirSync(join(work, 'models'));
   writeFileSync(corruptPath, Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), Buffer.alloc(64, 0xff)]));
   dataDir = join(work, 'data');
-  server = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), '--idle', '--port', '0', '--data-dir', dataDir, '--models-dir', join(work, 'models')], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  server.stderr!.on('data', () => {});
-  dashboard = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 60_000);
-    server.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /Dashboard: +(http:\S+)/.exec(out)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    });
-  });
+  server = await startServe(['--idle', '--port', '0', '--data-dir', dataDir, '--models-dir', join(work, 'models')]);
+  dashboard = server.dashboard;
   page = await browser.newPage();
   // Records every text a streaming answer shows, to see that it arrives in pieces.
   await page.addInitScript(() => {
@@ -65,7 +49,7 @@ test.beforeAll(async ({ browser }) => {
 
 test.afterAll(async () => {
   await page?.close();
-  server?.kill('SIGINT');
+  await stopServe(server);
 });
 
 const shot = (name: string) => page.screenshot({ path: join('test-results', 'screens', `${name}.png`), fullPage: true });
