@@ -24,7 +24,7 @@ export function parseJsonChoice(choice: JsonChoice): { json?: { schema: Record<s
 export function JsonToggle({ choice, onChange, error }: { choice: JsonChoice; onChange: (choice: JsonChoice) => void; error: string | null }) {
   return (
     <div className="json-toggle">
-      <label>
+      <label className="check">
         <input type="checkbox" checked={choice.on} onChange={(e) => onChange({ ...choice, on: e.target.checked })} /> JSON
       </label>
       {choice.on && (
