@@ -4,7 +4,7 @@
  * serve exactly this table; handler signatures are derived from it, and core parses every argument.
  */
 import { z } from 'zod';
-import { slotViewSchema } from './engine-protocol.js';
+import { reEvaluationSchema, slotViewSchema } from './engine-protocol.js';
 import { downloadProgressSchema, modelUriSchema } from './model-download.js';
 import { libraryEntrySchema } from './model-library.js';
 import { prefixTierViewSchema } from './prefix-cache.js';
@@ -34,6 +34,8 @@ export const replicaViewSchema = z.object({
   prefixTiers: z.array(prefixTierViewSchema).nullable(),
   /** What its engine runs with now (updated by a live resize): tokens per slot, slots, KV type, layers on the GPU; null until it reports. */
   sizes: z.object({ contextSize: z.number().int(), slots: z.number().int(), kvType: z.string(), gpuLayers: z.number().int() }).nullable(),
+  /** After a live resize that changed the slot layout: its engine evaluating the kept prefixes again in the background, d of N done; null when none runs. */
+  reEvaluation: reEvaluationSchema.nullable().default(null),
 });
 export type ReplicaViewData = z.infer<typeof replicaViewSchema>;
 

@@ -147,12 +147,18 @@ export const slotViewSchema = z.object({
 });
 export type SlotView = z.infer<typeof slotViewSchema>;
 
+/** A rebuild's background re-evaluation of kept prefixes (slot-count or KV-type change): how many, how many done. */
+export const reEvaluationSchema = z.object({ done: z.number().int().nonnegative(), total: z.number().int().positive() });
+export type ReEvaluation = z.infer<typeof reEvaluationSchema>;
+
 /** What keeps an engine from being idle (DESIGN §5): finished requests never do. */
 export const activitySchema = z.object({
   pending_prefill: z.number().int().nonnegative(),
   running_decode: z.number().int().nonnegative(),
   undrained_replies: z.number().int().nonnegative(),
   finished: z.number().int().nonnegative(),
+  /** The last rebuild's re-evaluation of kept prefixes while it runs (its slots count as pending prefill); null otherwise. */
+  re_evaluation: reEvaluationSchema.nullable().default(null),
 });
 export type Activity = z.infer<typeof activitySchema>;
 

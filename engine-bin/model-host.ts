@@ -146,7 +146,7 @@ export class ModelHost {
   }
 
   activity(undrainedReplies: number): Activity {
-    return this.scheduler.activity(undrainedReplies);
+    return { ...this.scheduler.activity(undrainedReplies), re_evaluation: this.resize.reEvaluation };
   }
 
   async dispose(): Promise<void> {

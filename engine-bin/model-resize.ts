@@ -8,7 +8,7 @@ import os from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
-import type { LoadOptions, ReadyInfo, Rebuilt } from '../common/engine-protocol.js';
+import type { LoadOptions, ReadyInfo, ReEvaluation, Rebuilt } from '../common/engine-protocol.js';
 import { changedSizes, MAX_CONTEXT_CELLS, poolSizesOf, touchedPools, type Pool, type PoolSizes, type PrecheckVerdict, type RebuildChange } from '../common/rebuild.js';
 import type { GgufHeader } from '../common/gguf/header-reader.js';
 import { EngineError } from './engine-error.js';
@@ -45,12 +45,19 @@ const STATE_ROOT = join(os.tmpdir(), `manifold-engine-${process.pid}`);
 export class LiveResize {
   private torn: TornDown | undefined;
   private rebuilds = 0;
+  /** The last allocation's re-evaluation of kept prefixes while it runs. */
+  private reEvaluating: ReEvaluation | undefined;
 
   constructor(private readonly host: ResizeHost) {}
 
   /** Whether a rebuild has freed the pools and nothing has allocated them again. */
   get isTornDown(): boolean {
     return this.torn !== undefined;
+  }
+
+  /** How far the background re-evaluation of the last rebuild's kept prefixes is; null when none runs. */
+  get reEvaluation(): ReEvaluation | null {
+    return this.reEvaluating ? { ...this.reEvaluating } : null;
   }
 
   /** The pre-check of a rebuild: does `change` fit? Touches nothing. */
@@ -142,7 +149,14 @@ export class LiveResize {
         release: (slot) => scheduler.unhold(slot),
         log: this.host.log,
       });
-      void restored.reEvaluated;
+      if (restored.progress.total > 0) {
+        const progress = restored.progress;
+        this.reEvaluating = progress;
+        const ended = (): void => {
+          if (this.reEvaluating === progress) this.reEvaluating = undefined;
+        };
+        void restored.reEvaluated.then(ended, ended);
+      }
       const restoreMs = performance.now() - restoring;
       return { info: await this.host.readyInfo(allocateMs), prefixes: restored.report, timings: { ...timings, allocateMs, restoreMs } };
     } catch (error) {

@@ -9,6 +9,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Token } from 'node-llama-cpp';
+import type { ReEvaluation } from '../common/engine-protocol.js';
 import type { KvType, KeptPrefix, PrefixReport } from '../common/rebuild.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
 import type { Slot } from './slot.js';
@@ -46,6 +47,8 @@ export interface PrefixRestore {
   readonly report: PrefixReport;
   /** Settles when every re-evaluation has finished (each slot is free again as soon as its own is done). */
   readonly reEvaluated: Promise<void>;
+  /** How many prefixes are evaluated again and how many of them are done so far (counts up as each ends). */
+  readonly progress: ReEvaluation;
 }
 
 /**
@@ -82,6 +85,7 @@ export async function restorePrefixes(
     toEvaluate.push({ slot, tokens: prefix.tokens });
     report.push({ from: prefix.slot, to: slot.index, tokens: prefix.tokens.length, restoredBy: 're_evaluation' });
   }
+  const progress = { done: 0, total: toEvaluate.length };
   const reEvaluated = (async () => {
     for (const { slot, tokens } of toEvaluate) {
       try {
@@ -90,13 +94,14 @@ export async function restorePrefixes(
         hooks.log(`evaluating slot ${slot.index}'s prefix again failed (${(error as Error).message}); the slot starts empty`);
         await slot.sequence.clearHistory().catch(() => {});
       } finally {
+        progress.done++;
         hooks.release(slot);
       }
     }
     await discardSaved(saved);
   })();
   const kept = report.filter((r) => r.restoredBy !== 'dropped').length;
-  return { report: { kept, dropped: report.length - kept, slots: report }, reEvaluated };
+  return { report: { kept, dropped: report.length - kept, slots: report }, reEvaluated, progress };
 }
 
 async function discardSaved(saved: SavedPrefixes): Promise<void> {

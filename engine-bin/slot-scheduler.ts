@@ -116,7 +116,8 @@ export class SlotScheduler<S extends ScheduledSlot> {
     return [...(this.prefilling || this.waiting.length ? ['prefill'] : []), ...(this.decoding ? ['decode'] : [])];
   }
 
-  activity(undrainedReplies: number): Activity {
+  /** The request counters of `activity` (the engine adds a rebuild's re-evaluation). */
+  activity(undrainedReplies: number): Omit<Activity, 're_evaluation'> {
     return {
       pending_prefill: this.prefilling,
       running_decode: this.decoding,

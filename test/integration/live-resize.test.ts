@@ -53,17 +53,32 @@ describe('live resize of a replica', () => {
     expect(set.replicaView()[0]!.state).toBe('ready');
   });
 
-  it('a slot-count change re-evaluates the kept prefixes after Applied', async () => {
-    const { set } = await startReplicaSet({ replicas: 1 });
-    const histories = await firstTurns(set, 2);
+  it('a slot-count change re-evaluates the kept prefixes after Applied, its progress on the replica view', async () => {
+    // Prefixes long enough that evaluating them again takes a while (seconds on 2 CPU cores).
+    const { set } = await startReplicaSet({ replicas: 1, engine: { contextSize: 3072, slots: 2, threads: 1 } });
+    const histories = await firstTurns(set, 2, 2500);
     const [outcome] = await rebuild(set, { replica: 0, change: { slots: 3 } });
     expect(outcome?.outcome).toBe('Applied');
     if (outcome?.outcome !== 'Applied') return;
     expect(outcome.sizes.slots).toBe(3);
     expect(outcome.prefixes.kept).toBe(2);
     expect(outcome.prefixes.slots.every((s) => s.restoredBy === 're_evaluation')).toBe(true);
-    // Re-evaluation runs after Applied without holding requests; the slots are idle again once it is done.
-    await waitFor(async () => ((await set.slotsView()).every((s) => s.state === 'idle') ? true : undefined), 'the re-evaluations');
+    // Re-evaluation runs after Applied without holding requests; the replica view reports it until it is done.
+    const seen: { done: number; total: number }[] = [];
+    const running = await waitFor(() => set.replicaView()[0]!.reEvaluation ?? undefined, 'the re-evaluation progress');
+    expect(running.total).toBe(2);
+    expect(running.done).toBeLessThan(running.total);
+    await waitFor(
+      () => {
+        const progress = set.replicaView()[0]!.reEvaluation;
+        if (progress) seen.push(progress);
+        return progress === null ? true : undefined;
+      },
+      'the re-evaluation to end',
+      30_000,
+    );
+    expect(seen.every((p, i) => p.total === 2 && p.done >= (seen[i - 1]?.done ?? running.done))).toBe(true);
+    expect((await set.slotsView()).every((s) => s.state === 'idle')).toBe(true);
     const reused = await nextTurnReuse(set, histories);
     for (const [c, history] of histories.entries()) expect(reused[c]).toBeGreaterThanOrEqual(history.length - 1);
     expect(set.replicaView()[0]!.slots).toBe(3);

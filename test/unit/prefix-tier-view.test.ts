@@ -31,7 +31,7 @@ const serve = (routing: RoutingState, slot: number, prompt: number[], conversati
   routing.noteDone(0, prompt, blockHashes(prompt), done(slot, prompt.length), conversation);
 };
 const replicaView = (prefixTiers: unknown) => ({
-  replica: 0, alive: true, running: 0, routed: 3, slots: 1, state: 'ready', latchReason: null, gpus: [], cpus: [], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 42, remote: null, prefixTiers, sizes: null,
+  replica: 0, alive: true, running: 0, routed: 3, slots: 1, state: 'ready', latchReason: null, gpus: [], cpus: [], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 42, remote: null, prefixTiers, sizes: null, reEvaluation: null,
 });
 
 describe('the prefix cache in the slot view', () => {

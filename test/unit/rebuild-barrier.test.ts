@@ -5,7 +5,7 @@ import { rebuildChangeSchema, sizesOfPools, touchedPools } from '../../common/re
 import { BarrierTimeoutError, waitForIdle } from '../../electron/core/rebuild/barrier.js';
 import { ExactPrefixIndex } from '../../electron/core/router/prefix-index.js';
 
-const activity = (a: Partial<Activity>): Activity => ({ pending_prefill: 0, running_decode: 0, undrained_replies: 0, finished: 0, ...a });
+const activity = (a: Partial<Activity>): Activity => ({ pending_prefill: 0, running_decode: 0, undrained_replies: 0, finished: 0, re_evaluation: null, ...a });
 
 describe('rebuild barrier (pure logic, fake activity)', () => {
   it('waits until prefill, decode and undrained replies are all zero; finished requests do not hold it', async () => {

@@ -38,7 +38,7 @@ function scriptedClient(script: Script) {
 }
 
 const replica = (i: number, patch: Partial<EventPayload<'replicas'>[number]> = {}): EventPayload<'replicas'>[number] => ({
-  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, prefixTiers: null, sizes: null, ...patch,
+  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, prefixTiers: null, sizes: null, reEvaluation: null, ...patch,
 });
 
 describe('workstation slice', () => {
@@ -102,6 +102,15 @@ describe('workstation slice', () => {
   it('shows each replica’s context, slots, KV type and GPU layers as its engine reports them', () => {
     const cards = selectReplicaCards({ replicas: [replica(0, { sizes: { contextSize: 2048, slots: 2, kvType: 'q8_0', gpuLayers: 28 } }), replica(1)] });
     expect(cards.map((c) => c.sizes)).toEqual([{ context: '2048 tokens × 2 slots', kvType: 'q8_0', gpuLayers: '28' }, null]);
+  });
+
+  it('shows a bar while a resize’s kept prefixes are evaluated again, and none once done', () => {
+    const cards = selectReplicaCards({ replicas: [replica(0, { reEvaluation: { done: 1, total: 4 } }), replica(1, { reEvaluation: { done: 0, total: 1 } }), replica(2)] });
+    expect(cards.map((c) => c.reEvaluation)).toEqual([
+      { done: 1, total: 4, label: 'evaluating 4 kept prefixes again: 1/4' },
+      { done: 0, total: 1, label: 'evaluating 1 kept prefix again: 0/1' },
+      null,
+    ]);
   });
 });
 

@@ -88,7 +88,7 @@ export class LlamaServerResize {
     const slots = await client.slots();
     const prefill = slots.filter((s) => s.state === 'prefill').length;
     const decode = slots.filter((s) => s.state === 'decode').length;
-    return { pending_prefill: prefill, running_decode: decode, undrained_replies: Math.max(0, client.runningCount - prefill - decode), finished: 0 };
+    return { pending_prefill: prefill, running_decode: decode, undrained_replies: Math.max(0, client.runningCount - prefill - decode), finished: 0, re_evaluation: null };
   }
 
   async rebuild(change: RebuildChange, options: { skipPrecheck: boolean; onTeardown: () => void }): Promise<Rebuilt> {

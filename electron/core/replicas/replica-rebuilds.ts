@@ -13,6 +13,7 @@ import { LlamaServerResize } from '../llama-server/llama-server-resize.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
+import { followReEvaluation } from './re-evaluation-watch.js';
 import type { Replica, ReplicaState } from './replica.js';
 import { RebuildInProgressError } from './replica-errors.js';
 import type { RoutingState } from './routing-state.js';
@@ -99,5 +100,11 @@ export class ReplicaRebuilds {
         break;
     }
     this.host.setState(replica, 'ready');
+    const engine = replica.engine?.client;
+    if (engine && 'prefixes' in outcome && outcome.prefixes.slots.some((s) => s.restoredBy === 're_evaluation')) {
+      void followReEvaluation(engine, (progress) => {
+        replica.reEvaluation = progress;
+      });
+    }
   }
 }

@@ -387,6 +387,7 @@ export class ReplicaSet {
       remote: r.driver.remote ? { ...r.driver.remote } : null,
       prefixTiers: this.prefixTiersOf(r),
       sizes: r.info ? { contextSize: r.info.sizes.contextSize, slots: r.info.sizes.slots, kvType: r.info.sizes.kvType, gpuLayers: r.info.sizes.gpuLayers } : null,
+      reEvaluation: r.reEvaluation,
     }));
   }
 

@@ -4,7 +4,7 @@
  * to it by the dispatcher), its counters for the views, the history the heal policy reads, and the rates
  * measured from its requests that the router's cost uses (prefill, service time, prefix-cache restores).
  */
-import type { GenerateDone, ReadyInfo } from '../../../common/engine-protocol.js';
+import type { GenerateDone, ReadyInfo, ReEvaluation } from '../../../common/engine-protocol.js';
 import type { PrefixTier } from '../../../common/prefix-cache.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { ReplicaPlan } from '../config/run-config.js';
@@ -28,6 +28,8 @@ export class Replica {
   /** Why a latched replica takes no requests (its failed rebuild's reasons). */
   latchReason: string | null = null;
   info: ReadyInfo | null = null;
+  /** Its engine evaluating a live resize's kept prefixes again (re-evaluation-watch.ts); null when not. */
+  reEvaluation: ReEvaluation | null = null;
   /** The logical CPUs its engine is pinned to; empty when not pinned. */
   cpus: number[] = [];
   /** Requests bound to it and not finished (never more than its slots). */

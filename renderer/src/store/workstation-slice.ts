@@ -129,6 +129,8 @@ export interface ReplicaCard {
   latchReason: string | null;
   /** "4096 tokens × 2 slots", "f16", "0 of 28" style figures of the engine as it runs now; null before it reports. */
   sizes: { context: string; kvType: string; gpuLayers: string } | null;
+  /** While its engine evaluates a live resize's kept prefixes again: the bar's figures and its words; null otherwise. */
+  reEvaluation: { done: number; total: number; label: string } | null;
 }
 
 export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): ReplicaCard[] {
@@ -144,6 +146,7 @@ export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): R
     pid: r.pid,
     latchReason: r.latchReason,
     sizes: r.sizes ? { context: `${r.sizes.contextSize} tokens × ${r.sizes.slots} slots`, kvType: r.sizes.kvType, gpuLayers: String(r.sizes.gpuLayers) } : null,
+    reEvaluation: r.reEvaluation ? { ...r.reEvaluation, label: `evaluating ${r.reEvaluation.total} kept ${r.reEvaluation.total === 1 ? 'prefix' : 'prefixes'} again: ${r.reEvaluation.done}/${r.reEvaluation.total}` } : null,
   }));
 }
 

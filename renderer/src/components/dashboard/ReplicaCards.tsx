@@ -1,4 +1,4 @@
-/** One card per replica: state (maintenance, latched and failed stand out), where it runs (a remote's URL and latency), its context, slots, KV type and GPU layers as the engine runs now, running, routed, cache hits. */
+/** One card per replica: state (maintenance, latched and failed stand out), where it runs (a remote's URL and latency), its context, slots, KV type and GPU layers as the engine runs now, running, routed, cache hits, and a bar while a resize's kept prefixes are evaluated again. */
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectReplicaCards } from '../../store/workstation-slice.js';
@@ -47,6 +47,11 @@ export function ReplicaCards() {
               </>
             )}
           </dl>
+          {c.reEvaluation && (
+            <p className="note" data-testid={`re-evaluation-${c.replica}`}>
+              <progress max={c.reEvaluation.total} value={c.reEvaluation.done} /> {c.reEvaluation.label}
+            </p>
+          )}
           {c.latchReason && <p className="error">{c.latchReason}</p>}
         </article>
       ))}
