@@ -143,10 +143,21 @@ export const servedBySchema = z.object({
   completionTokens: z.number().int(),
 });
 
+/** A call an answer made (OpenAI's `tool_calls`, flattened): `arguments` is the JSON text the model wrote. */
+export const chatToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+export type ChatToolCall = z.infer<typeof chatToolCallSchema>;
+
 export const chatMessageSchema = z.object({
   id: z.string(),
-  role: z.enum(['user', 'assistant']),
+  /** `tool`: a tool's result, in a conversation stored from the API (`store: true`). */
+  role: z.enum(['user', 'assistant', 'tool']),
   content: z.string(),
+  /** For an answer: the tool calls it made (absent when none). */
+  toolCalls: z.array(chatToolCallSchema).optional(),
+  /** For a `tool` message: the id of the call it answers. */
+  toolCallId: z.string().optional(),
+  /** For an answer stored from the API: why it ended, OpenAI's finish reason. */
+  finishReason: z.enum(['stop', 'length', 'tool_calls']).optional(),
   /** For an answer: who served it; null while it streams or when it failed. */
   servedBy: servedBySchema.nullable().default(null),
   /** For an answer: stopped by the user before it finished. */
@@ -172,6 +183,8 @@ export const conversationSchema = z.object({
   messages: z.array(chatMessageSchema),
   createdAt: z.number(),
   updatedAt: z.number(),
+  /** Where it began: the chat window, or a chat completion sent with `store: true` (`api`). */
+  source: z.enum(['window', 'api']).default('window'),
 });
 export type Conversation = z.infer<typeof conversationSchema>;
 
@@ -181,6 +194,7 @@ export const conversationSummarySchema = z.object({
   title: z.string(),
   messages: z.number().int(),
   updatedAt: z.number(),
+  source: z.enum(['window', 'api']),
   /** Why its file could not be read (e.g. a torn write); null when it is fine. */
   damaged: z.string().nullable(),
 });

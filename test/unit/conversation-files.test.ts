@@ -71,3 +71,37 @@ describe('ConversationStore after a crash', () => {
     expect(JSON.parse(readFileSync(join(folder, `${conversation.id}.json`), 'utf8')).messages[1].state).toBe('interrupted');
   });
 });
+
+describe('ConversationStore files across versions', () => {
+  it('loads a file written before tool messages and sources, as from the window, and keeps tool messages of an API one', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'manifold-data-'));
+    const folder = join(dataDir, 'conversations');
+    const store = new ConversationStore(dataDir);
+    await store.list();
+    const old = {
+      id: 'c-old',
+      title: 'hi',
+      systemPrompt: 's',
+      sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null },
+      messages: [{ id: 'u', role: 'user', content: 'hi', servedBy: null, stopped: false, error: null, state: 'complete', writer: null }],
+      createdAt: 1,
+      updatedAt: 1,
+    };
+    writeFileSync(join(folder, 'c-old.json'), JSON.stringify(old));
+    expect(await store.list()).toEqual([{ id: 'c-old', title: 'hi', messages: 1, updatedAt: 1, source: 'window', damaged: null }]);
+    expect((await store.get('c-old')).messages[0]).not.toHaveProperty('toolCalls');
+
+    const base = { servedBy: null, stopped: false, error: null, state: 'complete' as const, writer: null };
+    const stored = await store.create({
+      title: 'weather',
+      source: 'api',
+      messages: [
+        { id: 'a', role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }], finishReason: 'tool_calls', ...base },
+        { id: 't', role: 'tool', content: '{"temperature":21}', toolCallId: 'call_1', ...base },
+      ],
+    });
+    const reread = await new ConversationStore(dataDir).get(stored.id);
+    expect(reread.source).toBe('api');
+    expect(reread.messages).toEqual(stored.messages);
+  });
+});

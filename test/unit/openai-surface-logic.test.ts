@@ -46,8 +46,14 @@ describe('strict OpenAI request schemas', () => {
   it('accept and ignore the documented fields, still checking their types', () => {
     const body = { ...chat, store: false, metadata: { app: 'x' }, service_tier: 'auto', safety_identifier: 'h', user: 'u', messages: [{ role: 'user', content: 'hi', name: 'bob' }] };
     expect(() => parseRequest(chatCompletionRequestSchema, body)).not.toThrow();
-    expect(Object.keys(IGNORED_FIELDS).sort()).toEqual(['metadata', 'safety_identifier', 'service_tier', 'store']);
+    expect(Object.keys(IGNORED_FIELDS).sort()).toEqual(['metadata', 'safety_identifier', 'service_tier']);
+    expect(refusal(chatCompletionRequestSchema, { ...chat, metadata: 'x' }).param).toBe('metadata');
+  });
+
+  it('take store on chat completions, checked for its type, and refuse it on text completions (nothing there is a conversation)', () => {
+    expect(parseRequest(chatCompletionRequestSchema, { ...chat, store: true }).store).toBe(true);
     expect(refusal(chatCompletionRequestSchema, { ...chat, store: 'yes' }).param).toBe('store');
+    expect(refusal(completionRequestSchema, { prompt: 'a', store: true }).param).toBe('store');
   });
 
   it('refuse n > 1, best_of, echo and suffix in words', () => {

@@ -165,7 +165,7 @@ describe('resize slice', () => {
 
 describe('chat slice', () => {
   it('shows the question and the streaming answer, then the stored conversation with who served it', async () => {
-    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, messages: [], createdAt: 1, updatedAt: 1 };
+    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, messages: [], createdAt: 1, updatedAt: 1, source: 'window' as const };
     const answered = {
       ...conversation,
       title: 'hi',
@@ -179,7 +179,7 @@ describe('chat slice', () => {
       createConversation: () => conversation,
       sendMessage: () => new Promise((resolve) => (release = () => resolve(answered.messages[1]!))),
       getConversation: () => answered,
-      listConversations: () => [{ id: 'c1', title: 'hi', messages: 2, updatedAt: 2, damaged: null }],
+      listConversations: () => [{ id: 'c1', title: 'hi', messages: 2, updatedAt: 2, source: 'window' as const, damaged: null }],
     });
     const store = createAppStore(client);
     connectStore(store, client);
@@ -200,7 +200,7 @@ describe('chat slice', () => {
 
   it('shows the live answer instead of its copy saved as it streams, and an interrupted answer as interrupted', () => {
     const message = (id: string, role: 'user' | 'assistant', content: string, state: 'complete' | 'streaming' | 'interrupted') => ({ id, role, content, servedBy: null, stopped: false, error: null, state, writer: null });
-    const base = { id: 'c1', title: 't', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, createdAt: 1, updatedAt: 1 };
+    const base = { id: 'c1', title: 't', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, createdAt: 1, updatedAt: 1, source: 'window' as const };
     const streamingHere = {
       active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'streaming')] },
       streaming: { c1: { userText: 'hi', messageId: 'a1', text: 'hello' } },

@@ -4,11 +4,7 @@
  * workstation (the layering lint forbids it), so the two do not import each other.
  */
 import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
-
-export interface ChatTemplateMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
 
 /** A generation's result as the chat records it: the text and who served it. */
 export interface ChatGeneration {
@@ -23,7 +19,7 @@ export interface ChatGeneration {
 export interface ChatBackend {
   /** The loaded model's tokenizer; throws (with why) when no model is loaded. */
   readonly tokenizer: {
-    applyChatTemplate(messages: readonly ChatTemplateMessage[]): { tokens: number[] } | Promise<{ tokens: number[] }>;
+    applyChatTemplate(messages: readonly ChatMessage[]): { tokens: number[] } | Promise<{ tokens: number[] }>;
   };
   /** Where the chat reports what it could not do (an answer not saved). */
   readonly log: { warn(line: string): void };

@@ -11,13 +11,9 @@ import type { ChatMessageData, Conversation, EventPayload } from '../../../commo
 import type { ChatBackend } from './chat-backend.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { AnswerSaver } from './answer-saver.js';
-import { ConversationError, type ConversationStore } from './conversation-store.js';
+import { ConversationError, titleOf, type ConversationStore } from './conversation-store.js';
 import { editedMessages } from '../../../common/edit-message.js';
-
-const TITLE_CHARS = 48;
-
-/** A conversation's title made from its first message. */
-const titleOf = (content: string): string => content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
+import { historyTurns } from './history-turns.js';
 
 export class ChatService {
   private readonly streaming = new Map<string, AbortController>();
@@ -118,8 +114,7 @@ export class ChatService {
     });
     const saver = new AnswerSaver(this.store, conversation.id, answer, (error) => this.workstation.log.warn(`chat: the answer so far was not saved (${error.message})`));
     try {
-      const history = conversation.messages.filter((m) => m.error === null).map((m) => ({ role: m.role, content: m.content }));
-      const { tokens } = await this.workstation.tokenizer.applyChatTemplate([{ role: 'system', content: conversation.systemPrompt }, ...history]);
+      const { tokens } = await this.workstation.tokenizer.applyChatTemplate(historyTurns(conversation));
       const { temperature, topP, topK, maxTokens, seed } = conversation.sampling;
       const grammar = json === undefined ? undefined : await this.workstation.jsonGrammar(json);
       const done = await this.workstation.generate(

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chatSamplingSchema, conversationSchema, type Conversation } from '../../../common/contract.js';
+import { chatSamplingSchema, conversationSchema, type ChatMessageData, type Conversation } from '../../../common/contract.js';
 import { sweepStaleTemps, writeFileAtomic } from './atomic-file.js';
 
 export class ConversationError extends Error {
@@ -24,8 +24,14 @@ export interface ConversationSummary {
   title: string;
   messages: number;
   updatedAt: number;
+  source: Conversation['source'];
   damaged: string | null;
 }
+
+const TITLE_CHARS = 48;
+
+/** A conversation's title made from its first message. */
+export const titleOf = (content: string): string => content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
 
 type Read = { conversation: Conversation } | { damaged: string };
 
@@ -90,9 +96,9 @@ export class ConversationStore {
     const summaries = await Promise.all(
       ids.map(async (id): Promise<ConversationSummary> => {
         const read = await this.read(id);
-        if ('damaged' in read) return { id, title: `${id} (damaged)`, messages: 0, updatedAt: 0, damaged: read.damaged };
-        const { title, messages, updatedAt } = read.conversation;
-        return { id, title, messages: messages.length, updatedAt, damaged: null };
+        if ('damaged' in read) return { id, title: `${id} (damaged)`, messages: 0, updatedAt: 0, source: 'window', damaged: read.damaged };
+        const { title, messages, updatedAt, source } = read.conversation;
+        return { id, title, messages: messages.length, updatedAt, source, damaged: null };
       }),
     );
     return summaries.sort((a, b) => b.updatedAt - a.updatedAt);
@@ -105,16 +111,23 @@ export class ConversationStore {
     return read.conversation;
   }
 
-  async create(fields: { title?: string | undefined; systemPrompt?: string | undefined }): Promise<Conversation> {
+  /** A new conversation: an empty one from the window, or one stored whole from the API (`messages`, `source: 'api'`). */
+  async create(fields: {
+    title?: string | undefined;
+    systemPrompt?: string | undefined;
+    messages?: ChatMessageData[];
+    source?: Conversation['source'];
+  }): Promise<Conversation> {
     const now = Date.now();
     const conversation: Conversation = {
       id: randomUUID(),
       title: fields.title ?? 'New chat',
       systemPrompt: fields.systemPrompt ?? 'You are a helpful assistant.',
       sampling: chatSamplingSchema.parse({}),
-      messages: [],
+      messages: fields.messages ?? [],
       createdAt: now,
       updatedAt: now,
+      source: fields.source ?? 'window',
     };
     await this.save(conversation);
     return conversation;

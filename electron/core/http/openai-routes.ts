@@ -6,7 +6,8 @@
  * is tracked in the front's open generations until its response ends, so a graceful stop can end it cleanly.
  * A stream sends one event for the tokens that reached the front in one event-loop turn (TurnBatch): one
  * token when they come one by one, several when they came together. `timings.front_ms` is the front's
- * own share of the time to first token (see servedBy).
+ * own share of the time to first token (see servedBy). A chat completion with `store: true` is kept as a
+ * chat-window conversation once its answer is complete, before its response ends (stored-completion.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -26,6 +27,7 @@ import type { OpenGenerations } from '../open-generations.js';
 import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
 import { chatPrompt, type ToolPlan } from './tool-calls-request.js';
 import { ToolCallDeltas, toolCallMessage, type ChatDelta } from './tool-calls-response.js';
+import { storeCompletion, type CompletedAnswer } from './stored-completion.js';
 
 type Kind = 'chat' | 'text';
 
@@ -149,6 +151,8 @@ async function serveGeneration(
   arrivedAt: number,
   /** How a chat answer with tools is read (tool-calls-request.ts); null without tools. */
   tools: ToolPlan | null = null,
+  /** Called with a chat answer once it is complete, before the response ends (`store: true`); null to keep nothing. */
+  keep: ((answer: CompletedAnswer) => Promise<void>) | null = null,
 ): Promise<void> {
   const grammar = await requestGrammar(body, (schema) => tokensOf(workstation, () => workstation.tokenizer.jsonSchemaGrammar(schema), 'response_format'));
   const logprobs = requestedLogprobs(body);
@@ -204,12 +208,10 @@ async function serveGeneration(
       untrack();
     }
     if (res.headersSent) return;
-    const choice =
-      kind === 'chat'
-        ? tools
-          ? { index: 0, ...toolCallMessage(tools, result.text, finishReason(result)), logprobs: logprobsOf(collected, 0) }
-          : { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) }
-        : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) };
+    const answer =
+      kind !== 'chat' ? null : tools ? toolCallMessage(tools, result.text, finishReason(result)) : { message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result) };
+    const choice = answer ? { index: 0, ...answer, logprobs: logprobsOf(collected, 0) } : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) };
+    if (answer) await keep?.({ message: answer.message, finishReason: answer.finish_reason, result });
     sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) });
     return;
   }
@@ -287,7 +289,9 @@ async function serveGeneration(
     });
     tokenEvents.flush();
     if (toolDeltas) sendDeltas(toolDeltas.end(), {});
-    send(chunk(null, toolDeltas ? toolDeltas.finishReason(finishReason(result)) : finishReason(result), { manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) }));
+    const finish = toolDeltas ? toolDeltas.finishReason(finishReason(result)) : finishReason(result);
+    await keep?.({ message: toolDeltas ? toolDeltas.message() : { content: result.text }, finishReason: finish, result });
+    send(chunk(null, finish, { manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) }));
     if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
     end();
   } catch (error) {
@@ -302,7 +306,14 @@ export async function handleChatCompletions(workstation: Workstation, open: Open
   const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
   const { tokens, tools } = await tokensOf(workstation, () => chatPrompt(workstation.tokenizer, body), 'messages');
-  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res, arrivedAt, tools);
+  // A store that fails is logged: the answer the client waits for is still sent.
+  const keep = body.store
+    ? (answer: CompletedAnswer) =>
+        storeCompletion(workstation.chat.store, body, answer).catch(
+          (error: Error) => workstation.log.warn(`store: the completion was not stored as a conversation (${error.message})`),
+        )
+    : null;
+  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res, arrivedAt, tools, keep);
 }
 
 export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {

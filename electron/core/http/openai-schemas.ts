@@ -40,12 +40,11 @@ const maxTokensSchema = z
   .nullish();
 
 /**
- * Accepted and ignored: `store` (OpenAI keeps completions for its dashboard; nothing is stored here),
- * `metadata` (tags for that store), `service_tier` (OpenAI's billing tier) and `safety_identifier`
- * (OpenAI's abuse tracking). Each is checked for its OpenAI type, so a wrong value is still a 400.
+ * Accepted and ignored: `metadata` (OpenAI's tags for stored completions), `service_tier` (OpenAI's
+ * billing tier) and `safety_identifier` (OpenAI's abuse tracking). Each is checked for its OpenAI type,
+ * so a wrong value is still a 400. (`store` is honoured on chat completions: stored-completion.ts.)
  */
 export const IGNORED_FIELDS = {
-  store: z.boolean().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   service_tier: z.string().nullish(),
   safety_identifier: z.string().nullish(),
@@ -126,6 +125,8 @@ export const chatCompletionRequestSchema = z
     ...toolRequestFields,
     messages: z.array(chatMessageSchema).min(1),
     max_completion_tokens: maxTokensSchema,
+    /** OpenAI's `store`: true keeps the exchange as a chat-window conversation once the answer is complete (stored-completion.ts). */
+    store: z.boolean().nullish(),
   })
   .strict()
   .superRefine(checkToolRequest);

@@ -27,7 +27,8 @@ export interface ToolPlan {
 
 type Message = ChatCompletionRequest['messages'][number];
 
-const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join(''));
+/** A message's text (text parts joined; none when null). */
+export const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join(''));
 
 /** An OpenAI message as chat templates read it (`developer` is `system`; call arguments as objects). */
 export function templateMessage(message: Message): ChatMessage {

@@ -30,7 +30,8 @@ export type ChatDelta = { content: string } | { tool_calls: Record<string, unkno
 /** A streamed answer's deltas: text in, OpenAI deltas out (content, and each call's two fragments). */
 export class ToolCallDeltas {
   private readonly stream: ToolCallStream;
-  private calls = 0;
+  private content = '';
+  private readonly sent: ReturnType<typeof toolCall>[] = [];
 
   constructor(plan: ToolPlan) {
     this.stream = new ToolCallStream(plan.format, plan.maxCalls);
@@ -45,14 +46,24 @@ export class ToolCallDeltas {
   }
 
   finishReason(finish: 'stop' | 'length'): 'stop' | 'length' | 'tool_calls' {
-    return finishWith(finish, this.calls > 0);
+    return finishWith(finish, this.sent.length > 0);
+  }
+
+  /** What was streamed, as the whole answer's message (content null when it was only calls). */
+  message(): { content: string | null; tool_calls?: ReturnType<typeof toolCall>[] } {
+    return this.sent.length === 0 ? { content: this.content } : { content: this.content || null, tool_calls: this.sent };
   }
 
   private deltas(events: ReturnType<ToolCallStream['push']>): ChatDelta[] {
     return events.flatMap((event): ChatDelta[] => {
-      if (event.type === 'content') return event.text ? [{ content: event.text }] : [];
-      const index = this.calls++;
-      const { id, type, function: fn } = toolCall(event.call);
+      if (event.type === 'content') {
+        this.content += event.text;
+        return event.text ? [{ content: event.text }] : [];
+      }
+      const index = this.sent.length;
+      const call = toolCall(event.call);
+      this.sent.push(call);
+      const { id, type, function: fn } = call;
       return [{ tool_calls: [{ index, id, type, function: { name: fn.name, arguments: '' } }] }, { tool_calls: [{ index, function: { arguments: fn.arguments } }] }];
     });
   }

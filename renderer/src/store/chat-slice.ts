@@ -102,7 +102,7 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
     },
     newConversation: async () => {
       const conversation = await client.call('createConversation', {});
-      set((s) => ({ active: conversation, conversations: [{ id: conversation.id, title: conversation.title, messages: 0, updatedAt: conversation.updatedAt, damaged: null }, ...s.conversations], chatError: null }));
+      set((s) => ({ active: conversation, conversations: [{ id: conversation.id, title: conversation.title, messages: 0, updatedAt: conversation.updatedAt, source: conversation.source, damaged: null }, ...s.conversations], chatError: null }));
     },
     sendMessage: async (text, json) => {
       if (!get().active) await get().newConversation();

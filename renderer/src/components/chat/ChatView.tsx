@@ -1,7 +1,8 @@
 /**
  * The chat window: conversations on the left; the open one with its settings, messages (each with Copy,
  * a user message with Edit to change and resend it; the list follows the latest message) and composer;
- * an empty conversation says what to do, and where to load a model when none is loaded.
+ * an empty conversation says what to do, and where to load a model when none is loaded. A conversation
+ * stored from the API is marked "API" in the list, and its tool calls and results show as blocks.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
@@ -10,6 +11,7 @@ import { useApp } from '../../store/use-app-store.js';
 import { ChatSettings } from './ChatSettings.js';
 import { JsonToggle, parseJsonChoice, type JsonChoice } from './JsonToggle.js';
 import { Markdown } from './Markdown.js';
+import { ToolCallBlocks, ToolResultBlock } from './ToolBlocks.js';
 
 /** Where this tab keeps the id of its open conversation. */
 const OPEN_CONVERSATION_KEY = 'manifold-open-conversation';
@@ -19,6 +21,8 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const live = useApp((s) => s.streaming);
   const messages = useMemo(() => selectShownMessages({ active, streaming: live }), [active, live]);
   const streaming = selectIsStreaming({ active, streaming: live });
+  /** Each tool call in the history by its id, to label the result that answers it. */
+  const calls = useMemo(() => new Map(messages.flatMap((m) => m.toolCalls ?? []).map((call) => [call.id, call])), [messages]);
   const actions = useApp(
     useShallow((s) => ({
       load: s.loadConversations,
@@ -86,6 +90,11 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
               <button className="link" onClick={() => void actions.open(c.id)} title={c.damaged ?? c.title}>
                 {c.title}
               </button>
+              {c.source === 'api' && (
+                <span className="badge" title="stored from the API (store: true)">
+                  API
+                </span>
+              )}
               {c.damaged && <span className="badge error">damaged</span>}
               <button className="icon" aria-label={`delete ${c.title}`} onClick={() => void actions.remove(c.id)}>
                 ×
@@ -117,7 +126,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
             </li>
           )}
           {messages.map((m, index) => (
-            <li key={m.id} className={`message ${m.role}${m.streaming ? ' streaming' : ''}${m.state === 'interrupted' ? ' interrupted' : ''}`} data-testid={m.role === 'assistant' ? 'answer' : 'question'}>
+            <li key={m.id} className={`message ${m.role}${m.streaming ? ' streaming' : ''}${m.state === 'interrupted' ? ' interrupted' : ''}`} data-testid={m.role === 'assistant' ? 'answer' : m.role === 'tool' ? 'tool-message' : 'question'}>
               {editing?.id === m.id ? (
                 <div className="edit">
                   <textarea aria-label="edit message" value={editing.text} onChange={(e) => setEditing({ id: m.id, text: e.target.value })} />
@@ -127,15 +136,22 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
                   <button onClick={() => setEditing(null)}>Cancel</button>
                 </div>
               ) : m.role === 'assistant' ? (
-                <Markdown text={m.content || (m.streaming ? '…' : '')} />
+                <>
+                  {(m.content || !m.toolCalls?.length) && <Markdown text={m.content || (m.streaming ? '…' : '')} />}
+                  {m.toolCalls?.length ? <ToolCallBlocks calls={m.toolCalls} /> : null}
+                </>
+              ) : m.role === 'tool' ? (
+                <ToolResultBlock content={m.content} callId={m.toolCallId ?? ''} call={calls.get(m.toolCallId ?? '')} />
               ) : (
                 <p>{m.content}</p>
               )}
               {!m.streaming && editing?.id !== m.id && (
                 <p className="message-actions">
-                  <button className="link" onClick={() => copy(m.id, m.content)} aria-label={`copy ${m.role === 'user' ? 'message' : 'answer'}`}>
-                    {copied === m.id ? 'Copied' : 'Copy'}
-                  </button>
+                  {m.content && (
+                    <button className="link" onClick={() => copy(m.id, m.content)} aria-label={`copy ${m.role === 'user' ? 'message' : 'answer'}`}>
+                      {copied === m.id ? 'Copied' : 'Copy'}
+                    </button>
+                  )}
                   {m.role === 'user' && !streaming && !m.id.startsWith('pending') && (
                     <button className="link" onClick={() => setEditing({ id: m.id, text: m.content })}>
                       Edit
@@ -146,7 +162,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
               {m.servedBy && (
                 <p className="served" data-testid="served-by">
                   replica {m.servedBy.replica} · slot {m.servedBy.slot ?? '—'} · reused <span data-testid="reused">{m.servedBy.reusedTokens}</span> of {m.servedBy.promptTokens} prompt tokens ·{' '}
-                  {m.servedBy.completionTokens} tokens
+                  {m.servedBy.completionTokens} tokens{m.finishReason ? ` · finish ${m.finishReason}` : ''}
                 </p>
               )}
               {m.stopped && <p className="note">stopped</p>}

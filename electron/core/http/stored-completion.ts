@@ -1,0 +1,59 @@
+/**
+ * OpenAI's `store: true` on a chat completion: once the answer is complete (a request that fails stores
+ * nothing), the exchange is kept as a chat-window conversation marked as from the API (`source: 'api'`).
+ * The request's system and developer turns become its system prompt; its user, assistant (content and
+ * tool calls) and tool turns (with the id of the call each answers) its messages; the answer (content,
+ * tool calls, finish reason, who served it) the last one. Its title is the first user message's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChatMessageData, ChatToolCall } from '../../../common/contract.js';
+import { titleOf, type ConversationStore } from '../chat/conversation-store.js';
+import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
+import type { ChatCompletionRequest } from './openai-schemas.js';
+import { textOf } from './tool-calls-request.js';
+
+/** An answer as the response carries it: OpenAI's message (content null when it is only calls) and finish reason. */
+export interface CompletedAnswer {
+  message: { content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
+  finishReason: 'stop' | 'length' | 'tool_calls';
+  result: ReplicaGenerateResult;
+}
+
+type Call = { id: string; function: { name: string; arguments: string } };
+
+const callsOf = (calls: readonly Call[] | null | undefined): { toolCalls?: ChatToolCall[] } =>
+  calls?.length ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) } : {};
+
+const message = (role: ChatMessageData['role'], content: string, extra: Partial<ChatMessageData> = {}): ChatMessageData => ({
+  id: randomUUID(),
+  role,
+  content,
+  servedBy: null,
+  stopped: false,
+  error: null,
+  state: 'complete',
+  writer: null,
+  ...extra,
+});
+
+/** Saves the request and its answer as a new conversation. */
+export async function storeCompletion(store: ConversationStore, body: ChatCompletionRequest, answer: CompletedAnswer): Promise<void> {
+  const system: string[] = [];
+  const messages: ChatMessageData[] = [];
+  for (const turn of body.messages) {
+    const content = textOf(turn.content);
+    if (turn.role === 'system' || turn.role === 'developer') system.push(content);
+    else if (turn.role === 'tool') messages.push(message('tool', content, { toolCallId: turn.tool_call_id ?? '' }));
+    else messages.push(message(turn.role, content, callsOf(turn.tool_calls)));
+  }
+  const { result } = answer;
+  messages.push(
+    message('assistant', answer.message.content ?? '', {
+      ...callsOf(answer.message.tool_calls),
+      finishReason: answer.finishReason,
+      servedBy: { replica: result.replica, slot: result.globalSlot, reusedTokens: result.reusedTokens, promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens },
+    }),
+  );
+  const firstUser = messages.find((m) => m.role === 'user');
+  await store.create({ title: titleOf(firstUser?.content ?? ''), systemPrompt: system.join('\n\n'), messages, source: 'api' });
+}
