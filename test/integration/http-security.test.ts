@@ -86,7 +86,7 @@ describe('front security', () => {
     expect(wrongType.status).toBe(400);
     expect(message(wrongType)).toMatch(/^max_tokens: /);
     const wrongRole = await chat({ messages: [{ role: 'wizard', content: 'hi' }] });
-    expect(message(wrongRole)).toBe('messages[0].role: must be one of "system", "developer", "user", "assistant" (got "wizard")');
+    expect(message(wrongRole)).toBe('messages[0].role: must be one of "system", "developer", "user", "assistant", "tool" (got "wizard")');
     expect((await chat({ messages: [{ role: 'user', content: 'hi' }], model: 'other' })).status).toBe(404);
     const outsideVocabulary = await raw({ method: 'POST', path: '/v1/completions', headers: auth, body: JSON.stringify({ prompt: [1, 99_999_999] }) });
     expect(outsideVocabulary.status).toBe(400);

@@ -27,8 +27,8 @@ describe('npm run serve', () => {
     cli.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
     const base = await waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)?.[1], 'the API URL', 60_000);
-    const token = /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1];
-    expect(token).toBeDefined();
+    // The dashboard line is the next write: it may reach this process in a later chunk.
+    const token = await waitFor(() => /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1], 'the dashboard link with its token', 10_000);
     const port = new URL(base).port;
 
     const readme = await readFile(join(root, 'README.md'), 'utf8');
