@@ -1,6 +1,6 @@
 /**
  * The OpenAI API surface beyond chat and completions, driven by the official `openai` client: nothing
- * silently ignored (an unknown or not-yet-honoured parameter is a 400 naming it), the sampling parameters
+ * silently ignored (an unknown or unsupported parameter is a 400 naming it), the sampling parameters
  * changing what the random model writes (logit_bias, the penalties) on a node-llama-cpp engine and on a
  * llama-server child alike, the model's names and aliases, `GET /v1/models/{id}`, the empty list when
  * idle, `user` as the conversation a slot serves, llama-server's /tokenize and /detokenize, and

@@ -1,5 +1,5 @@
 /**
- * The OpenAI front's request surface, as pure logic: strict schemas (an unknown or not-yet-honoured
+ * The OpenAI front's request surface, as pure logic: strict schemas (an unknown or unsupported
  * parameter is a 400 naming it as `param`), the accepted-and-ignored list, the sampling fields mapped to
  * the engine request (user → conversation), the names that select the model, base64 vectors.
  */
