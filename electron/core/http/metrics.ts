@@ -8,7 +8,7 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { GpuReport } from '../../../common/contract.js';
-import type { GlobalSlotView, ReplicaView } from '../replicas/replica-set.js';
+import type { GlobalSlotView, ReplicaView } from '../replicas/replica-views.js';
 import type { Workstation } from '../workstation.js';
 
 type Labels = Record<string, string | number>;

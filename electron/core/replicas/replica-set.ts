@@ -3,16 +3,14 @@
  * in parallel, each pinned to its own cores, healing a dead one as the heal policy says, stopping them —
  * and the aggregates and views the rest of the app shows. Requests go through its dispatcher (the
  * core-held queue and late binding, `request-dispatcher.ts`); live resizes through `replica-rebuilds.ts`;
- * what the router reads lives in `routing-state.ts`.
+ * what the router reads lives in `routing-state.ts`; embeddings go to the least loaded replica
+ * (`embedding-dispatch.ts`); the views are `replica-views.ts`'.
  */
-import type { ReplicaViewData } from '../../../common/contract.js';
-import type { GenerateRequestInput, LoadOptionsInput, ReadyInfo, SlotView } from '../../../common/engine-protocol.js';
-import { DEFAULT_PREFIX_CACHE_BYTES, PREFIX_TIERS, type PrefixTier, type PrefixTierView } from '../../../common/prefix-cache.js';
+import type { GenerateRequestInput, LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
 import type { PrecheckRequest, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
 import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { pinProcess } from '../cpu/cpu-pinning.js';
 import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
-import { EngineExitedError } from '../engine/engine-client.js';
 import type { SpawnEngine } from '../engine/engine-process.js';
 import type { EngineGpuState } from '../gpu/gpu-report.js';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/request-queue.js';
@@ -26,7 +24,9 @@ import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervis
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
 import { createReplicaDriver } from './replica-drivers.js';
-import { EmbeddingsUnsupportedError, NoReplicaError } from './replica-errors.js';
+import { NoReplicaError } from './replica-errors.js';
+import { embedOnLeastLoaded } from './embedding-dispatch.js';
+import { globalSlotsView, replicaViews, slotOffset, type GlobalSlotView, type ReplicaView } from './replica-views.js';
 import { ReplicaRebuilds } from './replica-rebuilds.js';
 import { RequestDispatcher, type ReplicaGenerateOptions, type ReplicaGenerateResult } from './request-dispatcher.js';
 import { RoutingState } from './routing-state.js';
@@ -55,10 +55,6 @@ export interface ReplicaSetOptions {
   /** Told each binding's queue wait and routing time (the workstation's request metrics). */
   dispatchObserver?: DispatchObserver;
 }
-
-export type ReplicaView = ReplicaViewData;
-
-export type GlobalSlotView = SlotView & { replica: number; replicaSlot: number };
 
 export class ReplicaSet {
   private readonly replicas: Replica[];
@@ -94,7 +90,7 @@ export class ReplicaSet {
       routing: this.routing,
       queue: { ...DEFAULT_QUEUE_SETTINGS, ...options.queue },
       log: options.log,
-      slotOffset: (index) => this.slotOffset(index),
+      slotOffset: (index) => slotOffset(this.replicas, index),
       observer: options.dispatchObserver,
     });
     this.rebuilds = new ReplicaRebuilds({
@@ -244,34 +240,13 @@ export class ReplicaSet {
     return this.dispatcher.generate(request, options);
   }
 
+
   /**
-   * One embedding vector per input, from the least loaded ready replica that serves embeddings (the
-   * fewest running requests per slot, then the fewest embeddings running); not queued, since embeddings
-   * take no slot. A replica that dies under it hands the request to the next one.
+   * One embedding vector per input, from the least loaded ready replica that serves embeddings
+   * (`embedding-dispatch.ts`).
    */
-  async embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
-    const tried = new Set<number>();
-    for (;;) {
-      const ready = this.replicas.filter((r) => r.routable);
-      if (ready.length === 0) throw new NoReplicaError('no replica is alive to serve the request');
-      const load = (r: Replica): [number, number] => [r.running / r.slots, r.embedding];
-      const candidates = ready.filter((r) => r.driver.client?.embed && !tried.has(r.index)).sort((a, b) => load(a)[0] - load(b)[0] || load(a)[1] - load(b)[1]);
-      const replica = candidates[0];
-      if (!replica) {
-        if (tried.size > 0) throw new NoReplicaError(`replicas ${[...tried].join(', ')} died before answering and no other replica serves embeddings`);
-        throw new EmbeddingsUnsupportedError('no replica serves embeddings: only node-llama-cpp engines do (llama-server children run without --embeddings, and remote peers are not asked)');
-      }
-      tried.add(replica.index);
-      replica.embedding++;
-      try {
-        return await replica.driver.client!.embed!(inputs);
-      } catch (error) {
-        if (!(error instanceof EngineExitedError)) throw error;
-        this.options.log(`[replica ${replica.index}] died under an embedding request; it goes to another replica`, 'warn');
-      } finally {
-        replica.embedding--;
-      }
-    }
+  embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
+    return embedOnLeastLoaded(this.replicas, inputs, this.options.log);
   }
 
   /** Seconds a client refused for a full queue or no replica should wait before trying again. */
@@ -298,10 +273,6 @@ export class ReplicaSet {
     const replica = this.replicas[index];
     if (!replica) throw new RangeError(`no replica ${index} (there are ${this.replicas.length})`);
     return replica;
-  }
-
-  private slotOffset(index: number): number {
-    return this.replicas.slice(0, index).reduce((sum, r) => sum + r.slots, 0);
   }
 
   /** Prompt tokens of `tokens` the index says `replica` holds, in whole blocks (what the router sees). */
@@ -369,51 +340,14 @@ export class ReplicaSet {
     };
   }
 
+  /** Each replica as the dashboard shows it (`replica-views.ts`). */
   replicaView(): ReplicaView[] {
-    return this.replicas.map((r) => ({
-      replica: r.index,
-      alive: r.routable,
-      running: r.running,
-      routed: this.routing.routedCount(r.index),
-      slots: r.slots,
-      state: r.state,
-      latchReason: r.latchReason,
-      gpus: [...r.plan.gpus],
-      cpus: [...r.cpus],
-      cacheHitTokens: r.cacheHitTokens,
-      promptTokens: r.promptTokens,
-      completionTokens: r.completionTokens,
-      pid: r.driver.pid ?? null,
-      remote: r.driver.remote ? { ...r.driver.remote } : null,
-      prefixTiers: this.prefixTiersOf(r),
-      sizes: r.info ? { contextSize: r.info.sizes.contextSize, slots: r.info.sizes.slots, kvType: r.info.sizes.kvType, gpuLayers: r.info.sizes.gpuLayers } : null,
-      reEvaluation: r.reEvaluation,
-    }));
-  }
-
-  /** What each tier of a node-llama-cpp replica's prefix cache holds (as the exact index mirrors it); null when it keeps none. */
-  private prefixTiersOf(r: Replica): PrefixTierView[] | null {
-    if (!r.engine) return null;
-    const { ramBytes, diskBytes } = { ...DEFAULT_PREFIX_CACHE_BYTES, ...r.plan.engine.prefixCache };
-    const budgets: Record<PrefixTier, number> = { ram: ramBytes, disk: diskBytes };
-    const tiers = PREFIX_TIERS.filter((tier) => budgets[tier] > 0).map((tier) => {
-      const entries = this.routing.savedEntries(r.index, tier);
-      return { tier, entries, bytes: entries.reduce((sum, e) => sum + e.bytes, 0), budgetBytes: budgets[tier] };
-    });
-    return tiers.length ? tiers : null;
+    return replicaViews(this.replicas, this.routing);
   }
 
   /** Every living replica's slots, numbered globally, each with its replica. */
-  async slotsView(): Promise<GlobalSlotView[]> {
-    const perReplica = await Promise.all(
-      this.replicas.map(async (r) => {
-        const client = r.routable || r.state === 'maintenance' ? r.driver.client : undefined;
-        const slots = client ? await client.slots().catch(() => []) : [];
-        const offset = this.slotOffset(r.index);
-        return slots.map((s) => ({ ...s, replica: r.index, replicaSlot: s.slot, slot: offset + s.slot }));
-      }),
-    );
-    return perReplica.flat();
+  slotsView(): Promise<GlobalSlotView[]> {
+    return globalSlotsView(this.replicas);
   }
 
   /** Stops every replica (unload); healing stops too, and whatever still waits is refused. */
