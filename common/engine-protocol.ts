@@ -86,6 +86,12 @@ export const MAX_STOP_LENGTH = 256;
 export const MAX_GENERATE_TOKENS = 1 << 20;
 /** The most alternatives a token's logprobs may list (OpenAI's top_logprobs bound). */
 export const MAX_TOP_LOGPROBS = 20;
+
+/** The log of a probability too small for a float: OpenAI's floor. */
+export const LOGPROB_FLOOR = -9999;
+
+/** A probability's logprob, clamped to [LOGPROB_FLOOR, 0] (0 or less gives the floor). */
+export const logprobOfProbability = (probability: number): number => (probability > 0 ? Math.min(0, Math.max(LOGPROB_FLOOR, Math.log(probability))) : LOGPROB_FLOOR);
 /** The longest grammar (GBNF text) a request may carry. */
 export const MAX_GRAMMAR_LENGTH = 256 * 1024;
 

@@ -6,15 +6,12 @@
  * texts join into the generated text (a leading space at the very start is dropped in both).
  */
 import type { LlamaModel, Token } from 'node-llama-cpp';
-import type { GeneratedLogprob, TokenLogprob } from '../common/engine-protocol.js';
-
-/** The log of a probability too small for a float: OpenAI's floor. */
-const FLOOR = -9999;
+import { logprobOfProbability, type GeneratedLogprob, type TokenLogprob } from '../common/engine-protocol.js';
 
 const entry = (model: LlamaModel, previous: readonly number[], token: number, probability: number): TokenLogprob => ({
   token,
   text: model.detokenize([token as Token], false, previous as Token[]),
-  logprob: probability > 0 ? Math.max(FLOOR, Math.log(probability)) : FLOOR,
+  logprob: logprobOfProbability(probability),
 });
 
 /**

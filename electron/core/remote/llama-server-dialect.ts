@@ -6,7 +6,7 @@
  * actions that save and restore one slot's KV state to a file (a local llama-server's live resize).
  */
 import { z } from 'zod';
-import type { GeneratedLogprob, GenerateRequest, SlotView, TokenLogprob } from '../../../common/engine-protocol.js';
+import { LOGPROB_FLOOR, logprobOfProbability, type GeneratedLogprob, type GenerateRequest, type SlotView, type TokenLogprob } from '../../../common/engine-protocol.js';
 import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type SlotStateDialect, type StreamPiece } from './completion-dialect.js';
 
 const tokenId = z.number().int().nonnegative();
@@ -73,12 +73,9 @@ const llamaServerSlotState: SlotStateDialect = {
   fillBody: (slot, tokens) => ({ prompt: tokens, id_slot: slot, n_predict: 1, cache_prompt: true, stream: false, temperature: 0 }),
 };
 
-/** The floor of a logprob (OpenAI's, for a probability too small for a float). */
-const LOGPROB_FLOOR = -9999;
-
 function logprobOf(candidate: z.infer<typeof candidateSchema>): TokenLogprob {
-  const logprob = candidate.logprob ?? (candidate.prob !== undefined && candidate.prob > 0 ? Math.log(candidate.prob) : LOGPROB_FLOOR);
-  return { token: candidate.id, text: candidate.token, logprob: Math.min(0, Math.max(LOGPROB_FLOOR, logprob)) };
+  const logprob = candidate.logprob === undefined ? logprobOfProbability(candidate.prob ?? 0) : Math.min(0, Math.max(LOGPROB_FLOOR, candidate.logprob));
+  return { token: candidate.id, text: candidate.token, logprob };
 }
 
 const generatedLogprobOf = (p: z.infer<typeof probabilitiesSchema>): GeneratedLogprob => ({ ...logprobOf(p), top: (p.top_probs ?? p.top_logprobs ?? []).map(logprobOf) });
