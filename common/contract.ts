@@ -62,6 +62,9 @@ export const throughputSchema = z.object({
   queue: z.object({ rejected: z.number().int(), waitP50Ms: z.number(), waitP90Ms: z.number(), waitP99Ms: z.number() }),
 });
 
+/** How many one-second points core keeps for `getHistory` and the dashboard's charts show. */
+export const HISTORY_SECONDS = 600;
+
 /** One point of core's kept series (`getHistory`): a throughput sample and the requests routed to each replica so far. */
 export const historySampleSchema = throughputSchema.extend({ routed: z.array(z.number().int()) });
 export type HistorySample = z.infer<typeof historySampleSchema>;

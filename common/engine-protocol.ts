@@ -202,7 +202,7 @@ export const rebuiltSchema = z.object({ info: readyInfoSchema, prefixes: prefixR
 export type Rebuilt = z.infer<typeof rebuiltSchema>;
 
 /** One candidate token with its log-probability under the sampler (after top-k, top-p, min-p and temperature). */
-export const tokenLogprobSchema = z.object({ token: tokenId, text: z.string(), logprob: z.number().max(0) });
+const tokenLogprobSchema = z.object({ token: tokenId, text: z.string(), logprob: z.number().max(0) });
 export type TokenLogprob = z.infer<typeof tokenLogprobSchema>;
 /** A generated token's logprob and the likeliest alternatives, most likely first (at most as many as the sampler kept). */
 export const generatedLogprobSchema = tokenLogprobSchema.extend({ top: z.array(tokenLogprobSchema).max(MAX_TOP_LOGPROBS) });

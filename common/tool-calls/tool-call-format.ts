@@ -12,7 +12,7 @@ export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral']);
 export type ToolCallFormat = z.infer<typeof toolCallFormatSchema>;
 
 /** The format of a chat template (its source text; null when the model has none and gets ChatML). */
-export function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
+function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
   if (templateSource === null) return 'hermes';
   if (templateSource.includes('[TOOL_CALLS]')) return 'mistral';
   if (templateSource.includes('<tool_call>')) return 'hermes';

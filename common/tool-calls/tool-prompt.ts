@@ -8,7 +8,7 @@ import type { ChatMessage } from '../tokenizer-protocol.js';
 import type { ToolFunction } from './tool-call-types.js';
 
 /** The system prompt that offers `tools` and asks for Hermes calls (Qwen 2.5's wording). */
-export function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
+function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
   const signatures = tools.map((tool) => JSON.stringify({ type: 'function', function: tool })).join('\n');
   return [
     '# Tools',

@@ -147,7 +147,7 @@ async function unload(ctx: Context): Promise<unknown> {
 }
 
 /** `auto`: Metal on a Mac, a GPU NVML sees → Vulkan on Linux, CUDA on Windows; else the CPU build. */
-export function autoBackend(platform: NodeJS.Platform, gpus: number): EngineBackend {
+function autoBackend(platform: NodeJS.Platform, gpus: number): EngineBackend {
   if (platform === 'darwin') return 'metal';
   if (gpus > 0) return platform === 'win32' ? 'cuda' : 'vulkan';
   return 'cpu';

@@ -14,7 +14,7 @@ export interface ServeFile {
   pid: number;
 }
 
-export const serveFilePath = (dataDir: string): string => join(dataDir, 'serve.json');
+const serveFilePath = (dataDir: string): string => join(dataDir, 'serve.json');
 
 /** Writes the file and removes it when this process exits. */
 export async function writeServeFile(dataDir: string, serve: Omit<ServeFile, 'pid'>): Promise<void> {
@@ -23,7 +23,7 @@ export async function writeServeFile(dataDir: string, serve: Omit<ServeFile, 'pi
   process.on('exit', () => removeServeFile(dataDir));
 }
 
-export function removeServeFile(dataDir: string): void {
+function removeServeFile(dataDir: string): void {
   try {
     const file = readServeFile(dataDir);
     if (file?.pid === process.pid) rmSync(serveFilePath(dataDir), { force: true });

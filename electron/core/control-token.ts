@@ -10,7 +10,7 @@ import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './chat/atomic-file.js';
 
-export const CONTROL_TOKEN_FILE = 'control-token';
+const CONTROL_TOKEN_FILE = 'control-token';
 const TOKEN_FORM = /^[0-9a-f]{48}$/;
 
 export interface ControlTokenOptions {

@@ -10,7 +10,7 @@ export class SampleSeries<T> {
 
   constructor(
     private readonly take: () => T,
-    readonly capacity = 600,
+    readonly capacity: number,
     intervalMs = 1000,
   ) {
     this.timer = setInterval(() => this.sample(), intervalMs);

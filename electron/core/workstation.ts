@@ -8,7 +8,7 @@
  * the control API and the Electron shell all drive this one object; nothing in it knows which is in front.
  */
 import { basename, join } from 'node:path';
-import type { ArenaStatus, EventPayload, GpuReport, HistorySample, LoadStep } from '../../common/contract.js';
+import { HISTORY_SECONDS, type ArenaStatus, type EventPayload, type GpuReport, type HistorySample, type LoadStep } from '../../common/contract.js';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
 import { GgufFormatError, type GgufHeader } from '../../common/gguf/header-reader.js';
 import { readModelFileHeader } from '../../common/node/gguf-file.js';
@@ -83,8 +83,8 @@ interface ValidatedModel {
 /** Implements the chat's backend: chat/ sees the workstation only through that interface. */
 export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
-  /** A sample a second, the last 600: the dashboard's charts backfilled on connect (`getHistory`). */
-  readonly history = new SampleSeries<HistorySample>(() => ({ ...this.throughputSample(), routed: this.replicas.replicaView().map((r) => r.routed) }));
+  /** A sample a second, the last HISTORY_SECONDS: the dashboard's charts backfilled on connect (`getHistory`). */
+  readonly history = new SampleSeries<HistorySample>(() => ({ ...this.throughputSample(), routed: this.replicas.replicaView().map((r) => r.routed) }), HISTORY_SECONDS);
   /** Per workstation, not prom-client's global registry: one process may hold several (tests). */
   readonly requestMetrics = new RequestMetrics();
   readonly gpus: GpuMonitor;

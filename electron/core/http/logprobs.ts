@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { MAX_TOP_LOGPROBS, type GeneratedLogprob, type TokenLogprob } from '../../../common/engine-protocol.js';
 import { HttpError } from './http-error.js';
 
-export const topLogprobsSchema = z.number().int().min(0).max(MAX_TOP_LOGPROBS).nullish();
+const topLogprobsSchema = z.number().int().min(0).max(MAX_TOP_LOGPROBS).nullish();
 export const chatLogprobsFields = { logprobs: z.boolean().nullish(), top_logprobs: topLogprobsSchema };
 export const completionLogprobsFields = { logprobs: topLogprobsSchema };
 

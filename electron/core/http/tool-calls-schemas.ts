@@ -9,7 +9,7 @@ import { expectedOneOf } from '../../../common/issue-words.js';
 /** OpenAI's rule for a function name. */
 const functionNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'a function name is 1 to 64 letters, digits, underscores or dashes');
 
-export const toolSchema = z
+const toolSchema = z
   .object({
     type: z.literal('function'),
     function: z
@@ -26,7 +26,7 @@ export const toolSchema = z
   .strict();
 export type Tool = z.infer<typeof toolSchema>;
 
-export const toolChoiceSchema = z
+const toolChoiceSchema = z
   .union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: functionNameSchema }).strict() }).strict()], {
     error: expectedOneOf('"none", "auto", "required" or {"type": "function", "function": {"name": …}}'),
   })
@@ -34,7 +34,7 @@ export const toolChoiceSchema = z
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 
 /** A call in an assistant turn of the history. */
-export const messageToolCallSchema = z
+const messageToolCallSchema = z
   .object({
     id: z.string().min(1),
     type: z.literal('function'),

@@ -4,7 +4,7 @@
  * all fed by the contract's events (the log also backfilled from core on each connect), with named pure
  * selectors for what each panel shows.
  */
-import type { ArenaStatus, CallResult, EventPayload, GpuReport, HistorySample, LogEntry } from '../../../common/contract.js';
+import { HISTORY_SECONDS, type ArenaStatus, type CallResult, type EventPayload, type GpuReport, type HistorySample, type LogEntry } from '../../../common/contract.js';
 import type { ConnectionState } from '../transport/contract-client.js';
 import type { SliceCreator } from './slice.js';
 
@@ -15,13 +15,11 @@ export type SlotView = EventPayload<'slots'>[number];
 export type Sample = HistorySample;
 
 /** As many as core keeps (`getHistory`), so a backfill fills the charts. */
-export const HISTORY_KEPT = 600;
+export const HISTORY_KEPT = HISTORY_SECONDS;
 export const LOG_LINES_KEPT = 300;
 
 export interface WorkstationSlice {
   connection: ConnectionState;
-  /** `connection` is `connected`. */
-  connected: boolean;
   info: CallResult<'getInfo'> | null;
   replicas: ReplicaView[];
   slots: SlotView[];
@@ -43,7 +41,6 @@ export interface WorkstationSlice {
 
 export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get, client) => ({
   connection: 'connecting',
-  connected: false,
   info: null,
   replicas: [],
   slots: [],
@@ -53,7 +50,7 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
   logs: [],
   logEventsTaken: 0,
   setConnection: (connection) => {
-    set({ connection, connected: connection === 'connected' });
+    set({ connection });
     if (connection !== 'connected') return;
     void get().refreshInfo();
     void get().refreshLogs().catch(() => {});

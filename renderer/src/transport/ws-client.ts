@@ -11,10 +11,10 @@ import type { ConnectionState, ContractClient } from './contract-client.js';
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 
 /** The longest wait between two tries while the server is gone. */
-export const MAX_RETRY_MS = 5000;
+const MAX_RETRY_MS = 5000;
 
 /** The message of a call that cannot be made because the token was refused. */
-export const EXPIRED_MESSAGE = 'this tab’s session has expired: open the dashboard link the server prints';
+const EXPIRED_MESSAGE = 'this tab’s session has expired: open the dashboard link the server prints';
 
 /** What `GET /control` with the token says: the token works, is refused, or nobody answers. */
 async function probe(checkUrl: string): Promise<'ok' | 'refused' | 'down'> {

@@ -152,7 +152,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
                       {copied === m.id ? 'Copied' : 'Copy'}
                     </button>
                   )}
-                  {m.role === 'user' && !streaming && !m.id.startsWith('pending') && (
+                  {m.role === 'user' && !streaming && (
                     <button className="link" onClick={() => setEditing({ id: m.id, text: m.content })}>
                       Edit
                     </button>
