@@ -268,3 +268,18 @@ describe('loader slice', () => {
     expect(selectLoadProgress(s())).toEqual({ label: 'failed: file gone', fraction: 0 });
   });
 });
+
+describe('the library slice', () => {
+  it("keeps a failed action's error on screen after the list is fetched again", async () => {
+    const { client } = scriptedClient({
+      listLibrary: () => ({ folder: '/models', models: [] }) as never,
+      deleteModel: () => {
+        throw new Error('deleteModel: the loaded model cannot be deleted; unload it first');
+      },
+    });
+    const store = createAppStore(client);
+    await store.getState().deleteModel('/models/a.gguf');
+    expect(store.getState().libraryError).toContain('the loaded model cannot be deleted');
+    expect(store.getState().library).not.toBeNull();
+  });
+});

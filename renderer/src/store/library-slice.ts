@@ -34,13 +34,21 @@ export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client)
       set({ libraryError: messageOf(error) });
     }
   };
+  // The list fetched again after an action: its own failure is shown, but it never clears the action's.
+  const reloadList = async (): Promise<void> => {
+    try {
+      set({ library: await client.call('listLibrary', {}) });
+    } catch (error) {
+      set({ libraryError: messageOf(error) });
+    }
+  };
   return {
     library: null,
     downloadUri: '',
     downloads: {},
     libraryError: null,
     setDownloadUri: (downloadUri) => set({ downloadUri }),
-    refreshLibrary: () => attempt(async () => set({ library: await client.call('listLibrary', {}) })),
+    refreshLibrary: () => attempt(reloadList),
     startDownload: async () => {
       const uri = get().downloadUri.trim();
       if (!uri) return set({ libraryError: 'give a Hugging Face URI (hf:owner/repo/file.gguf or hf:owner/repo:Q4_K_M) or a URL' });
@@ -48,16 +56,16 @@ export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client)
         await client.call('downloadModel', { uri });
         set({ downloadUri: '' });
       });
-      await get().refreshLibrary();
+      await reloadList();
     },
     cancelDownload: (uri) => attempt(() => client.call('cancelDownload', { uri })),
     deleteModel: async (path) => {
       await attempt(() => client.call('deleteModel', { path }));
-      await get().refreshLibrary();
+      await reloadList();
     },
     unloadModel: async () => {
       await attempt(() => client.call('unloadModel', {}));
-      await Promise.all([get().refreshInfo(), get().refreshLibrary()]);
+      await Promise.all([get().refreshInfo(), reloadList()]);
     },
     useSuggested: (entry) => {
       get().setModelPath(entry.path);
