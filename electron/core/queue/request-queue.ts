@@ -114,9 +114,10 @@ export class RequestQueue<P, B> {
     entry.resolve(binding);
   }
 
-  /** Refuses the waiting requests `doomed` picks (no replica is left to serve them), each with its own error. */
-  failWhere(doomed: (waiting: Waiting<P>) => boolean, error: () => Error): void {
-    for (const entry of [...this.entries]) if (doomed(entry)) this.drop(entry, error());
+  /** Refuses one waiting request with `error` (no replica is left that could serve it). */
+  refuse(waiting: Waiting<P>, error: Error): void {
+    const entry = this.entries.find((e) => e === waiting);
+    if (entry) this.drop(entry, error);
   }
 
   private drop(entry: Entry<P, B>, error: Error): void {

@@ -42,6 +42,9 @@ interface QueuedGeneration {
   readonly failedOn: ReadonlyMap<number, number>;
 }
 
+/** Whether `replica` takes a request with these needs (one without a client yet may: it is judged when it has one). */
+const takesNeeds = (replica: Replica, needs: readonly Need[]): boolean => replica.driver.client === undefined || takes(replica.driver.client, needs);
+
 /** A request whose engines keep dying before its first token is refused after this many failovers. */
 const MAX_FAILOVERS = 3;
 
@@ -77,12 +80,8 @@ export class RequestDispatcher {
     let queuedMs = 0;
     for (;;) {
       const reentering = failedOver.length > 0;
-      if (!this.canServe(reentering, failedOn)) {
-        throw new NoReplicaError(
-          reentering ? `replicas ${failedOver.join(', ')} died before answering and no other replica can take the request` : 'no replica is alive to serve the request',
-        );
-      }
-      if (!this.canServe(reentering, failedOn, needs)) throw new NoReplicaError(noReplicaTakes(needs));
+      const refusal = this.refusal(reentering, failedOn, needs);
+      if (refusal) throw new NoReplicaError(refusal);
       const waitStarted = performance.now();
       const replica = await this.queue.wait(seq, { request, blocks, needs, failedOn }, { signal: options.signal, reentering });
       queuedMs += performance.now() - waitStarted;
@@ -106,26 +105,26 @@ export class RequestDispatcher {
   }
 
   /**
-   * Whether a request can wait for a replica: a new one needs a replica that is ready or in maintenance
-   * (which comes back by itself); one that failed over may also wait for a replica being healed or started.
-   * A replica that failed this request and is still ready in the same incarnation (a llama-server that
-   * missed the first-token bound but stays up) will never take it: waiting for it only strands the request.
-   * With `needs`, the replica must also take them (one without a client yet may).
+   * Why a request cannot wait for a replica, or null when it can: a new one needs a replica that is
+   * ready or in maintenance (which comes back by itself); one that failed over may also wait for a
+   * replica being healed or started. A replica that failed this request and is still ready in the same
+   * incarnation (a llama-server that missed the first-token bound but stays up) will never take it:
+   * waiting for it only strands the request. With `needs`, the replica must also take them.
    */
-  private canServe(reentering: boolean, failedOn: ReadonlyMap<number, number>, needs: readonly Need[] = []): boolean {
+  private refusal(reentering: boolean, failedOn: ReadonlyMap<number, number>, needs: readonly Need[]): string | null {
     const living = reentering ? ['ready', 'maintenance', 'healing', 'starting'] : ['ready', 'maintenance'];
-    return this.options.replicas.some(
-      (r) =>
-        living.includes(r.state) &&
-        !(r.state === 'ready' && failedOn.get(r.index) === r.incarnation) &&
-        (r.driver.client === undefined || takes(r.driver.client, needs)),
-    );
+    const candidates = this.options.replicas.filter((r) => living.includes(r.state) && (r.state !== 'ready' || failedOn.get(r.index) !== r.incarnation));
+    if (candidates.length === 0) {
+      return failedOn.size > 0 ? `replicas ${[...failedOn.keys()].join(', ')} died before answering and no other replica can take the request` : 'no replica is alive to serve the request';
+    }
+    return candidates.some((r) => takesNeeds(r, needs)) ? null : noReplicaTakes(needs);
   }
 
   /** A replica changed state: look for work for it, and refuse the waiting requests that no replica can ever serve. */
   replicaStateChanged(): void {
-    if (this.queue.size > 0) {
-      this.queue.failWhere((w) => !this.canServe(true, w.payload.failedOn, w.payload.needs), () => new NoReplicaError('no replica is alive to serve the request'));
+    for (const waiting of [...this.queue.waiting()]) {
+      const refusal = this.refusal(true, waiting.payload.failedOn, waiting.payload.needs);
+      if (refusal) this.queue.refuse(waiting, new NoReplicaError(refusal));
     }
     this.dispatchSoon();
   }
@@ -170,7 +169,7 @@ export class RequestDispatcher {
       allowed: (pending, replica) => {
         const { failedOn, needs } = pending.waiting.payload;
         const candidate = this.options.replicas[replica]!;
-        return failedOn.get(replica) !== candidate.incarnation && (candidate.driver.client === undefined || takes(candidate.driver.client, needs));
+        return failedOn.get(replica) !== candidate.incarnation && takesNeeds(candidate, needs);
       },
       lastReplicaOf: (id) => routing.lastReplicaOf(id),
       cacheHoldMs: this.queue.limits.cacheHoldMs,
