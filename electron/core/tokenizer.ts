@@ -8,18 +8,26 @@
  */
 import type { ChatMessage } from '../../common/tokenizer-protocol.js';
 import type { ToolSupport } from '../../common/tool-calls/tool-call-format.js';
+import { checkJsonSchema } from '../../common/json-schema-subset.js';
 import { forkTokenizer } from './engine/engine-process.js';
 import { TokenizerSupervisor, type TokenizerSupervisorOptions } from './tokenizer/tokenizer-supervisor.js';
 
 export type { ChatMessage, ChatRole } from '../../common/tokenizer-protocol.js';
-export { TokenizerError, TokenizerUnavailableError } from './tokenizer/tokenizer-errors.js';
+import { UnsupportedSchemaError } from './tokenizer/tokenizer-errors.js';
+export { TokenizerError, TokenizerUnavailableError, UnsupportedSchemaError } from './tokenizer/tokenizer-errors.js';
 
 export interface TokenizerOptions extends Partial<Omit<TokenizerSupervisorOptions, 'modelPath'>> {
   /** Also load the weights once in the child (CPU, mapped) and free them: the loader's validation. */
   probeWeights?: boolean;
 }
 
+/** How many schemas' grammars a tokenizer keeps (least recently used out first). */
+const KEPT_SCHEMA_GRAMMARS = 32;
+
 export class Tokenizer {
+  /** Grammars of recent schemas, by their normalized JSON, oldest use first. */
+  private readonly schemaGrammars = new Map<string, string>();
+
   private constructor(
     private readonly supervisor: TokenizerSupervisor,
     /** Whether the template came from the model (false: the ChatML fallback). */
@@ -62,11 +70,29 @@ export class Tokenizer {
   }
 
   /**
-   * GBNF for a JSON schema already in node-llama-cpp's terms (common/json-schema-subset.ts), made by its
-   * JSON-schema grammar in the child (core does not load node-llama-cpp); null asks for any JSON object.
+   * GBNF for a JSON schema (null: any JSON object): checked against what node-llama-cpp's JSON-schema
+   * grammar expresses and put in its terms (common/json-schema-subset.ts; UnsupportedSchemaError names the
+   * first keyword outside it), then made by that grammar in the child (core does not load
+   * node-llama-cpp). The last few are kept: clients send the same schema turn after turn.
    */
   async jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string> {
-    return (await this.supervisor.call({ type: 'jsonSchemaGrammar', schema }, 'grammar')).grammar;
+    let normalized: Record<string, unknown> | null = null;
+    if (schema !== null) {
+      const checked = checkJsonSchema(schema);
+      if (!checked.ok) throw new UnsupportedSchemaError(checked.message, checked.keyword);
+      normalized = checked.schema;
+    }
+    const key = JSON.stringify(normalized);
+    const kept = this.schemaGrammars.get(key);
+    if (kept !== undefined) {
+      this.schemaGrammars.delete(key);
+      this.schemaGrammars.set(key, kept);
+      return kept;
+    }
+    const { grammar } = await this.supervisor.call({ type: 'jsonSchemaGrammar', schema: normalized }, 'grammar');
+    this.schemaGrammars.set(key, grammar);
+    if (this.schemaGrammars.size > KEPT_SCHEMA_GRAMMARS) this.schemaGrammars.delete(this.schemaGrammars.keys().next().value!);
+    return grammar;
   }
 
   /** The text of a completion prompt as the model expects it (BOS when the model wants one). */

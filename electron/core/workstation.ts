@@ -15,7 +15,6 @@ import { readModelFileHeader } from '../../common/node/gguf-file.js';
 import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { enginePrivateBytes } from './arena/engine-memory.js';
-import { checkJsonSchema } from '../../common/json-schema-subset.js';
 import type { ChatBackend } from './chat/chat-backend.js';
 import { ChatService } from './chat/chat-service.js';
 import { ConversationStore } from './chat/conversation-store.js';
@@ -284,14 +283,6 @@ export class Workstation implements ChatBackend {
   /** The loaded model's path as configured; null when none is loaded. */
   get modelPath(): string | null {
     return this.loaded.config.model || null;
-  }
-
-  /** The chat's JSON answers: the schema checked as the API checks response_format, converted in the tokenizer child. */
-  async jsonGrammar(schema: Record<string, unknown> | null): Promise<string> {
-    if (schema === null) return this.tokenizer.jsonSchemaGrammar(null);
-    const checked = checkJsonSchema(schema);
-    if (!checked.ok) throw new Error(`JSON schema: ${checked.message}`);
-    return this.tokenizer.jsonSchemaGrammar(checked.schema);
   }
 
   get tokenizer(): Tokenizer {

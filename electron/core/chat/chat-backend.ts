@@ -20,10 +20,10 @@ export interface ChatBackend {
   /** The loaded model's tokenizer; throws (with why) when no model is loaded. */
   readonly tokenizer: {
     applyChatTemplate(messages: readonly ChatMessage[]): { tokens: number[] } | Promise<{ tokens: number[] }>;
+    /** GBNF for a JSON schema (null: any JSON object); rejects naming a keyword the grammar cannot express. */
+    jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string>;
   };
   /** Where the chat reports what it could not do (an answer not saved). */
   readonly log: { warn(line: string): void };
-  /** GBNF for a JSON schema (null: any JSON object); rejects naming a keyword the grammar cannot express. */
-  jsonGrammar(schema: Record<string, unknown> | null): Promise<string>;
   generate(request: GenerateRequestInput, options: { signal: AbortSignal; onTokens: (chunk: { text: string }) => void }): Promise<ChatGeneration>;
 }

@@ -116,7 +116,7 @@ export class ChatService {
     try {
       const { tokens } = await this.workstation.tokenizer.applyChatTemplate(historyTurns(conversation));
       const { temperature, topP, topK, maxTokens, seed } = conversation.sampling;
-      const grammar = json === undefined ? undefined : await this.workstation.jsonGrammar(json);
+      const grammar = json === undefined ? undefined : await this.workstation.tokenizer.jsonSchemaGrammar(json);
       const done = await this.workstation.generate(
         {
           tokens,

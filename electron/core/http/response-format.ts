@@ -7,7 +7,7 @@
  * so the generation stops there (finish_reason `stop`); `max_tokens` still bounds it (`length` when cut).
  */
 import { z } from 'zod';
-import { checkJsonSchema } from '../../../common/json-schema-subset.js';
+import { UnsupportedSchemaError } from '../tokenizer.js';
 import { HttpError } from './http-error.js';
 
 export const responseFormatSchema = z.discriminatedUnion(
@@ -58,8 +58,10 @@ export async function requestGrammar(body: GrammarFields, schemaGrammar: (schema
 }
 
 async function formatGrammar(format: Exclude<ResponseFormat, { type: 'text' }>, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string> {
-  if (format.type === 'json_object' || !format.json_schema.schema) return schemaGrammar(null);
-  const checked = checkJsonSchema(format.json_schema.schema);
-  if (!checked.ok) throw new HttpError(400, `response_format.json_schema.schema: ${checked.message}`, 'invalid_request_error', 'response_format', 'unsupported_schema_keyword');
-  return schemaGrammar(checked.schema);
+  try {
+    return await schemaGrammar(format.type === 'json_object' ? null : (format.json_schema.schema ?? null));
+  } catch (error) {
+    if (error instanceof UnsupportedSchemaError) throw new HttpError(400, `response_format.json_schema.schema: ${error.message}`, 'invalid_request_error', 'response_format', 'unsupported_schema_keyword');
+    throw error;
+  }
 }

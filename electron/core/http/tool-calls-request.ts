@@ -6,13 +6,12 @@
  * read by — the family's call format, how many calls it may hold, and, for a forced call (`tool_choice`
  * "required" or a named function), the grammar that makes the answer a valid call.
  */
-import { checkJsonSchema } from '../../../common/json-schema-subset.js';
 import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
 import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
 import { toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
 import { templateArguments, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
-import { TokenizerError, type Tokenizer } from '../tokenizer.js';
+import { TokenizerError, UnsupportedSchemaError, type Tokenizer } from '../tokenizer.js';
 import { HttpError } from './http-error.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';
 
@@ -88,12 +87,11 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
   if (forced.length === 0) return { tokens, tools: { format, maxCalls } };
   // The parameters are held to what the grammar can express, as response_format's schema is: a keyword
   // it would silently drop is a 400 naming it.
-  const checked = checkJsonSchema(toolCallSchema(format, forced));
-  if (!checked.ok) throw new HttpError(400, `tools: ${checked.message}`, 'invalid_request_error', 'tools', 'unsupported_schema_keyword');
   let callGrammar: string;
   try {
-    callGrammar = await tokenizer.jsonSchemaGrammar(checked.schema);
+    callGrammar = await tokenizer.jsonSchemaGrammar(toolCallSchema(format, forced));
   } catch (error) {
+    if (error instanceof UnsupportedSchemaError) throw new HttpError(400, `tools: ${error.message}`, 'invalid_request_error', 'tools', 'unsupported_schema_keyword');
     if (error instanceof TokenizerError && error.code === 'schema_failed') throw new HttpError(400, `tools: ${error.message}`, 'invalid_request_error', 'tools');
     throw error;
   }

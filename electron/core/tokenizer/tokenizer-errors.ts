@@ -23,3 +23,14 @@ export class TokenizerUnavailableError extends Error {
     this.name = 'TokenizerUnavailableError';
   }
 }
+
+/** A JSON schema uses a keyword node-llama-cpp's JSON-schema grammar cannot express (common/json-schema-subset.ts): the caller's input. */
+export class UnsupportedSchemaError extends Error {
+  constructor(
+    message: string,
+    readonly keyword: string,
+  ) {
+    super(message);
+    this.name = 'UnsupportedSchemaError';
+  }
+}
