@@ -65,18 +65,6 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
   const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
   const { format, templateTakesTools } = tokenizer.toolSupport;
   const forced = forcedTools(body);
-  // A forced call's grammar is the whole answer's: another constraint on the same answer cannot hold with it.
-  const responseFormat = (body as { response_format?: unknown }).response_format;
-  for (const [field, value] of [['response_format', responseFormat], ['grammar', body.grammar]] as const) {
-    if (forced.length > 0 && value != null) {
-      throw new HttpError(
-        400,
-        `${field} cannot be combined with a forced tool call (tool_choice "required" or a named function): the answer is then the call, under the grammar of the tool's parameters`,
-        'invalid_request_error',
-        field,
-      );
-    }
-  }
   const { tokens } = templateTakesTools
     ? await tokenizer.applyChatTemplate(messages, offered.length > 0 ? { tools: offered } : {})
     : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, offered.map(functionOf)));

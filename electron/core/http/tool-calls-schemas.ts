@@ -71,9 +71,14 @@ export function checkToolMessage(message: ToolFieldsOfMessage, ctx: z.Refinement
 interface ToolFieldsOfRequest {
   tools?: Tool[] | null | undefined;
   tool_choice?: ToolChoice;
+  response_format?: unknown;
+  grammar?: string | null | undefined;
 }
 
-/** The rules across the request's tool fields: a forced choice needs tools, and a named one must be among them. */
+/**
+ * The rules across the request's tool fields: a forced choice needs tools, and a named one must be among
+ * them; a forced call's grammar is the whole answer's, so no other constraint on the same answer can hold with it.
+ */
 export function checkToolRequest(body: ToolFieldsOfRequest, ctx: z.RefinementCtx): void {
   const choice = body.tool_choice;
   if (choice == null || choice === 'none' || choice === 'auto') return;
@@ -81,4 +86,13 @@ export function checkToolRequest(body: ToolFieldsOfRequest, ctx: z.RefinementCtx
   if (tools.length === 0) ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'tool_choice forces a call, so it needs tools' });
   else if (typeof choice === 'object' && !tools.some((t) => t.function.name === choice.function.name))
     ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `names "${choice.function.name}", which is not among the tools` });
+  for (const field of ['response_format', 'grammar'] as const) {
+    if (body[field] != null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [field],
+        message: 'cannot be combined with a forced tool call (tool_choice "required" or a named function): the answer is then the call, under the grammar of the tool\'s parameters',
+      });
+    }
+  }
 }
