@@ -139,7 +139,10 @@ async function checkTools(client: OpenAI, model: string, tag: string): Promise<v
     const error = await client.chat.completions.create({ ...base, messages: question, tools, tool_choice: 'required', [field]: value } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
     expect(error, field).toMatchObject({ status: 400, param: field });
   }
-  // A forced call's parameters are held to what the grammar expresses, as response_format's schema is.
+  // ignore_eos has nothing to do once a forced call is complete: refused by name, like with any grammar.
+  const endless = await client.chat.completions.create({ ...base, messages: question, tools, tool_choice: 'required', ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+  expect(endless).toMatchObject({ status: 400, param: 'ignore_eos' });
+    // A forced call's parameters are held to what the grammar expresses, as response_format's schema is.
   const patterned = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$' } } } } }];
   const unsupported = await client.chat.completions.create({ ...base, messages: question, tools: patterned, tool_choice: 'required' }).catch((e: unknown) => e);
   expect(unsupported).toMatchObject({ status: 400, param: 'tools', code: 'unsupported_schema_keyword' });

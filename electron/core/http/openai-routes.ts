@@ -21,7 +21,7 @@ import { TokenizerError, TokenizerUnavailableError } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
 import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
-import { requestGrammar } from './response-format.js';
+import { checkIgnoreEos, requestGrammar } from './response-format.js';
 import { chatLogprobs, completionLogprobs, requestedLogprobs } from './logprobs.js';
 import type { OpenGenerations } from '../open-generations.js';
 import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
@@ -169,7 +169,9 @@ async function serveGeneration(
   });
   // A forced tool call is generated under its grammar (routed, like any grammar, only to replicas that take one);
   // it never comes with response_format or grammar (tool-calls-schemas.ts refuses that).
-  const request = generateRequest(body, tokens, maxTokens, { grammar: tools?.grammar ?? grammar, logprobs });
+  const finalGrammar = tools?.grammar ?? grammar;
+  checkIgnoreEos(body, finalGrammar);
+  const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs });
   const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');

@@ -50,11 +50,14 @@ export async function requestGrammar(body: GrammarFields, schemaGrammar: (schema
   const format = body.response_format;
   const structured = format !== undefined && format !== null && format.type !== 'text';
   if (structured && body.grammar) throw new HttpError(400, 'grammar: give either response_format or grammar, not both', 'invalid_request_error', 'grammar');
-  const grammar = structured ? await formatGrammar(format, schemaGrammar) : (body.grammar ?? undefined);
+  return structured ? formatGrammar(format, schemaGrammar) : (body.grammar ?? undefined);
+}
+
+/** A grammar (response_format's, `grammar`, a forced tool call's) leaves nothing for ignore_eos to do: once the output is complete, only its end may follow. */
+export function checkIgnoreEos(body: GrammarFields, grammar: string | undefined): void {
   if (grammar !== undefined && body.ignore_eos) {
-    throw new HttpError(400, 'ignore_eos: cannot be used with a grammar or response_format (once the output is complete, only its end may follow)', 'invalid_request_error', 'ignore_eos');
+    throw new HttpError(400, 'ignore_eos: cannot be used with a grammar, response_format or a forced tool call (once the output is complete, only its end may follow)', 'invalid_request_error', 'ignore_eos');
   }
-  return grammar;
 }
 
 async function formatGrammar(format: Exclude<ResponseFormat, { type: 'text' }>, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string> {
