@@ -42,6 +42,7 @@ function callsOfJson(text: string): ParsedToolCall[] | null {
 }
 
 const HERMES_CALL = /<tool_call>([\s\S]*?)(<\/tool_call>|$)/g;
+const HERMES_CLOSE = '</tool_call>';
 
 function parseHermes(text: string, closedOnly: boolean): ParsedOutput {
   const calls: ParsedToolCall[] = [];
@@ -124,6 +125,8 @@ export class ToolCallStream {
   private text = '';
   private sentContent = 0;
   private sentCalls = 0;
+  /** Where the first call starts, once seen: the content before it is sent, and only calls come after. */
+  private callsAt: number | null = null;
 
   constructor(
     private readonly format: ToolCallFormat,
@@ -131,11 +134,21 @@ export class ToolCallStream {
   ) {}
 
   push(delta: string): ToolCallEvent[] {
+    const before = this.text.length;
     this.text += delta;
-    const start = callStart(this.format, this.text);
-    const events = this.contentUpTo('at' in start ? start.at : start.heldFrom);
-    if ('at' in start && this.format === 'hermes') events.push(...this.newCalls(parseHermes(this.text.slice(start.at), true).calls));
-    return events;
+    if (this.callsAt === null) {
+      const start = callStart(this.format, this.text);
+      if (!('at' in start)) return this.contentUpTo(start.heldFrom);
+      this.callsAt = start.at;
+      return [...this.contentUpTo(start.at), ...this.closedHermesCalls()];
+    }
+    // Parsed again only when a call closed in this delta (a `</tool_call>` ending past what was there).
+    return this.text.includes(HERMES_CLOSE, Math.max(this.callsAt, before - HERMES_CLOSE.length + 1)) ? this.closedHermesCalls() : [];
+  }
+
+  /** The Hermes calls closed so far and not yet sent (the other formats have no closing marker: at the end). */
+  private closedHermesCalls(): ToolCallEvent[] {
+    return this.format === 'hermes' ? this.newCalls(parseHermes(this.text.slice(this.callsAt!), true).calls) : [];
   }
 
   /** What is left once the output ended: the calls not yet sent, then the content after them. */
