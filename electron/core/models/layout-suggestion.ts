@@ -6,8 +6,8 @@
  */
 import type { LayoutSuggestion } from '../../../common/model-library.js';
 
-/** Compute buffers and fragmentation on a card beyond the weights and the KV cache (the inspector's figure). */
-const GPU_OVERHEAD = 1.05;
+/** Compute buffers and fragmentation on a card beyond the weights and the KV cache (the inspector's and the suggestion's). */
+export const GPU_OVERHEAD = 1.05;
 const DEFAULT_CONTEXT = 4096;
 const MAX_SLOTS = 8;
 const MIN_CONTEXT = 512;
@@ -44,13 +44,18 @@ function fill(room: number, facts: LayoutFacts): { contextSize: number; slots: n
   return null;
 }
 
+/** `cards` split in order into `replicas` groups of equal size, a replica's cards each (the caller checks that they divide). */
+export function cardGroups<T>(cards: readonly T[], replicas: number): T[][] {
+  const size = cards.length / replicas;
+  return Array.from({ length: replicas }, (_, g) => cards.slice(g * size, (g + 1) * size));
+}
+
 export function suggestLayout(facts: LayoutFacts): LayoutSuggestion {
   const cards = facts.cardsFreeBytes ?? [];
   for (let replicas = cards.length; replicas >= 1; replicas--) {
     if (cards.length % replicas !== 0) continue;
     const size = cards.length / replicas;
-    let groupFree = Infinity;
-    for (let g = 0; g < replicas; g++) groupFree = Math.min(groupFree, cards.slice(g * size, (g + 1) * size).reduce((a, b) => a + b, 0));
+    const groupFree = Math.min(...cardGroups(cards, replicas).map((group) => group.reduce((a, b) => a + b, 0)));
     const layout = fill(groupFree / GPU_OVERHEAD - facts.weightsBytes, facts);
     if (layout) {
       const reason = `${replicas} replica${replicas === 1 ? '' : 's'} of ${size} card${size === 1 ? '' : 's'}: each group holds the weights and ${layout.slots} × ${layout.contextSize} tokens of KV cache`;

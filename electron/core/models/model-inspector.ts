@@ -12,10 +12,7 @@ import { readModelFileHeader } from '../../../common/node/gguf-file.js';
 import { metadataNumber, metadataText, type GgufHeader } from '../../../common/gguf/header-reader.js';
 import { ENGINE_RUNTIME_BYTES, kvCacheBytes } from '../arena/engine-memory.js';
 import type { NvmlCard } from '../../../native/nvml.js';
-import { suggestLayout } from './layout-suggestion.js';
-
-/** Compute buffers and fragmentation on a card beyond the weights and the KV cache. */
-const GPU_OVERHEAD = 1.05;
+import { cardGroups, GPU_OVERHEAD, suggestLayout } from './layout-suggestion.js';
 
 export interface InspectPlan {
   replicas: number;
@@ -50,9 +47,7 @@ export async function inspectModel(path: string, plan: InspectPlan, cards: reado
   const kv = kvCacheBytes(header, { contextSize: plan.contextSize, slots: plan.slots, kvType: 'f16' }) ?? 0;
   const fits: ModelInspection['fits'] = [];
   if (cards && cards.length > 0 && cards.length % plan.replicas === 0) {
-    const size = cards.length / plan.replicas;
-    for (let g = 0; g < plan.replicas; g++) {
-      const group = cards.slice(g * size, (g + 1) * size);
+    for (const [g, group] of cardGroups(cards, plan.replicas).entries()) {
       const needBytes = Math.ceil((weights + kv) * GPU_OVERHEAD);
       const freeBytes = group.reduce((sum, c) => sum + c.memoryTotalBytes - c.memoryUsedBytes, 0);
       fits.push({ group: `replica ${g}: cards ${group.map((c) => c.index).join(', ')}`, cards: group.map((c) => c.index), needBytes, freeBytes, fits: needBytes <= freeBytes });
