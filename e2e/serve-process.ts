@@ -1,12 +1,10 @@
 /**
- * `npm run serve` as the e2e specs run it: serve-cli in a child process with the spec's arguments, ready
- * when it prints its dashboard link (the one-time URL with the control token), stopped with SIGINT (its
- * graceful stop) and awaited.
+ * `npm run serve` as the e2e specs run it: the tests' serve child (test/helpers/serve-child.ts) with the
+ * spec's arguments, ready when it prints its dashboard link (the one-time URL with the control token),
+ * stopped with SIGINT (its graceful stop) and awaited.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-
-const root = join(import.meta.dirname, '..');
+import type { ChildProcess } from 'node:child_process';
+import { startServeChild } from '../test/helpers/serve-child.js';
 
 export interface ServeProcess {
   readonly child: ChildProcess;
@@ -14,28 +12,12 @@ export interface ServeProcess {
   readonly dashboard: string;
 }
 
-/** Starts `serve-cli <args>` (with `env` added) and resolves with its dashboard link; rejects if it exits or prints none in 90 s. */
-export async function startServe(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'electron', 'serve-cli.ts'), ...args], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  child.stderr!.on('data', () => {});
-  let out = '';
-  const dashboard = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no dashboard URL: ${out}`)), 90_000);
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /Dashboard: +(http:\S+)/.exec(out)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    });
-  });
-  return { child, dashboard };
+/** Starts `serve-cli <args>` (with `env` added) and resolves with its dashboard link; rejects if it exits first. */
+export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeProcess> {
+  const served = startServeChild([...args], env);
+  const exitedFirst = served.exited.then((code) => Promise.reject(new Error(`serve exited ${code}: ${served.out}${served.err.slice(-2000)}`)));
+  const dashboard = await Promise.race([served.dashboard(), exitedFirst]);
+  return { child: served.child, dashboard };
 }
 
 /** Stops serve gracefully and waits for it to exit (nothing when it already has). */

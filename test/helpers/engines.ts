@@ -40,12 +40,4 @@ export function promptTokens(length: number, offset = 0): number[] {
 /** At temperature 0 the test model answers this chat message (after "Be brief.") with over 3,000 tokens: seconds of streaming. */
 export const LONG_ANSWER_PROMPT = 'Count to a thousand.';
 
-export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { waitFor } from './wait-for.js';

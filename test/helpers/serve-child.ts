@@ -3,7 +3,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { engineEntry } from '../../electron/core/engine/engine-process.js';
-import { waitFor } from './engines.js';
+import { waitFor } from './wait-for.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -18,6 +18,8 @@ export interface ServeChild {
   base(): Promise<string>;
   /** The control token, once it is printed. */
   token(): Promise<string>;
+  /** The dashboard link (with the token), once it is printed. */
+  dashboard(): Promise<string>;
   /** The engine pids, from the replicas' `ready` log lines (waits for `count`). */
   enginePids(count: number): Promise<number[]>;
 }
@@ -44,6 +46,7 @@ export function startServeChild(args: string[], env: Record<string, string> = {}
     },
     exited,
     base: () => waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)?.[1], `the API URL (stderr: ${err.slice(-500)})`, 120_000),
+    dashboard: () => waitFor(() => /Dashboard: +(http:\S+)/.exec(out)?.[1], `the dashboard link (stderr: ${err.slice(-500)})`, 120_000),
     token: () => waitFor(() => /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1], 'the control token', 120_000),
     enginePids: (count) =>
       waitFor(() => {
