@@ -8,9 +8,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeGguf } from '../../build/gguf-writer.js';
+import { gguf, writeGguf } from '../../build/gguf-writer.js';
 import { describeTestModel, TEST_MODEL_SIZES } from '../../build/test-model.js';
-import { gguf } from '../../build/gguf-writer.js';
+import { writeRangeHead } from './byte-range.js';
 
 export interface HubFile {
   /** `owner/repo/file.gguf` */
@@ -46,14 +46,7 @@ export async function startLoopbackHub(files: readonly HubFile[] = []): Promise<
   const requests: HubRequest[] = [];
 
   const serveFile = (request: IncomingMessage, response: ServerResponse, file: HubFile): void => {
-    const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
-    const size = file.bytes.length;
-    const start = range ? Number(range[1]) : 0;
-    const end = range && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
-    const body = file.bytes.subarray(start, end + 1);
-    const headers = { 'content-type': 'application/octet-stream', 'content-length': String(body.length), 'accept-ranges': 'bytes', etag: `"${size}"` };
-    if (range) response.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${size}` });
-    else response.writeHead(200, headers);
+    const { start, body } = writeRangeHead(request, response, file.bytes, { etag: `"${file.bytes.length}"` });
     if (request.method === 'HEAD') return void response.end();
     const sendable = file.stallAtByte === undefined ? body.length : Math.min(body.length, Math.max(0, file.stallAtByte - start));
     const rate = file.bytesPerSecond ?? Infinity;

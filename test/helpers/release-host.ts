@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { crc32, gzipSync } from 'node:zlib';
 import { create as createTar } from 'tar';
 import { readFile } from 'node:fs/promises';
+import { writeRangeHead } from './byte-range.js';
 
 export interface HostedAsset {
   readonly name: string;
@@ -45,13 +46,7 @@ export async function hostRelease(repo: string, tag: string, assets: readonly Ho
       response.writeHead(404).end('{"message":"Not Found"}');
       return;
     }
-    const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
-    const start = range ? Number(range[1]) : 0;
-    const end = range && range[2] ? Number(range[2]) : asset.bytes.length - 1;
-    const body = asset.bytes.subarray(start, end + 1);
-    const headers = { 'content-type': 'application/octet-stream', 'content-length': String(body.length), 'accept-ranges': 'bytes' };
-    if (range) response.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${asset.bytes.length}` });
-    else response.writeHead(200, headers);
+    const { body } = writeRangeHead(request, response, asset.bytes);
     response.end(request.method === 'HEAD' ? undefined : body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
