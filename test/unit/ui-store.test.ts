@@ -283,3 +283,14 @@ describe('the library slice', () => {
     expect(store.getState().library).not.toBeNull();
   });
 });
+
+describe('the downloads on (re)connect', () => {
+  it("takes core's list as it stands, dropping entries core no longer has", async () => {
+    const running = { uri: 'hf:o/r/a.gguf', state: 'downloading', downloadedBytes: 10, totalBytes: 100 } as never;
+    const { client } = scriptedClient({ listDownloads: () => [running] });
+    const store = createAppStore(client);
+    store.getState().applyDownloadEvent({ uri: 'hf:o/r/stale.gguf', state: 'downloading', downloadedBytes: 1, totalBytes: 2 } as never);
+    await store.getState().refreshDownloads();
+    expect(Object.keys(store.getState().downloads)).toEqual(['hf:o/r/a.gguf']);
+  });
+});

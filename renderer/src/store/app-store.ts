@@ -29,7 +29,11 @@ export function connectStore(store: AppStore, client: ContractClient): () => voi
   const stops = [
     client.onConnection((connection) => {
       s().setConnection(connection);
-      if (connection === 'connected') s().refreshChat();
+      if (connection !== 'connected') return;
+      s().refreshChat();
+      void s().refreshDownloads().catch(() => {});
+      // The library is fetched by its page when it opens; a reconnect (a restarted server) fetches it again if it was.
+      if (s().library !== null) void s().refreshLibrary();
     }),
     client.on('replicas', (p) => {
       s().applyEvent('replicas', p);

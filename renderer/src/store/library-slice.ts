@@ -16,6 +16,8 @@ export interface LibrarySlice {
   libraryError: string | null;
   setDownloadUri(uri: string): void;
   refreshLibrary(): Promise<void>;
+  /** Core's downloads as they stand (on connect: a reloaded tab sees a running download, a restarted server drops stale ones). */
+  refreshDownloads(): Promise<void>;
   startDownload(): Promise<void>;
   cancelDownload(uri: string): Promise<void>;
   deleteModel(path: string): Promise<void>;
@@ -49,6 +51,10 @@ export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client)
     libraryError: null,
     setDownloadUri: (downloadUri) => set({ downloadUri }),
     refreshLibrary: () => attempt(reloadList),
+    refreshDownloads: async () => {
+      const listed = await client.call('listDownloads', {});
+      set({ downloads: Object.fromEntries(listed.map((d) => [d.uri, d])) });
+    },
     startDownload: async () => {
       const uri = get().downloadUri.trim();
       if (!uri) return set({ libraryError: 'give a Hugging Face URI (hf:owner/repo/file.gguf or hf:owner/repo:Q4_K_M) or a URL' });
