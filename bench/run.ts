@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer), writes
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer, gpu), writes
  * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
  * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
  */
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureTestModel, TEST_MODEL_SIZES, type TestModelSize } from '../build/test-model.js';
 import { runFaults } from './faults.js';
+import { runGpu } from './gpu.js';
 import { runMultiTurn } from './multiturn.js';
 import { runOverhead } from './overhead.js';
 import { runPeer } from './peer.js';
@@ -21,10 +22,17 @@ import { runScaling } from './scaling.js';
 // two side by side), also where llama-server is installed and would be the default (default-engine-kind.ts).
 process.env.MANIFOLD_ENGINE_KIND ??= 'node-llama-cpp';
 
-const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer'] as const;
+const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer', 'gpu'] as const;
 type BenchName = (typeof NAMES)[number];
 
-const { values, positionals } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    /** gpu: the card's memory bandwidth in GB/s, for its roofline (measured on the card, or its datasheet's). */
+    'bandwidth-gbps': { type: 'string' },
+  },
+  allowPositionals: true,
+});
 const unknown = positionals.filter((p) => !(NAMES as readonly string[]).includes(p));
 if (unknown.length) {
   console.error(`unknown benchmark ${unknown.join(', ')}; known: ${NAMES.join(', ')}`);
@@ -110,6 +118,18 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         { replicas: 2, kind: 'llama-server' },
         { replicas: 1, kind: 'llama-server' },
       ], chat },
+    }),
+  // Part 1 of peer on a GPU (skips without one): the bench model, and in a full run a model big enough to be bound by memory bandwidth.
+  gpu: () =>
+    runGpu({
+      models: [{ name: size, path: async () => model }, ...(quick ? [] : [{ name: 'large', path: () => ensureTestModel('large') }])],
+      slots: quick ? 2 : 8,
+      contextSize: 2048,
+      promptTokens: quick ? 128 : 1400,
+      answerTokens: quick ? 16 : 128,
+      rounds: quick ? 1 : 4,
+      bandwidthGBps: values['bandwidth-gbps'] ? Number(values['bandwidth-gbps']) : null,
+      seed: 1,
     }),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
 };

@@ -26,12 +26,14 @@ export interface TestModelSpec {
   tensorType: 'f32' | 'f16';
 }
 
-export type TestModelSize = 'tiny' | 'small' | 'bench';
+export type TestModelSize = 'tiny' | 'small' | 'bench' | 'large';
 
 export const TEST_MODEL_SIZES: Readonly<Record<TestModelSize, TestModelSpec>> = {
   tiny: { seed: 1, layers: 2, width: 128, heads: 4, kvHeads: 2, feedForward: 256, contextLength: 4096, tensorType: 'f32' },
   small: { seed: 2, layers: 4, width: 256, heads: 8, kvHeads: 4, feedForward: 688, contextLength: 8192, tensorType: 'f16' },
   bench: { seed: 3, layers: 8, width: 512, heads: 8, kvHeads: 4, feedForward: 1408, contextLength: 16384, tensorType: 'f16' },
+  /** ~1.1 B parameters (2.3 GB): big enough that a GPU's decode is bound by memory bandwidth (bench `gpu`); made on the spot, never in tests. */
+  large: { seed: 4, layers: 24, width: 2048, heads: 16, kvHeads: 8, feedForward: 5632, contextLength: 8192, tensorType: 'f16' },
 };
 
 /** Bumped whenever the bytes this file writes for a given spec change. */
@@ -107,10 +109,13 @@ function makeRandom(seed: number): () => number {
   };
 }
 
-/** float32 → IEEE half, round to nearest even. */
+const halfScratch = new Float32Array(1);
+const halfScratchBits = new Uint32Array(halfScratch.buffer);
+
+/** float32 → IEEE half, round to nearest even (through one shared scratch word: a large model has billions). */
 function toHalf(value: number): number {
-  const f32 = new Float32Array([value]);
-  const bits = new Uint32Array(f32.buffer)[0]!;
+  halfScratch[0] = value;
+  const bits = halfScratchBits[0]!;
   const sign = (bits >>> 16) & 0x8000;
   const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
   let mantissa = bits & 0x7fffff;
