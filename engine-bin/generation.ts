@@ -31,6 +31,8 @@ export interface Generation {
   readonly vocabularySize: number;
   /** How long the request waited for its slot. */
   readonly queuedMs: number;
+  /** When the slot was granted (performance.now()): prefill time runs from it, the prefix cache's save of the evicted conversation and restore included. */
+  readonly grantedAt: number;
   readonly sink: GenerationSink;
   /** Whether the request was asked to stop (checked after each token). */
   cancelled(): boolean;
@@ -67,7 +69,7 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
   try {
     const sequence = slot.sequence;
     // Prefill time runs from the grant of the slot to the first token: keeping the cached prefix is part of it.
-    const prefillStarted = performance.now();
+    const prefillStarted = generation.grantedAt;
     const keep = Math.min(sequence.compareContextTokens(asTokens(request.tokens)).firstDifferentIndex, request.tokens.length - 1);
     await sequence.adaptStateToTokens(asTokens(request.tokens.slice(0, keep)), false);
     const reusedTokens = sequence.nextTokenIndex;

@@ -110,7 +110,8 @@ export class ModelHost {
     const grammar = request.grammar === undefined ? undefined : await this.grammars.get(this.llama!, request.grammar);
     const arrived = performance.now();
     const slot = await this.scheduler.acquire(id, request.tokens, request.conversationId ?? null);
-    const queuedMs = performance.now() - arrived;
+    const grantedAt = performance.now();
+    const queuedMs = grantedAt - arrived;
     if (!slot) return cancelledWhileQueued(request, queuedMs);
     try {
       const prefixCache = await this.prefixCache.prepare(slot, request.tokens);
@@ -122,6 +123,7 @@ export class ModelHost {
         contextSize,
         vocabularySize: loaded.vocabularySize,
         queuedMs,
+        grantedAt,
         sink: prefixCache ? { ...sink, started: (info) => sink.started({ ...info, prefixCache }) } : sink,
         cancelled: () => this.scheduler.isCancelled(id),
         onFirstToken: () => this.scheduler.startDecoding(slot),
