@@ -56,7 +56,9 @@ export async function runOverhead(options: OverheadOptions) {
   };
 
   const results = await withServed(
-    { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize } },
+    // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
+    // engine work the in-process path does not do); the front's cost is what this compares.
+    { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: { ramBytes: 0, diskBytes: 0 } } },
     async (target) => {
       const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
       const overHttp = async (): Promise<Timing> => {
