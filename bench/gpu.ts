@@ -7,12 +7,13 @@
  * token embeddings' (one row) plus the KV cache written so far. Skips, saying why, without a GPU.
  */
 import OpenAI from 'openai';
-import { getLlama, LlamaLogLevel, type LlamaContextSequence, type Token } from 'node-llama-cpp';
+import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
+import { inProcessStream, type InProcessStream as Stream } from './in-process.js';
 import { readModelFileHeader } from '../common/node/gguf-file.js';
 import { metadataNumber } from '../common/gguf/header-reader.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, seeded, table } from './stats.js';
-import { streamRequest, type ClientTarget } from './workload.js';
+import { freshPrompts as prompts, streamRequest, type ClientTarget } from './workload.js';
 
 export interface GpuModel {
   name: string;
@@ -30,12 +31,6 @@ export interface GpuOptions {
   /** The card's memory bandwidth in GB/s (measured or from its datasheet), for the roofline; null: no roofline. */
   bandwidthGBps: number | null;
   seed: number;
-}
-
-interface Stream {
-  ttftMs: number;
-  decodeTokensPerSecond: number;
-  tokens: number;
 }
 
 interface Batch {
@@ -57,23 +52,6 @@ async function bytesPerToken(path: string, contextTokens: number): Promise<{ wei
   // K and V, F16 (the engine's default KV type).
   const kvBytesPerToken = layers * kvHeads * (width / heads) * 2 * 2;
   return { weightBytes: weightBytes + kvBytesPerToken * contextTokens, kvBytesPerToken };
-}
-
-function prompts(count: number, length: number, random: () => number): number[][] {
-  return Array.from({ length: count }, () => Array.from({ length }, () => 300 + Math.floor(random() * 300)));
-}
-
-async function inProcessStream(sequence: LlamaContextSequence, prompt: number[], answerTokens: number): Promise<Stream> {
-  await sequence.clearHistory();
-  const started = performance.now();
-  let first = 0;
-  let count = 0;
-  for await (const _token of sequence.evaluate(prompt as Token[], { temperature: 0 })) {
-    if (!first) first = performance.now();
-    if (++count >= answerTokens) break;
-  }
-  const ended = performance.now();
-  return { ttftMs: first - started, decodeTokensPerSecond: ((count - 1) * 1000) / (ended - first), tokens: count };
 }
 
 async function httpStream(client: OpenAI, target: ClientTarget, prompt: number[], answerTokens: number, seed: number): Promise<Stream> {

@@ -6,7 +6,8 @@
  * (`return_tokens`), since one event may carry several.
  */
 import OpenAI from 'openai';
-import { getLlama, LlamaLogLevel, type Token } from 'node-llama-cpp';
+import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
+import { inProcessStream } from './in-process.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, table } from './stats.js';
 
@@ -42,18 +43,7 @@ export async function runOverhead(options: OverheadOptions) {
   const context = await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
   const sequence = context.getSequence();
 
-  const inProcess = async (): Promise<Timing> => {
-    await sequence.clearHistory();
-    const started = performance.now();
-    let first = 0;
-    let count = 0;
-    for await (const _token of sequence.evaluate(prompt as Token[], { temperature: 0 })) {
-      if (!first) first = performance.now();
-      if (++count >= options.answerTokens) break;
-    }
-    const ended = performance.now();
-    return { ttftMs: first - started, decodeTokensPerSecond: ((count - 1) * 1000) / (ended - first) };
-  };
+  const inProcess = async (): Promise<Timing> => inProcessStream(sequence, prompt, options.answerTokens);
 
   const results = await withServed(
     // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of

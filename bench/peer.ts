@@ -13,7 +13,7 @@ import { runPeerChat, type PeerChatOptions } from './peer-chat.js';
 import { startLlamaServerNode } from './llama-server-node.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, seeded, table } from './stats.js';
-import { streamRequest, type ClientTarget, type RequestResult } from './workload.js';
+import { freshPrompts as prompts, streamRequest, type ClientTarget, type RequestResult } from './workload.js';
 
 export interface PeerServeOptions {
   model: string;
@@ -38,11 +38,6 @@ interface Round {
   scenario: Scenario;
   results: RequestResult[];
   wallMs: number;
-}
-
-/** Fresh prompts (token ids of ordinary pieces), each different from its first token, so none reuses a cached prefix. */
-function prompts(count: number, length: number, random: () => number): number[][] {
-  return Array.from({ length: count }, () => Array.from({ length }, () => 300 + Math.floor(random() * 300)));
 }
 
 async function round(target: ClientTarget, server: Server, scenario: Scenario, batch: number[][], options: PeerServeOptions): Promise<Round> {

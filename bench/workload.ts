@@ -56,6 +56,11 @@ interface ServerTimings {
 type StreamBody = { kind: 'chat'; messages: OpenAI.ChatCompletionMessageParam[] } | { kind: 'completion'; prompt: number[] };
 
 /** One streamed request; TTFT is the first token chunk (every token has one; the chat role chunk does not count). */
+/** Fresh prompts (token ids of ordinary pieces), each different from its first token, so none reuses a cached prefix. */
+export function freshPrompts(count: number, length: number, random: () => number): number[][] {
+  return Array.from({ length: count }, () => Array.from({ length }, () => 300 + Math.floor(random() * 300)));
+}
+
 export async function streamRequest(
   client: OpenAI,
   model: string,
