@@ -19,7 +19,7 @@ import {
   rebuildChangeSchema,
   rebuildTimingsSchema,
 } from './rebuild.js';
-import { prefixCacheOptionsSchema, prefixCacheReportSchema } from './prefix-cache.js';
+import { prefixBorrowSchema, prefixCacheDirsSchema, prefixCacheOptionsSchema, prefixCacheReportSchema } from './prefix-cache.js';
 
 const tokenId = z.number().int().nonnegative();
 const requestId = z.number().int().nonnegative();
@@ -107,6 +107,8 @@ export const generateRequestSchema = z.object({
   grammar: z.string().min(1).max(MAX_GRAMMAR_LENGTH).optional(),
   /** Report each generated token's log-probability and this many of the likeliest alternatives (OpenAI's top_logprobs); absent: none. */
   logprobs: z.number().int().min(0).max(MAX_TOP_LOGPROBS).optional(),
+  /** Another local replica's saved prefix-cache entry this engine may restore (common/prefix-cache.ts); absent: only its own. */
+  borrow: prefixBorrowSchema.optional(),
 });
 export type GenerateRequest = z.infer<typeof generateRequestSchema>;
 export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
@@ -194,6 +196,8 @@ export const readyInfoSchema = z.object({
   loadMs: z.number(),
   /** Models this engine process has loaded (a kv rebuild leaves it unchanged; a weights rebuild adds one). */
   modelLoads: z.number().int(),
+  /** Its prefix cache's tier folders, where another engine may borrow its saved entries; absent while the cache is off. */
+  prefixCacheDirs: prefixCacheDirsSchema.optional(),
 });
 export type ReadyInfo = z.infer<typeof readyInfoSchema>;
 

@@ -3,7 +3,8 @@
  * its byte budgets (run config `engine.prefixCache`, load option `prefixCache`), its two tiers, and the
  * report a `started` message carries of what the cache did while the request took its slot — which saved
  * entries were made (from the slot's evicted conversation), spilled to disk or dropped, and which one the
- * slot was restored from, how fast — and each tier as the dashboard's slot view shows it.
+ * slot was restored from, how fast — and each tier as the dashboard's slot view shows it; and what lets
+ * one engine borrow another's entry (its tier folders, a generate request's borrow hint).
  */
 import { z } from 'zod';
 
@@ -45,9 +46,30 @@ export const prefixCacheReportSchema = z.object({
   /** In the order they happened (engine-wide since the last report: another request's moves may be among them). */
   moves: z.array(tierMoveSchema),
   /** The saved entry this request's slot was restored from (it leaves the cache: the slot holds it now). */
-  restored: z.object({ entry: count, tier: prefixTierSchema, tokens: count, ms: z.number().nonnegative() }).optional(),
+  restored: z
+    .object({
+      entry: count,
+      tier: prefixTierSchema,
+      tokens: count,
+      ms: z.number().nonnegative(),
+      /** Borrowed from another replica's entry (`entry` is that replica's id: it keeps its entry; this engine's cache is unchanged). */
+      borrowed: z.literal(true).optional(),
+    })
+    .optional(),
 });
 export type PrefixCacheReport = z.infer<typeof prefixCacheReportSchema>;
+
+/** The folder of each tier of one engine's prefix cache (its ready info reports them, so core can name an entry's files to another engine). */
+export const prefixCacheDirsSchema = z.object({ ram: z.string().min(1), disk: z.string().min(1) });
+export type PrefixCacheDirs = z.infer<typeof prefixCacheDirsSchema>;
+
+/**
+ * A generate request's borrow hint: another local replica of the same model and context layout saved
+ * `entry` (in `tier`, as core last heard) in its cache folders `dirs`; the engine may restore it instead of
+ * prefilling. A hint is only a hint: an entry gone by the time the engine looks is prefilled.
+ */
+export const prefixBorrowSchema = z.object({ entry: count, tier: prefixTierSchema, dirs: prefixCacheDirsSchema });
+export type PrefixBorrow = z.infer<typeof prefixBorrowSchema>;
 
 /** A saved entry as the dashboard shows it: its tokens, its state's size, and the conversation it was (null when not known). */
 export const savedEntryViewSchema = z.object({ entry: count, tokens: count, bytes: count, conversationId: z.string().nullable() });

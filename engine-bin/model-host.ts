@@ -114,7 +114,7 @@ export class ModelHost {
     const queuedMs = grantedAt - arrived;
     if (!slot) return cancelledWhileQueued(request, queuedMs);
     try {
-      const prefixCache = await this.prefixCache.prepare(slot, request.tokens);
+      const prefixCache = await this.prefixCache.prepare(slot, request.tokens, request.borrow);
       return await generateOnSlot({
         request,
         slot,
@@ -169,7 +169,7 @@ export class ModelHost {
   private install(loaded: LoadedModel | undefined): void {
     this.loaded = loaded;
     this.scheduler.useSlots(loaded?.slots);
-    this.prefixCache.use(loaded?.options.prefixCache);
+    this.prefixCache.use(loaded?.options.prefixCache, loaded ? stateLayout(loaded) : '');
   }
 
   private async loadModel(options: LoadOptions, onProgress?: (progress: number) => void): Promise<LlamaModel> {
@@ -209,6 +209,7 @@ export class ModelHost {
       ram: { total: os.totalmem(), used: os.totalmem() - os.freemem(), free: os.freemem() },
       loadMs,
       modelLoads: this.modelLoads,
+      ...(this.prefixCache.folders ? { prefixCacheDirs: this.prefixCache.folders } : {}),
     };
   }
 
@@ -217,6 +218,15 @@ export class ModelHost {
     if (this.resize.isTornDown) throw new EngineError('not_loaded', 'this engine freed its pools for a rebuild and has not allocated them again; restore it or restart the engine');
     throw new EngineError('not_loaded', 'no model is loaded in this engine; send load first');
   }
+}
+
+/**
+ * What a saved KV state depends on besides its tokens: the model file and the context's layout (cells per
+ * slot, KV type, flash attention — which changes how V is laid out). An engine borrows another's state only
+ * under the same (llama.cpp may crash on a state of another model).
+ */
+function stateLayout({ options, context, header }: LoadedModel): string {
+  return JSON.stringify([options.modelPath, header.fileSize, context.contextSize, options.kvType, context.flashAttention]);
 }
 
 /** Tokens evaluated once after load, so the first request is not the one that pays for cold caches. */

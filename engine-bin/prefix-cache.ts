@@ -9,12 +9,19 @@
  * out cost ~45 ms per 10 MB state against ~4 ms to load it from a file. The bookkeeping is prefix-tiers.ts;
  * this file does the I/O, one operation at a time, and collects the moves that the next `started` message
  * reports to core's exact index.
+ *
+ * Each entry is self-describing, so another engine of the same model and context layout can borrow it
+ * (a generate request's `borrow` hint, when core routes a turn to a replica other than the one that saved
+ * its history): beside its state `entry-<id>.state` lies `entry-<id>.json`, its tokens and the layout it
+ * was saved under. Both are immutable under their names: written under another name and renamed into
+ * place (a rename is atomic), never rewritten, and an entry id is never reused by the engine that made it.
  */
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { join } from 'node:path';
-import { PREFIX_TIERS, type PrefixCacheOptions, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
+import { basename, dirname, join } from 'node:path';
+import { z } from 'zod';
+import { PREFIX_TIERS, type PrefixBorrow, type PrefixCacheDirs, type PrefixCacheOptions, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
 import { PrefixTiers, type TierEntry } from './prefix-tiers.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
 import type { Slot } from './slot.js';
@@ -25,10 +32,17 @@ export const MIN_CACHED_TOKENS = 64;
 
 const ENGINE_DIR_PREFIX = 'engine-';
 
+/** An entry's sidecar: its tokens and the context layout its state was saved under (another engine loads it only under the same). */
+const sidecarSchema = z.object({ layout: z.string(), tokens: z.array(z.number().int().nonnegative()) });
+
 export class PrefixCache {
   private tiers = new PrefixTiers({ ramBytes: 0, diskBytes: 0 });
   /** Each tier's folder; null while the cache is off. */
   private dirs: Record<PrefixTier, string> | null = null;
+  /** The folders `use` chose, at once (`dirs` follows when they are made). */
+  private chosenDirs: PrefixCacheDirs | null = null;
+  /** The model file and context layout the states are saved under (a borrowed state must match it). */
+  private layout = '';
   private moves: TierMove[] = [];
   /** State I/O runs one operation at a time, in order. */
   private chain: Promise<unknown> = Promise.resolve();
@@ -39,12 +53,14 @@ export class PrefixCache {
    * The cache for a new context (a load or a rebuild's allocation), or none (`undefined`): every saved
    * state is discarded (llama.cpp refuses states of another context layout; core forgets them at the remap).
    */
-  use(options: PrefixCacheOptions | undefined): void {
+  use(options: PrefixCacheOptions | undefined, layout = ''): void {
     const discarded = this.tiers.clear();
+    this.layout = layout;
     this.tiers = new PrefixTiers(options ?? { ramBytes: 0, diskBytes: 0 }, this.tiers.idAfter);
     this.moves = [];
     const engineDir = (root: string): string => join(root, `${ENGINE_DIR_PREFIX}${process.pid}`);
     const dirs = options && this.tiers.enabled ? { ram: engineDir(RAM_ROOT), disk: engineDir(options.diskDir ?? join(os.tmpdir(), 'manifold-prefix-cache')) } : null;
+    this.chosenDirs = dirs;
     void this.serially(async () => {
       for (const entry of discarded) await this.discard(entry);
       const before = this.dirs;
@@ -56,12 +72,18 @@ export class PrefixCache {
     });
   }
 
+  /** Its tier folders while the cache is on (the ready info reports them for borrowers); undefined when off. */
+  get folders(): PrefixCacheDirs | undefined {
+    return this.chosenDirs ?? undefined;
+  }
+
   /**
    * Before a generation on `slot`: saves what the slot would lose of its tokens, and restores a saved
-   * state when it holds more of `prompt` than the slot does. Never fails (a failed save keeps nothing, a
-   * failed restore leaves the slot empty); what it did, for `started`, or undefined when nothing.
+   * state when it holds more of `prompt` than the slot does — its own, or `borrow`'s (another engine's)
+   * when that holds more still. Never fails (a failed save keeps nothing, a failed restore leaves the slot
+   * empty, a borrow that cannot be had is prefilled); what it did, for `started`, or undefined when nothing.
    */
-  prepare(slot: Slot, prompt: readonly number[]): Promise<PrefixCacheReport | undefined> {
+  prepare(slot: Slot, prompt: readonly number[], borrow?: PrefixBorrow): Promise<PrefixCacheReport | undefined> {
     if (!this.tiers.enabled) return Promise.resolve(undefined);
     return this.serially(async () => {
       const held = [...slot.tokens];
@@ -69,9 +91,13 @@ export class PrefixCache {
       const usable = prompt.length - 1;
       const kept = Math.min(commonPrefixLength(held, prompt), usable);
       const match = this.tiers.longestMatch(prompt);
-      const from = match && Math.min(match.commonPrefix, usable) >= kept + MIN_CACHED_TOKENS ? match.entry : null;
+      const own = match ? Math.min(match.commonPrefix, usable) : 0;
+      const lent = borrow ? await this.borrowable(borrow, prompt) : null;
+      const borrowing = lent !== null && Math.min(lent.commonPrefix, usable) >= Math.max(kept + MIN_CACHED_TOKENS, own + 1);
+      const from = match && own >= kept + MIN_CACHED_TOKENS ? match.entry : null;
       if (held.length - kept >= MIN_CACHED_TOKENS) await this.save(slot, held);
-      const restored = from ? await this.restore(slot, from) : undefined;
+      // A borrow that cannot be had falls back to the engine's own entry, if any.
+      const restored = (borrowing ? await this.restoreBorrowed(slot, borrow!) : undefined) ?? (from ? await this.restore(slot, from) : undefined);
       const moves = this.moves;
       this.moves = [];
       return moves.length || restored ? { moves, ...(restored ? { restored } : {}) } : undefined;
@@ -94,6 +120,10 @@ export class PrefixCache {
     const { entry, spill, drop } = this.tiers.admit(held, bytes);
     if (entry) {
       this.moves.push({ entry: entry.id, tier: entry.tier, fromSlot: slot.index, tokens: held.length, bytes });
+      // The sidecar first: a state in place always has its sidecar beside it.
+      const sidecar = `${saving}.json`;
+      await writeFile(sidecar, JSON.stringify({ layout: this.layout, tokens: held }));
+      await moveFile(sidecar, this.sidecar(entry.id, entry.tier));
       await moveFile(saving, this.file(entry.id, entry.tier));
     }
     await rm(saving, { force: true });
@@ -107,6 +137,7 @@ export class PrefixCache {
   /** Moves a state from RAM to disk (the bookkeeping has already put its entry there). */
   private async spill(entry: TierEntry): Promise<void> {
     try {
+      await moveFile(this.sidecar(entry.id, 'ram'), this.sidecar(entry.id, 'disk'));
       await moveFile(this.file(entry.id, 'ram'), this.file(entry.id, 'disk'));
       this.moves.push({ entry: entry.id, tier: 'disk' });
     } catch (error) {
@@ -129,14 +160,63 @@ export class PrefixCache {
     return { entry: entry.id, tier: entry.tier, tokens: slot.sequence.nextTokenIndex, ms: performance.now() - started };
   }
 
-  /** Removes an entry's state from both tiers (a spill in progress may have left it in either). */
+  /**
+   * The tokens of `borrow`'s entry when it was saved under this engine's layout by a sibling engine (its
+   * folders beside this engine's own: no hint makes the engine read other files); null when it cannot be
+   * read (gone already), or was saved under another layout.
+   */
+  private async borrowable(borrow: PrefixBorrow, prompt: readonly number[]): Promise<{ commonPrefix: number } | null> {
+    if (!this.dirs || !PREFIX_TIERS.every((tier) => isSibling(borrow.dirs[tier], this.dirs![tier]))) return null;
+    for (const tier of tiersFrom(borrow.tier)) {
+      const read = await readFile(entryFiles(borrow.dirs[tier], borrow.entry).sidecar, 'utf8').catch(() => null);
+      const sidecar = read === null ? null : sidecarSchema.safeParse(safeJson(read));
+      if (sidecar?.success) return sidecar.data.layout === this.layout ? { commonPrefix: commonPrefixLength(sidecar.data.tokens, prompt) } : null;
+    }
+    return null;
+  }
+
+  /**
+   * Loads another engine's entry into `slot`. Race-safe without any lock between the engines: the owner
+   * may drop, spill or restore (and so delete) its entry at any moment, but never changes a file under
+   * its name (states and sidecars are renamed into place whole, ids are not reused). A hard link is
+   * atomic: it either fails (the name is gone: we prefill, as without a hint) or gives this engine its own
+   * name for the same whole file, which the owner's later unlink cannot take away. Each tier's folders of
+   * all engines share one parent (one file system), so the link is made in this engine's folder of the
+   * same tier; the entry is tried in the tier core last heard of, then in the other (a spill in between).
+   */
+  private async restoreBorrowed(slot: Slot, borrow: PrefixBorrow): Promise<PrefixCacheReport['restored']> {
+    const started = performance.now();
+    for (const tier of tiersFrom(borrow.tier)) {
+      const linked = join(this.dirs![tier], `borrowed-${basename(borrow.dirs[tier])}-${borrow.entry}.state`);
+      await rm(linked, { force: true });
+      const had = await link(entryFiles(borrow.dirs[tier], borrow.entry).state, linked).then(
+        () => true,
+        () => false,
+      );
+      if (!had) continue;
+      const loaded = await loadSlotState(slot, linked, this.log, 'the prompt is evaluated instead');
+      await rm(linked, { force: true });
+      return loaded ? { entry: borrow.entry, tier, tokens: slot.sequence.nextTokenIndex, ms: performance.now() - started, borrowed: true } : undefined;
+    }
+    this.log(`prefix cache: borrowed entry ${borrow.entry} of ${basename(borrow.dirs.ram)} is gone; the prompt is evaluated instead`);
+    return undefined;
+  }
+
+  /** Removes an entry's state and sidecar from both tiers (a spill in progress may have left them in either). */
   private async discard(entry: TierEntry): Promise<void> {
     if (!this.dirs) return;
-    for (const tier of PREFIX_TIERS) await rm(this.file(entry.id, tier), { force: true });
+    for (const tier of PREFIX_TIERS) {
+      await rm(this.file(entry.id, tier), { force: true });
+      await rm(this.sidecar(entry.id, tier), { force: true });
+    }
   }
 
   private file(id: number, tier: PrefixTier): string {
-    return join(this.dirs![tier], `entry-${id}.state`);
+    return entryFiles(this.dirs![tier], id).state;
+  }
+
+  private sidecar(id: number, tier: PrefixTier): string {
+    return entryFiles(this.dirs![tier], id).sidecar;
   }
 
   private serially<T>(operation: () => Promise<T>): Promise<T> {
@@ -149,13 +229,40 @@ export class PrefixCache {
 /** Where the RAM tier's files live: memory-backed `/dev/shm` where there is one, else the temp folder. */
 const RAM_ROOT = join(existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'manifold-prefix-ram');
 
-/** Renames `from` to `to`, copying when they are on different file systems (RAM and disk tiers). */
+/** An entry's files in a tier folder: its KV state and its sidecar. */
+function entryFiles(dir: string, id: number): { state: string; sidecar: string } {
+  return { state: join(dir, `entry-${id}.state`), sidecar: join(dir, `entry-${id}.json`) };
+}
+
+/** The tier core named first, then the other. */
+function tiersFrom(tier: PrefixTier): PrefixTier[] {
+  return [tier, ...PREFIX_TIERS.filter((t) => t !== tier)];
+}
+
+/** Whether `dir` is another engine's folder beside `own` (same parent, `engine-<pid>`). */
+function isSibling(dir: string, own: string): boolean {
+  return dir !== own && dirname(dir) === dirname(own) && /^engine-\d+$/.test(basename(dir));
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Renames `from` to `to`, copying when they are on different file systems (RAM and disk tiers) — to a
+ * temporary name renamed into place, so `to` never names part of a file (a borrower may link it any time).
+ */
 async function moveFile(from: string, to: string): Promise<void> {
   try {
     await rename(from, to);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-    await copyFile(from, to);
+    await copyFile(from, `${to}.part`);
+    await rename(`${to}.part`, to);
     await rm(from, { force: true });
   }
 }

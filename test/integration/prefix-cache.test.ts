@@ -51,10 +51,10 @@ describe('tiered prefix cache', () => {
     expect(disk.b.started.prefixCache?.moves).toEqual([{ entry: 0, tier: 'disk', fromSlot: 0, tokens: expect.any(Number), bytes: expect.any(Number) }]);
     expect(disk.a2.started.prefixCache?.restored).toMatchObject({ entry: 0, tier: 'disk' });
     expect(disk.a2.done.reusedTokens).toBeGreaterThanOrEqual(disk.a1Prompt.length);
-    // B was saved when A came back: its state is a file of the engine's folder under diskDir.
+    // B was saved when A came back: its state and its sidecar (tokens and layout) are files of the engine's folder under diskDir.
     const [engineDir, ...others] = readdirSync(diskDir);
     expect(others).toEqual([]);
-    expect(readdirSync(join(diskDir, engineDir!))).toEqual(['entry-1.state']);
+    expect(readdirSync(join(diskDir, engineDir!)).sort()).toEqual(['entry-1.json', 'entry-1.state']);
   });
 
   it("reports A's next turn as cached tokens through the front with the cache on, and not with it off", async () => {

@@ -99,10 +99,10 @@ describe("core's mirror of the tiers", () => {
     index.setSlot(0, 0, blockHashes(a));
     index.saveSlot(0, 0, 7, 'ram', 4);
     index.setSlot(0, 0, []);
-    expect(index.matchedSaved(0, blockHashes(a))).toEqual({ blocks: 4, tier: 'ram' });
+    expect(index.matchedSaved(0, blockHashes(a))).toEqual({ blocks: 4, tier: 'ram', entry: 7 });
     expect(index.size).toBe(4);
     index.moveSaved(0, 7, 'disk');
-    expect(index.matchedSaved(0, blockHashes(a))).toEqual({ blocks: 4, tier: 'disk' });
+    expect(index.matchedSaved(0, blockHashes(a))).toEqual({ blocks: 4, tier: 'disk', entry: 7 });
     expect(index.matchedSaved(1, blockHashes(a))).toBeNull();
     index.moveSaved(0, 7, null);
     expect(index.matchedSaved(0, blockHashes(a))).toBeNull();

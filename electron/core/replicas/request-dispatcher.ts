@@ -7,10 +7,12 @@
  * sent more requests than they have slots.
  */
 import type { GenerateDone, GenerateRequestInput } from '../../../common/engine-protocol.js';
+import type { PrefixBorrow } from '../../../common/prefix-cache.js';
 import { EngineExitedError, type TokenChunk } from '../engine/engine-client.js';
 import { planDispatch } from '../queue/dispatch-plan.js';
 import { RequestQueue, type QueueSettings, type Waiting } from '../queue/request-queue.js';
 import { blockHashes } from '../router/block-hash.js';
+import type { RouteDecision } from '../router/router.js';
 import type { LogSink } from '../logging/core-log.js';
 import type { DispatchObserver } from '../metrics/request-metrics.js';
 import type { Replica } from './replica.js';
@@ -65,6 +67,8 @@ export class RequestDispatcher {
   private dispatchQueued = false;
   /** The tokens each request just bound will prefill (added to its replica's pending prefill until its first token). */
   private readonly boundPrefillTokens = new Map<number, number>();
+  /** The borrow hint of each request just bound to restore another replica's saved entry. */
+  private readonly borrowHints = new Map<number, PrefixBorrow>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new RequestQueue(options.queue, () => this.dispatchSoon());
@@ -88,8 +92,10 @@ export class RequestDispatcher {
       if (!reentering) options.onDispatched?.(replica.index);
       const prefillTokens = this.boundPrefillTokens.get(seq) ?? 0;
       this.boundPrefillTokens.delete(seq);
+      const borrow = this.borrowHints.get(seq);
+      this.borrowHints.delete(seq);
       try {
-        const done = await this.runOn(replica, request, blocks, prefillTokens, options);
+        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, options);
         return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
       } catch (error) {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
@@ -158,7 +164,7 @@ export class RequestDispatcher {
     const routeMs = new Map<number, number>();
     const plan = planDispatch({
       waiting: [...bySeq.values()].map((w) => ({ seq: w.seq, conversationId: w.payload.request.conversationId, waitedMs: now - w.enqueuedAt, waiting: w })),
-      replicas: routable.map((r) => r.candidate()),
+      replicas: routable.map((r) => ({ ...r.candidate(), borrowFrom: this.lenders(r) })),
       choose: (pending, candidates) => {
         const started = performance.now();
         const decision = routing.choose(pending.waiting.payload.blocks, pending.waiting.payload.request.tokens.length, candidates);
@@ -176,6 +182,8 @@ export class RequestDispatcher {
     });
     for (const { seq, decision } of plan.bindings) {
       const replica = this.options.replicas[decision.replica]!;
+      const hint = this.borrowHint(decision);
+      if (hint) this.borrowHints.set(seq, hint);
       replica.running++;
       replica.pendingPrefillTokens += decision.prefillTokens;
       this.boundPrefillTokens.set(seq, decision.prefillTokens);
@@ -185,6 +193,19 @@ export class RequestDispatcher {
       this.queue.bind(waiting, replica);
     }
     if (plan.nextHoldEndsInMs !== null) this.holdTimer = setTimeout(() => this.dispatch(), Math.ceil(plan.nextHoldEndsInMs) + 1).unref();
+  }
+
+  /** The replicas whose saved entries `replica`'s engine can restore (the same borrow key, any state). */
+  private lenders(replica: Replica): number[] {
+    const key = replica.borrowKey;
+    return key === null ? [] : this.options.replicas.filter((r) => r !== replica && r.borrowKey === key).map((r) => r.index);
+  }
+
+  /** The hint naming the owner's entry and its engine's tier folders, when the decision borrows; else undefined. */
+  private borrowHint(decision: RouteDecision): PrefixBorrow | undefined {
+    const borrow = decision.restore?.borrow;
+    const dirs = borrow && this.options.replicas[borrow.replica]?.info?.prefixCacheDirs;
+    return borrow && dirs ? { entry: borrow.entry, tier: decision.restore!.tier, dirs } : undefined;
   }
 
   /** Runs the request on its bound replica; its `prefillTokens` count as the replica's pending prefill until the first token. */

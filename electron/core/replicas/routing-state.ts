@@ -77,7 +77,8 @@ export class RoutingState {
     }
     const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
     if (prefixCache?.restored) {
-      this.index.moveSaved(replica, prefixCache.restored.entry, null);
+      // A borrowed entry stays its owner's (the borrower linked the file); an own one left the cache for the slot.
+      if (!prefixCache.restored.borrowed) this.index.moveSaved(replica, prefixCache.restored.entry, null);
       this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     } else {
       this.index.truncateSlot(replica, slot, keepBlocks);

@@ -9,10 +9,11 @@
  */
 import type { PrefixTier, SavedEntryView } from '../../../common/prefix-cache.js';
 
-/** The longest prefix a replica could restore from its prefix cache, and the tier it is in. */
+/** The longest prefix a replica could restore from its prefix cache: the entry, and the tier it is in. */
 export interface SavedMatch {
   readonly blocks: number;
   readonly tier: PrefixTier;
+  readonly entry: number;
 }
 
 export interface PrefixIndex {
@@ -107,9 +108,9 @@ export class ExactPrefixIndex implements PrefixIndex {
 
   matchedSaved(replica: number, blocks: readonly number[]): SavedMatch | null {
     let best: SavedMatch | null = null;
-    for (const { tier, blocks: held } of this.saved.get(replica)?.values() ?? []) {
+    for (const [entry, { tier, blocks: held }] of this.saved.get(replica) ?? []) {
       const shared = sharedBlocks(held, blocks);
-      if (shared > 0 && (!best || shared > best.blocks || (shared === best.blocks && tier === 'ram'))) best = { blocks: shared, tier };
+      if (shared > 0 && (!best || shared > best.blocks || (shared === best.blocks && tier === 'ram'))) best = { blocks: shared, tier, entry };
     }
     return best;
   }

@@ -7,16 +7,19 @@
  * decodes, which the engine batches with a new prefill at little cost to it). Where a replica's prefix
  * cache holds more of the prompt than its slots (the engine then restores it instead of prefilling), the
  * restored tokens count at a restore's cost: measured per tier once the replica has restored from it,
- * else an assumed share of a prefill — cheaper than prefill, dearer than a slot hit. Ties (equal baseline
+ * else an assumed share of a prefill — cheaper than prefill, dearer than a slot hit. A replica may also
+ * borrow: restore an entry that another replica of the same model and context layout saved (`borrowFrom`),
+ * at the same restore's cost, so a turn whose history was saved by a busy replica need not wait for it nor
+ * prefill it again elsewhere (policy `prefix` only: the others keep each engine to its own cache). Ties (equal baseline
  * costs; measured costs within 25% of the lowest) go to the replica that last served the request's
- * conversation, then the one holding most of the prompt, then fewer running, then fewer routed, then the
- * lower index. `round-robin` and `least-loaded` are kept for comparison. Each decision is counted per
+ * conversation, then the one holding most of the prompt, then one not borrowing it, then fewer running,
+ * then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for comparison. Each decision is counted per
  * replica.
  */
 import type { PrefixTier } from '../../../common/prefix-cache.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import { BLOCK_TOKENS } from './block-hash.js';
-import type { PrefixIndex } from './prefix-index.js';
+import type { PrefixIndex, SavedMatch } from './prefix-index.js';
 
 /** What the router knows of a replica that can take requests now. */
 export interface RouteCandidate {
@@ -35,6 +38,17 @@ export interface RouteCandidate {
   readonly servedConversation?: boolean;
   /** Measured ms per token of a restore from each tier of its prefix cache, once it has restored from it. */
   readonly restoreMsPerToken?: Partial<Record<PrefixTier, number>>;
+  /**
+   * Other replicas whose saved prefix-cache entries its engine can restore (local node-llama-cpp replicas
+   * of the same model and context layout, in any state); absent or empty: it never borrows.
+   */
+  readonly borrowFrom?: readonly number[];
+}
+
+/** A saved entry of another replica that the chosen one would restore. */
+export interface BorrowedEntry {
+  readonly replica: number;
+  readonly entry: number;
 }
 
 export interface RouteDecision {
@@ -45,8 +59,8 @@ export interface RouteDecision {
   readonly prefillTokens: number;
   readonly cost: number;
   readonly costKind: 'baseline' | 'measured' | 'policy';
-  /** Prompt tokens the replica's prefix cache would restore (more than its slots hold); absent when none. */
-  readonly restore?: { readonly tokens: number; readonly tier: PrefixTier };
+  /** Prompt tokens the replica's prefix cache would restore (more than its slots hold) — or borrow from another's (`borrow`); absent when none. */
+  readonly restore?: { readonly tokens: number; readonly tier: PrefixTier; readonly borrow?: BorrowedEntry };
 }
 
 /**
@@ -106,10 +120,10 @@ export class Router {
    */
   choose(blocks: readonly number[], promptTokens: number, candidates: readonly RouteCandidate[]): RouteDecision | null {
     if (candidates.length === 0) return null;
-    /** What the candidate holds of the prompt: in a slot (`hit`), and a longer saved prefix its engine would restore. */
-    const held = (c: RouteCandidate) => {
+    /** What the candidate holds of the prompt: in a slot (`hit`), and a longer saved prefix its engine would restore (borrowed too when `borrowing`). */
+    const held = (c: RouteCandidate, borrowing = false) => {
       const hit = Math.min(this.index.matchedBlocks(c.replica, blocks) * BLOCK_TOKENS, promptTokens);
-      const restore = this.restorable(c.replica, blocks, promptTokens, hit);
+      const restore = this.restorable(c, blocks, promptTokens, hit, borrowing);
       return { c, hit, restore, reusable: restore?.tokens ?? hit };
     };
     const decide = (pick: ReturnType<typeof held>, cost: number, costKind: RouteDecision['costKind']): RouteDecision => ({
@@ -130,7 +144,7 @@ export class Router {
     }
     const measured = candidates.every((c) => c.prefillTokensPerMs !== null && c.prefillTokensPerMs > 0);
     const costed = candidates.map((c) => {
-      const h = held(c);
+      const h = held(c, true);
       const uncached = promptTokens - h.reusable;
       const restoreCost = h.restore
         ? h.restore.tokens * (measured ? (c.restoreMsPerToken?.[h.restore.tier] ?? ASSUMED_RESTORE_SHARE[h.restore.tier] / c.prefillTokensPerMs!) : ASSUMED_RESTORE_SHARE[h.restore.tier])
@@ -142,23 +156,33 @@ export class Router {
     return decide(pick, pick.cost, measured ? 'measured' : 'baseline');
   }
 
-  /** The saved prefix the replica's engine would restore for this prompt: one holding more than its slots' `hit`. */
-  private restorable(replica: number, blocks: readonly number[], promptTokens: number, hit: number): RouteDecision['restore'] | undefined {
-    const saved = this.index.matchedSaved(replica, blocks);
-    const tokens = saved ? Math.min(saved.blocks * BLOCK_TOKENS, promptTokens) : 0;
-    return saved && tokens > hit ? { tokens, tier: saved.tier } : undefined;
+  /**
+   * The saved prefix the candidate's engine would restore for this prompt: one holding more than its slots'
+   * `hit` — its own, or with `borrowing` one of its `borrowFrom` replicas' holding more (on equal blocks
+   * RAM before disk, then its own: nothing to link, then the first listed).
+   */
+  private restorable(c: RouteCandidate, blocks: readonly number[], promptTokens: number, hit: number, borrowing: boolean): RouteDecision['restore'] | undefined {
+    let best: (SavedMatch & { owner: number }) | null = null;
+    for (const owner of [c.replica, ...(borrowing ? (c.borrowFrom ?? []) : [])]) {
+      const saved = this.index.matchedSaved(owner, blocks);
+      if (saved && (!best || saved.blocks > best.blocks || (saved.blocks === best.blocks && saved.tier === 'ram' && best.tier === 'disk'))) best = { ...saved, owner };
+    }
+    const tokens = best ? Math.min(best.blocks * BLOCK_TOKENS, promptTokens) : 0;
+    if (!best || tokens <= hit) return undefined;
+    return { tokens, tier: best.tier, ...(best.owner !== c.replica ? { borrow: { replica: best.owner, entry: best.entry } } : {}) };
   }
 
   /**
    * The pick among the candidates whose cost is within `tolerance` of the lowest (measured against the
    * lowest, not pair by pair, so the order of candidates never changes the pick): the one already serving
    * the conversation, then the one holding most of the prompt (in a slot or its prefix cache: it leaves the
-   * least work to do), then the least busy, then the one routed to least, then the lowest index.
+   * least work to do), then one that need not borrow it (the owner restoring its own entry keeps the
+   * conversation home and no second copy in another cache), then the least busy, then the one routed to least, then the lowest index.
    */
-  private breakTies<T extends { c: RouteCandidate; cost: number; reusable: number }>(costed: T[], tolerance: number): T {
+  private breakTies<T extends { c: RouteCandidate; cost: number; reusable: number; restore?: RouteDecision['restore'] }>(costed: T[], tolerance: number): T {
     const lowest = Math.min(...costed.map((x) => x.cost));
     const tied = costed.filter((x) => x.cost - lowest <= tolerance * Math.abs(lowest));
-    const preference = (x: T): number[] => [x.c.servedConversation ? 0 : 1, -x.reusable, x.c.running, this.routedCount(x.c.replica), x.c.replica];
+    const preference = (x: T): number[] => [x.c.servedConversation ? 0 : 1, -x.reusable, x.restore?.borrow ? 1 : 0, x.c.running, this.routedCount(x.c.replica), x.c.replica];
     return tied.reduce((best, next) => {
       const a = preference(next);
       const b = preference(best);
