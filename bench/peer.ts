@@ -3,7 +3,7 @@
  * source, so the same llama.cpp), on the same model file, slots and threads, in one run.
  * Part 1 (runPeerServe): one llama-server with `-np S` against one Manifold replica with S slots of each
  * engine kind (node-llama-cpp, and llama-server as the replica's engine: what the front costs on top of the
- * same engine), all through HTTP with SSE, the same requests in rotating order: one stream alone (decode rate, TTFT) and
+ * same engine), all through HTTP with SSE, the same requests in rotating order: one stream alone (the median stream's decode rate, TTFT) and
  * S fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output
  * rate). The front's share is what the client measures beyond what each server reports of itself.
  * Further parts add their own entry to runPeer.
@@ -23,8 +23,13 @@ export interface PeerServeOptions {
   contextSize: number;
   promptTokens: number;
   answerTokens: number;
-  /** Rounds of each scenario on each server. */
+  /** Rounds of the S-at-once scenario on each server. */
   rounds: number;
+  /**
+   * Rounds of the one-stream scenario on each server (cheap: one prompt each); more of them, and the
+   * median decode rate, keep a burst of other work on a shared machine from deciding the ratio.
+   */
+  loneRounds: number;
   seed: number;
 }
 
@@ -62,10 +67,10 @@ function summariseServer(rounds: readonly Round[], server: Server, scenario: Sce
     ttftFirstMs: mean(firstTtfts),
     ttftP50Ms: percentile(results.map((r) => r.ttftMs), 50),
     ttftLastMs: mean(lastTtfts),
-    /** Per stream, as the client sees it. */
-    decodeTokensPerSecond: mean(results.map((r) => r.decodeTokensPerSecond)),
-    /** Per stream, as the server reports it. */
-    serverDecodeTokensPerSecond: mean(results.map((r) => r.serverDecodeTokensPerSecond ?? Number.NaN)),
+    /** Per stream, as the client sees it (the median stream). */
+    decodeTokensPerSecond: percentile(results.map((r) => r.decodeTokensPerSecond), 50),
+    /** Per stream, as the server reports it (the median stream). */
+    serverDecodeTokensPerSecond: percentile(results.map((r) => r.serverDecodeTokensPerSecond ?? Number.NaN), 50),
     /** All output tokens over the rounds' wall time. */
     outputTokensPerSecond: (completion * 1000) / mine.reduce((s, r) => s + r.wallMs, 0),
     /** Client TTFT beyond the server's own time to first token: the HTTP front's share (IPC included for Manifold). */
@@ -88,12 +93,13 @@ export async function runPeerServe(options: PeerServeOptions) {
         };
         const warmUp = prompts(1, 16, random);
         for (const server of SERVERS) await round(targets[server], server, 'one stream', warmUp, { ...options, answerTokens: 4 });
-        for (let i = 0; i < options.rounds; i++) {
+        for (let i = 0; i < Math.max(options.rounds, options.loneRounds); i++) {
           // Rotate who goes first, so none always runs on the others' warm caches.
           const order = SERVERS.map((_, k) => SERVERS[(k + i) % SERVERS.length]!);
           const single = prompts(1, options.promptTokens, random);
+          if (i < options.loneRounds) for (const server of order) rounds.push(await round(targets[server], server, 'one stream', single, options));
+          if (i >= options.rounds) continue;
           const together = prompts(options.slots, options.promptTokens, random);
-          for (const server of order) rounds.push(await round(targets[server], server, 'one stream', single, options));
           for (const server of order) rounds.push(await round(targets[server], server, 'S at once', together, options));
         }
       } finally {
@@ -113,7 +119,7 @@ export async function runPeerServe(options: PeerServeOptions) {
   });
   const ratios = { Manifold: ratiosOf('Manifold'), 'Manifold (llama-server engine)': ratiosOf('Manifold (llama-server engine)') };
   const text = table(
-    ['scenario', 'server', 'requests', 'TTFT first ms', 'TTFT p50 ms', 'TTFT last ms', 'decode tok/s', 'server decode tok/s', 'out tok/s', 'front TTFT ms'],
+    ['scenario', 'server', 'requests', 'TTFT first ms', 'TTFT p50 ms', 'TTFT last ms', 'decode tok/s p50', 'server decode tok/s p50', 'out tok/s', 'front TTFT ms'],
     rows.map((r) => [
       r.scenario === 'S at once' ? `${options.slots} at once` : r.scenario,
       r.server,

@@ -106,8 +106,8 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
   peer: () =>
     runPeer({
       serve: quick
-        ? { model, slots: 2, threads: 1, contextSize: 512, promptTokens: 128, answerTokens: 16, rounds: 1, seed: 1 }
-        : { model, slots: 8, threads: 2, contextSize: 2048, promptTokens: 1400, answerTokens: 64, rounds: 2, seed: 1 },
+        ? { model, slots: 2, threads: 1, contextSize: 512, promptTokens: 128, answerTokens: 16, rounds: 1, loneRounds: 1, seed: 1 }
+        : { model, slots: 8, threads: 2, contextSize: 2048, promptTokens: 1400, answerTokens: 64, rounds: 2, loneRounds: 8, seed: 1 },
       // Part 2: one llama-server with all the slots against Manifold with them split into replicas.
       chat: { model, slots: quick ? 2 : 8, threads: quick ? 1 : 2, contextSize: 2048, layouts: quick ? [{ replicas: 2, kind: 'node-llama-cpp' }] : [
         { replicas: 4, kind: 'node-llama-cpp' },

@@ -103,6 +103,22 @@ describe("llama-server's /completion stream", () => {
     expect(llamaServerDialect.read(error)).toEqual({ ok: true, value: { error } });
   });
 
+  it('reads a token chunk beyond the ordinary one (probabilities, fields left out) as its schema does', () => {
+    // With n_probs and post_sampling_probs (the shape this build sends): each token's probability and its top candidates.
+    const withProbs = {
+      ...llamaTokenChunks[0],
+      completion_probabilities: [{ id: 408, token: ' they', bytes: [32, 116, 104, 101, 121], prob: 0.5, top_probs: [{ id: 408, token: ' they', bytes: [], prob: 0.5 }, { id: 572, token: ' pref', bytes: [], prob: 0.25 }] }],
+    };
+    expect(llamaServerDialect.read(withProbs)).toEqual({
+      ok: true,
+      value: { tokens: { ids: [408], text: ' they', logprobs: [{ token: 408, text: ' they', logprob: Math.log(0.5), top: [{ token: 408, text: ' they', logprob: Math.log(0.5) }, { token: 572, text: ' pref', logprob: Math.log(0.25) }] }] } },
+    });
+    // A chunk without its token ids (an older build) still hands on its text; an empty one hands on nothing.
+    expect(llamaServerDialect.read({ content: ' they', stop: false })).toEqual({ ok: true, value: { tokens: { ids: [], text: ' they' } } });
+    expect(llamaServerDialect.read({ ...llamaTokenChunks[0], content: '', tokens: [] })).toEqual({ ok: true, value: {} });
+    expect(llamaServerDialect.read({ ...llamaTokenChunks[0], tokens: [408.5] })).toMatchObject({ ok: false, problem: expect.stringContaining('tokens[0]') });
+  });
+
   it('maps /slots (recorded: one slot never used, one that served a request) to slot views', () => {
     const slots = [
       { id: 0, n_ctx: 1024, speculative: false, is_processing: false },

@@ -101,6 +101,29 @@ function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
   };
 }
 
+/** Whether every element of `value` is a token id (a non-negative integer). */
+function isTokenIds(value: unknown[]): value is number[] {
+  for (const id of value) if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return false;
+  return true;
+}
+
+/**
+ * The ordinary per-token chunk (`{content, tokens, stop: false, …}` with no probabilities), read by hand:
+ * it is the relay's hot path (one a token, and on a machine where the engine's threads use every core
+ * each microsecond here is taken from the decode), and zod's walk of chunkSchema costs tens of µs a
+ * chunk. The hand check is as strict as chunkSchema on the fields it reads (a string, an array of
+ * token ids, `stop` false) and leaves anything else — the last chunk, probabilities, an error, a
+ * malformed chunk — to chunkSchema, which names what is wrong. Undefined when it is not such a chunk.
+ */
+function plainTokenPiece(raw: unknown): Parsed<StreamPiece> | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const chunk = raw as Record<string, unknown>;
+  const { content, tokens } = chunk;
+  if (chunk.stop !== false || typeof content !== 'string' || !Array.isArray(tokens) || !isTokenIds(tokens)) return undefined;
+  if (chunk.completion_probabilities !== undefined || chunk.error !== undefined) return undefined;
+  return { ok: true, value: content === '' && tokens.length === 0 ? {} : { tokens: { ids: tokens, text: content } } };
+}
+
 export const llamaServerDialect: CompletionDialect = {
   path: '/completion',
   takesGrammar: true,
@@ -129,6 +152,8 @@ export const llamaServerDialect: CompletionDialect = {
     ...(request.logprobs !== undefined ? { n_probs: Math.max(1, request.logprobs), post_sampling_probs: true } : {}),
   }),
   read(raw: unknown): Parsed<StreamPiece> {
+    const plain = plainTokenPiece(raw);
+    if (plain) return plain;
     if (typeof raw === 'object' && raw !== null && 'error' in raw) return { ok: true, value: { error: raw } };
     const parsed = parsePeerJson(chunkSchema, raw, 'the chunk');
     if (!parsed.ok) return parsed;

@@ -1,8 +1,11 @@
 /**
- * The plain requests to a peer, on Node's global fetch (undici; https certificates are verified as by
- * default): its address and API key, and a bounded GET (or POST) of a JSON answer. A peer that cannot be reached,
- * or does not answer in time, is a RemoteLostError; any HTTP status is an answer for the caller to judge.
+ * The plain requests to a peer: its address and API key, a bounded GET (or POST) of a JSON answer on
+ * Node's global fetch (undici; https certificates are verified as by default), and the streamed POST of
+ * a generation on node:http(s) (postPeerStream). A peer that cannot be reached, or does not answer in time,
+ * is a RemoteLostError; any HTTP status is an answer for the caller to judge.
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { describeFetchFailure, RemoteLostError } from './remote-errors.js';
 
 export interface PeerAddress {
@@ -66,4 +69,96 @@ async function requestPeerJson(peer: PeerAddress, method: 'GET' | 'POST', path: 
     clearTimeout(timer);
     signal?.removeEventListener('abort', abandon);
   }
+}
+
+/** A streamed answer: its status, then its body (a generation's events) read as it comes. */
+export interface PeerStream {
+  readonly status: number;
+  /** The whole body as text (an error answer). */
+  text(): Promise<string>;
+  /**
+   * Hands each piece of the body to `onBytes` as it arrives; resolves at the body's end or once
+   * `onBytes` returns true (the rest is drained, the connection kept); rejects when the connection
+   * breaks or closes before the end, when `onBytes` throws (the connection is then cut), or on abort.
+   */
+  read(onBytes: (bytes: Buffer) => boolean): Promise<void>;
+}
+
+/**
+ * POSTs `body` (JSON text) to `path` asking for server-sent events, on node:http(s) and its keep-alive
+ * agent rather than fetch: the body's pieces come as Buffers off 'data' events, without a WHATWG
+ * stream's promise and copies per read — the relay's hot path, one piece a token (measured:
+ * docs/BENCHMARKS.md, peer part 1). Resolves once the response headers came; `signal` cuts the request at
+ * any point (its reason is then the rejection). llama-server (cpp-httplib) closes the connection after a
+ * streamed answer without saying so, and the next request may go out on it before its close is seen:
+ * a request reset on a reused connection before any answer never reached the server, and is sent
+ * once more (Node's documented `reusedSocket` retry).
+ */
+export function postPeerStream(peer: PeerAddress, path: string, body: string, signal: AbortSignal): Promise<PeerStream> {
+  const url = new URL(`${peer.url}${path}`);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const headers = { ...peerHeaders(peer, false), 'content-length': String(Buffer.byteLength(body)) };
+  const attempt = (mayRetry: boolean): Promise<PeerStream> =>
+    new Promise((resolve, reject) => {
+      const request = send(url, { method: 'POST', headers });
+      const cut = (): void => void request.destroy(signal.reason instanceof Error ? signal.reason : new Error('the request was aborted'));
+      if (signal.aborted) cut();
+      signal.addEventListener('abort', cut, { once: true });
+      const release = (): void => signal.removeEventListener('abort', cut);
+      let answered = false;
+      request.on('error', (error: Error & { code?: string }) => {
+        release();
+        if (answered) return;
+        if (mayRetry && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(attempt(false));
+        else reject(error);
+      });
+      request.once('response', (response) => {
+        answered = true;
+        response.once('end', release);
+        response.once('close', release);
+        resolve(peerStreamOf(response));
+      });
+      request.end(body);
+    });
+  return attempt(true);
+}
+
+function peerStreamOf(response: IncomingMessage): PeerStream {
+  return {
+    status: response.statusCode ?? 0,
+    text: async () => {
+      const pieces: Buffer[] = [];
+      for await (const piece of response) pieces.push(piece as Buffer);
+      return Buffer.concat(pieces).toString('utf8');
+    },
+    read: (onBytes) =>
+      new Promise<void>((resolve, reject) => {
+        let settled = false;
+        const settle = (error?: Error): void => {
+          if (settled) return;
+          settled = true;
+          response.off('data', onData);
+          if (error) reject(error);
+          else resolve();
+        };
+        const onData = (bytes: Buffer): void => {
+          let stop: boolean;
+          try {
+            stop = onBytes(bytes);
+          } catch (error) {
+            settle(error as Error);
+            response.destroy();
+            return;
+          }
+          if (!stop) return;
+          settle();
+          // What follows the last event is the end of the body: read, so the connection goes back to the pool.
+          response.resume();
+        };
+        response.on('data', onData);
+        response.once('end', () => settle());
+        response.on('error', (error) => settle(error));
+        response.once('close', () => settle(new Error('the connection closed before the end of the stream')));
+      }),
+  };
 }

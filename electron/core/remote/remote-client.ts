@@ -13,7 +13,7 @@ import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 import { EngineRequestError, type GenerationHandle, type StartedInfo, type TokenChunk } from '../engine/engine-client.js';
 import type { CompletionDialect, SlotStateDialect, SlotStateResult } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
-import { getPeerJson, peerHeaders, postPeerJson, type PeerAddress } from './peer-http.js';
+import { getPeerJson, postPeerJson, postPeerStream, type PeerAddress, type PeerStream } from './peer-http.js';
 import { describeFetchFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
 import type { RemoteTimeouts } from '../config/remote-plan.js';
 import { SseParser } from './sse-parser.js';
@@ -28,16 +28,29 @@ export interface RemoteClientOptions {
   readonly timeouts: RemoteTimeouts;
 }
 
-/** One timer a request re-arms as it moves from one bound to the next; firing aborts with the bound's words. */
+/**
+ * One timer a request re-arms as it moves from one bound to the next; firing aborts with the bound's
+ * words. Re-arming the same bound (the idle bound, at every piece of the stream) restarts the timer
+ * in place rather than making a new one.
+ */
 class Deadline {
   private timer: NodeJS.Timeout | undefined;
+  private problem = '';
+  private ms = 0;
   constructor(private readonly expire: (problem: string) => void) {}
   arm(ms: number, problem: string): void {
+    if (this.timer !== undefined && ms === this.ms && problem === this.problem) {
+      this.timer.refresh();
+      return;
+    }
     clearTimeout(this.timer);
+    this.ms = ms;
+    this.problem = problem;
     this.timer = setTimeout(() => this.expire(problem), Math.max(0, ms));
   }
   clear(): void {
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }
 
@@ -154,18 +167,13 @@ export class RemoteClient {
     // requests without a token.
     deadline.arm(timeouts.firstTokenMs, noFirstToken);
     try {
-      let response: Response;
+      let response: PeerStream;
       try {
-        response = await fetch(`${peer.url}${dialect.path}`, {
-          method: 'POST',
-          headers: peerHeaders(peer, false),
-          body: JSON.stringify(dialect.body(request, { model: this.options.model, contextSize: this.options.contextSize })),
-          signal,
-        });
+        response = await postPeerStream(peer, dialect.path, JSON.stringify(dialect.body(request, { model: this.options.model, contextSize: this.options.contextSize })), signal);
       } catch (error) {
         return ending(error, `cannot reach it (POST ${dialect.path})`);
       }
-      if (!response.ok) {
+      if (response.status < 200 || response.status > 299) {
         const text = await response.text().catch(() => '');
         let body: unknown = text;
         try {
@@ -175,46 +183,38 @@ export class RemoteClient {
         }
         throw hooks.lost() ?? peerRefusal(peer.url, response.status, body);
       }
-      if (!response.body) throw new RemoteLostError(peer.url, `POST ${dialect.path} answered ${response.status} without a body`);
       const firstTokenLeft = timeouts.firstTokenMs - (performance.now() - sentAt);
       deadline.arm(firstTokenLeft, noFirstToken);
       const idle = `the stream was silent for ${timeouts.idleMs} ms after its first tokens (timeouts.idleMs)`;
       const parser = new SseParser();
-      const reader = response.body.getReader();
-      let streamDone = false;
-      try {
-        for (;;) {
-          const { done: ended, value: bytes } = await reader.read();
-          if (ended) break;
-          if (tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
-          for (const event of parser.push(bytes)) {
-            if (event.data === '[DONE]') {
-              streamDone = true;
-              break;
-            }
-            let json: unknown;
-            try {
-              json = JSON.parse(event.data);
-            } catch {
-              throw new RemoteLostError(peer.url, `sent a chunk that is not JSON: ${event.data.slice(0, 200)}`);
-            }
-            const read = dialect.read(json);
-            if (!read.ok) throw new RemoteLostError(peer.url, `sent a malformed chunk: ${read.problem}`);
-            if (read.value.error !== undefined) throw peerRefusal(peer.url, null, read.value.error);
-            const hadTokens = tally.tokensSeen;
-            const chunk = tally.add(read.value, performance.now());
-            if (chunk) hooks.onTokens(chunk);
-            if (!hadTokens && tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
-            const startedInfo = tally.started;
-            if (startedInfo) hooks.onStarted(startedInfo);
-          }
-          if (streamDone) break;
+      /** Takes one event; true at the stream's `[DONE]`. */
+      const take = (data: string): boolean => {
+        if (data === '[DONE]') return true;
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch {
+          throw new RemoteLostError(peer.url, `sent a chunk that is not JSON: ${data.slice(0, 200)}`);
         }
+        const read = dialect.read(json);
+        if (!read.ok) throw new RemoteLostError(peer.url, `sent a malformed chunk: ${read.problem}`);
+        if (read.value.error !== undefined) throw peerRefusal(peer.url, null, read.value.error);
+        const hadTokens = tally.tokensSeen;
+        const chunk = tally.add(read.value, performance.now());
+        if (chunk) hooks.onTokens(chunk);
+        if (!hadTokens && tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
+        const startedInfo = tally.started;
+        if (startedInfo) hooks.onStarted(startedInfo);
+        return false;
+      };
+      try {
+        await response.read((bytes) => {
+          if (tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
+          for (const event of parser.push(bytes)) if (take(event.data)) return true;
+          return false;
+        });
       } catch (error) {
         return ending(error, `the stream broke${tally.tokensSeen ? ' after its first tokens' : ' before its first token'}`);
-      } finally {
-        // Leaves nothing open upstream: a stream read to its end is already closed; any other is cut here.
-        reader.cancel().catch(() => {});
       }
       if (hooks.cancelled()) return tally.done(true, performance.now());
       if (!tally.finished) {
