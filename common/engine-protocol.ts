@@ -19,7 +19,7 @@ import {
   rebuildChangeSchema,
   rebuildTimingsSchema,
 } from './rebuild.js';
-import { prefixBorrowSchema, prefixCacheDirsSchema, prefixCacheOptionsSchema, prefixCacheReportSchema } from './prefix-cache.js';
+import { prefixBorrowSchema, prefixCacheOptionsSchema, prefixCacheReportSchema, prefixCacheShareSchema } from './prefix-cache.js';
 
 const tokenId = z.number().int().nonnegative();
 const requestId = z.number().int().nonnegative();
@@ -196,8 +196,8 @@ export const readyInfoSchema = z.object({
   loadMs: z.number(),
   /** Models this engine process has loaded (a kv rebuild leaves it unchanged; a weights rebuild adds one). */
   modelLoads: z.number().int(),
-  /** Its prefix cache's tier folders, where another engine may borrow its saved entries; absent while the cache is off. */
-  prefixCacheDirs: prefixCacheDirsSchema.optional(),
+  /** What another engine needs to borrow its saved entries (tier folders, state layout); absent while the cache is off. */
+  prefixCacheShare: prefixCacheShareSchema.optional(),
 });
 export type ReadyInfo = z.infer<typeof readyInfoSchema>;
 

@@ -59,9 +59,17 @@ export const prefixCacheReportSchema = z.object({
 });
 export type PrefixCacheReport = z.infer<typeof prefixCacheReportSchema>;
 
-/** The folder of each tier of one engine's prefix cache (its ready info reports them, so core can name an entry's files to another engine). */
+/** The folder of each tier of one engine's prefix cache (core names them to another engine in a borrow hint). */
 export const prefixCacheDirsSchema = z.object({ ram: z.string().min(1), disk: z.string().min(1) });
 export type PrefixCacheDirs = z.infer<typeof prefixCacheDirsSchema>;
+
+/**
+ * What another engine needs to borrow from one engine's prefix cache, as its ready info reports it: its
+ * tier folders, and the layout its states are saved under (the model file and the context's layout; a
+ * state loads only into a context of the same, so core lets replicas of equal layouts borrow from each other).
+ */
+export const prefixCacheShareSchema = z.object({ dirs: prefixCacheDirsSchema, layout: z.string().min(1) });
+export type PrefixCacheShare = z.infer<typeof prefixCacheShareSchema>;
 
 /**
  * A generate request's borrow hint: another local replica of the same model and context layout saved

@@ -209,7 +209,7 @@ export class ModelHost {
       ram: { total: os.totalmem(), used: os.totalmem() - os.freemem(), free: os.freemem() },
       loadMs,
       modelLoads: this.modelLoads,
-      ...(this.prefixCache.folders ? { prefixCacheDirs: this.prefixCache.folders } : {}),
+      ...(this.prefixCache.share ? { prefixCacheShare: this.prefixCache.share } : {}),
     };
   }
 

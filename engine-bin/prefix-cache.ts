@@ -21,7 +21,7 @@ import { copyFile, link, mkdir, readdir, readFile, rename, rm, writeFile } from 
 import os from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { PREFIX_TIERS, type PrefixBorrow, type PrefixCacheDirs, type PrefixCacheOptions, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
+import { PREFIX_TIERS, type PrefixBorrow, type PrefixCacheOptions, type PrefixCacheShare, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
 import { PrefixTiers, type TierEntry } from './prefix-tiers.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
 import type { Slot } from './slot.js';
@@ -39,8 +39,8 @@ export class PrefixCache {
   private tiers = new PrefixTiers({ ramBytes: 0, diskBytes: 0 });
   /** Each tier's folder; null while the cache is off. */
   private dirs: Record<PrefixTier, string> | null = null;
-  /** The folders `use` chose, at once (`dirs` follows when they are made). */
-  private chosenDirs: PrefixCacheDirs | null = null;
+  /** The folders `use` chose and the layout, at once (`dirs` follows when the folders are made). */
+  private chosen: PrefixCacheShare | null = null;
   /** The model file and context layout the states are saved under (a borrowed state must match it). */
   private layout = '';
   private moves: TierMove[] = [];
@@ -60,7 +60,7 @@ export class PrefixCache {
     this.moves = [];
     const engineDir = (root: string): string => join(root, `${ENGINE_DIR_PREFIX}${process.pid}`);
     const dirs = options && this.tiers.enabled ? { ram: engineDir(RAM_ROOT), disk: engineDir(options.diskDir ?? join(os.tmpdir(), 'manifold-prefix-cache')) } : null;
-    this.chosenDirs = dirs;
+    this.chosen = dirs ? { dirs, layout } : null;
     void this.serially(async () => {
       for (const entry of discarded) await this.discard(entry);
       const before = this.dirs;
@@ -72,9 +72,9 @@ export class PrefixCache {
     });
   }
 
-  /** Its tier folders while the cache is on (the ready info reports them for borrowers); undefined when off. */
-  get folders(): PrefixCacheDirs | undefined {
-    return this.chosenDirs ?? undefined;
+  /** What a borrower needs while the cache is on (the ready info reports it); undefined when off. */
+  get share(): PrefixCacheShare | undefined {
+    return this.chosen ?? undefined;
   }
 
   /**

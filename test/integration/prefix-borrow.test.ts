@@ -20,7 +20,7 @@ const greedy = { temperature: 0, seed: 3 };
 async function startOneSlotEngine() {
   const { client, logs } = spawnEngine();
   const info = await client.load({ modelPath: testModelPath(), contextSize: 1024, slots: 1, threads: 1 });
-  return { client, logs, dirs: info.prefixCacheDirs! };
+  return { client, logs, dirs: info.prefixCacheShare!.dirs };
 }
 
 async function run(engine: EngineClient, tokens: number[], conversationId: string, maxTokens: number, borrow?: GenerateRequestInput['borrow']) {

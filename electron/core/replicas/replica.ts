@@ -81,15 +81,13 @@ export class Replica {
   }
 
   /**
-   * Which replicas' prefix-cache entries its engine can restore: those with the same key (a node-llama-cpp
-   * engine child on this machine with its cache on, the same model file and context layout — llama.cpp
-   * refuses, or worse, a state of another); null: it never borrows (llama-server children, remote peers).
+   * Which replicas' prefix-cache entries its engine can restore: those with the same key, the state layout
+   * its engine reports (a node-llama-cpp engine child on this machine with its cache on; the same model
+   * file and context layout — llama.cpp refuses, or worse, a state of another); null: it never borrows
+   * (llama-server children, remote peers).
    */
   get borrowKey(): string | null {
-    const info = this.info;
-    if (!this.engine || !info?.prefixCacheDirs) return null;
-    const { model, sizes } = info;
-    return JSON.stringify([model.name, model.architecture, model.parameters, model.fileBytes, sizes.contextSize, sizes.kvType, sizes.flashAttention]);
+    return (this.engine && this.info?.prefixCacheShare?.layout) || null;
   }
 
   /** What the router weighs for it now (the conversation flag is the dispatcher's). */

@@ -65,10 +65,11 @@ export class RequestDispatcher {
   readonly queue: RequestQueue<QueuedGeneration, Replica>;
   private holdTimer: NodeJS.Timeout | undefined;
   private dispatchQueued = false;
-  /** The tokens each request just bound will prefill (added to its replica's pending prefill until its first token). */
-  private readonly boundPrefillTokens = new Map<number, number>();
-  /** The borrow hint of each request just bound to restore another replica's saved entry. */
-  private readonly borrowHints = new Map<number, PrefixBorrow>();
+  /**
+   * What each request just bound takes to its replica: the tokens it will prefill (added to the replica's
+   * pending prefill until its first token) and, when it restores another replica's saved entry, the hint.
+   */
+  private readonly bound = new Map<number, { prefillTokens: number; borrow: PrefixBorrow | undefined }>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.queue = new RequestQueue(options.queue, () => this.dispatchSoon());
@@ -90,10 +91,8 @@ export class RequestDispatcher {
       const replica = await this.queue.wait(seq, { request, blocks, needs, failedOn }, { signal: options.signal, reentering });
       queuedMs += performance.now() - waitStarted;
       if (!reentering) options.onDispatched?.(replica.index);
-      const prefillTokens = this.boundPrefillTokens.get(seq) ?? 0;
-      this.boundPrefillTokens.delete(seq);
-      const borrow = this.borrowHints.get(seq);
-      this.borrowHints.delete(seq);
+      const { prefillTokens, borrow } = this.bound.get(seq) ?? { prefillTokens: 0, borrow: undefined };
+      this.bound.delete(seq);
       try {
         const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, options);
         return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
@@ -182,11 +181,9 @@ export class RequestDispatcher {
     });
     for (const { seq, decision } of plan.bindings) {
       const replica = this.options.replicas[decision.replica]!;
-      const hint = this.borrowHint(decision);
-      if (hint) this.borrowHints.set(seq, hint);
       replica.running++;
       replica.pendingPrefillTokens += decision.prefillTokens;
-      this.boundPrefillTokens.set(seq, decision.prefillTokens);
+      this.bound.set(seq, { prefillTokens: decision.prefillTokens, borrow: this.borrowHint(decision) });
       routing.noteRouted(replica.index);
       const waiting = bySeq.get(seq)!;
       this.options.observer?.bound(replica.index, { queuedMs: now - waiting.enqueuedAt, routeMs: routeMs.get(seq)! });
@@ -204,7 +201,7 @@ export class RequestDispatcher {
   /** The hint naming the owner's entry and its engine's tier folders, when the decision borrows; else undefined. */
   private borrowHint(decision: RouteDecision): PrefixBorrow | undefined {
     const borrow = decision.restore?.borrow;
-    const dirs = borrow && this.options.replicas[borrow.replica]?.info?.prefixCacheDirs;
+    const dirs = borrow && this.options.replicas[borrow.replica]?.info?.prefixCacheShare?.dirs;
     return borrow && dirs ? { entry: borrow.entry, tier: decision.restore!.tier, dirs } : undefined;
   }
 
