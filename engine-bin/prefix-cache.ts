@@ -26,6 +26,7 @@ import { PrefixTiers, type TierEntry } from './prefix-tiers.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
 import type { Slot } from './slot.js';
 import { commonPrefixLength } from './slot-choice.js';
+import { parseJsonOr } from '../common/parse-json.js';
 
 /** Fewer tokens than this (one routing block) are cheaper to prefill again than to save and restore. */
 export const MIN_CACHED_TOKENS = 64;
@@ -169,7 +170,7 @@ export class PrefixCache {
     if (!this.dirs || !PREFIX_TIERS.every((tier) => isSibling(borrow.dirs[tier], this.dirs![tier]))) return null;
     for (const tier of tiersFrom(borrow.tier)) {
       const read = await readFile(entryFiles(borrow.dirs[tier], borrow.entry).sidecar, 'utf8').catch(() => null);
-      const sidecar = read === null ? null : sidecarSchema.safeParse(safeJson(read));
+      const sidecar = read === null ? null : sidecarSchema.safeParse(parseJsonOr(read, null));
       if (sidecar?.success) return sidecar.data.layout === this.layout ? { commonPrefix: commonPrefixLength(sidecar.data.tokens, prompt) } : null;
     }
     return null;
@@ -242,14 +243,6 @@ function tiersFrom(tier: PrefixTier): PrefixTier[] {
 /** Whether `dir` is another engine's folder beside `own` (same parent, `engine-<pid>`). */
 function isSibling(dir: string, own: string): boolean {
   return dir !== own && dirname(dir) === dirname(own) && /^engine-\d+$/.test(basename(dir));
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { type ToolCallFormat } from './tool-call-format.js';
 import type { ParsedToolCall } from './tool-call-types.js';
+import { parseJsonOr } from '../parse-json.js';
 
 export interface ParsedOutput {
   /** The text outside the calls (trimmed when there are calls). */
@@ -25,17 +26,9 @@ function callOf(value: unknown): ParsedToolCall | null {
   return { name, arguments: typeof given === 'string' ? given : JSON.stringify(given) };
 }
 
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-};
-
 /** Calls from a JSON object or array of objects; null unless every element is a call. */
 function callsOfJson(text: string): ParsedToolCall[] | null {
-  const value = parseJson(text.trim());
+  const value = parseJsonOr(text.trim(), undefined);
   const items = Array.isArray(value) ? value : [value];
   const calls = items.map(callOf);
   return calls.length > 0 && calls.every((c) => c !== null) ? (calls as ParsedToolCall[]) : null;
@@ -82,7 +75,7 @@ function parseMistral(text: string): ParsedOutput {
   for (const part of body.split(MARKERS.mistral)) {
     const args = part.indexOf('[ARGS]');
     const name = part.slice(0, Math.max(args, 0)).trim();
-    const value = args >= 0 ? parseJson(part.slice(args + '[ARGS]'.length).trim()) : undefined;
+    const value = args >= 0 ? parseJsonOr(part.slice(args + '[ARGS]'.length).trim(), undefined) : undefined;
     if (!name || value === undefined) return { content: text, calls: [] };
     named.push({ name, arguments: JSON.stringify(value) });
   }

@@ -6,6 +6,7 @@
  */
 import type { ChatMessage } from '../tokenizer-protocol.js';
 import type { ToolFunction } from './tool-call-types.js';
+import { parseJsonOr } from '../parse-json.js';
 
 /** The system prompt that offers `tools` and asks for Hermes calls (Qwen 2.5's wording). */
 function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
@@ -25,11 +26,7 @@ function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
 
 /** A call's arguments as a template reads them: the object its JSON text holds (text that is not JSON stays text). */
 export function templateArguments(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
+  return parseJsonOr(text, text);
 }
 
 /**

@@ -7,6 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { describeFetchFailure, RemoteLostError } from './remote-errors.js';
+import { parseJsonOr } from '../../../common/parse-json.js';
 
 export interface PeerAddress {
   /** Base URL without a trailing slash. */
@@ -54,13 +55,7 @@ async function requestPeerJson(peer: PeerAddress, method: 'GET' | 'POST', path: 
       signal: controller.signal,
     });
     const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, body: parsed, roundTripMs: performance.now() - sentAt };
+    return { status: response.status, body: parseJsonOr(text, undefined), roundTripMs: performance.now() - sentAt };
   } catch (error) {
     if (signal?.aborted) throw new RemoteLostError(peer.url, `${method} ${path} was abandoned (the link stopped)`);
     if (controller.signal.aborted) throw new RemoteLostError(peer.url, `${method} ${path} had no answer within ${timeoutMs} ms${method === 'GET' ? ' (timeouts.connectMs)' : ''}`);

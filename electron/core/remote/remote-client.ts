@@ -17,6 +17,7 @@ import { getPeerJson, postPeerJson, postPeerStream, type PeerAddress, type PeerS
 import { describeFetchFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
 import type { RemoteTimeouts } from '../config/remote-plan.js';
 import { SseParser } from './sse-parser.js';
+import { parseJsonOr } from '../../../common/parse-json.js';
 
 export interface RemoteClientOptions {
   readonly peer: PeerAddress;
@@ -175,13 +176,8 @@ export class RemoteClient {
       }
       if (response.status < 200 || response.status > 299) {
         const text = await response.text().catch(() => '');
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // Not JSON: its text is the message.
-        }
-        throw hooks.lost() ?? peerRefusal(peer.url, response.status, body);
+        // Not JSON: its text is the message.
+        throw hooks.lost() ?? peerRefusal(peer.url, response.status, parseJsonOr(text, text));
       }
       const firstTokenLeft = timeouts.firstTokenMs - (performance.now() - sentAt);
       deadline.arm(firstTokenLeft, noFirstToken);

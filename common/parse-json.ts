@@ -1,0 +1,10 @@
+/** JSON text that may not be JSON: one parse with a fallback, for bodies and files whose shape a schema (or the caller) checks next. */
+
+/** The value `text` holds, or `fallback` when it is not JSON. */
+export function parseJsonOr(text: string, fallback: unknown): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return fallback;
+  }
+}
