@@ -88,10 +88,13 @@ export const MAX_GENERATE_TOKENS = 1 << 20;
 export const MAX_TOP_LOGPROBS = 20;
 
 /** The log of a probability too small for a float: OpenAI's floor. */
-export const LOGPROB_FLOOR = -9999;
+const LOGPROB_FLOOR = -9999;
 
-/** A probability's logprob, clamped to [LOGPROB_FLOOR, 0] (0 or less gives the floor). */
-export const logprobOfProbability = (probability: number): number => (probability > 0 ? Math.min(0, Math.max(LOGPROB_FLOOR, Math.log(probability))) : LOGPROB_FLOOR);
+/** A logprob clamped to [LOGPROB_FLOOR, 0]. */
+export const clampLogprob = (logprob: number): number => Math.min(0, Math.max(LOGPROB_FLOOR, logprob));
+
+/** A probability's logprob, clamped (0 or less gives the floor). */
+export const logprobOfProbability = (probability: number): number => (probability > 0 ? clampLogprob(Math.log(probability)) : LOGPROB_FLOOR);
 /** The longest grammar (GBNF text) a request may carry. */
 export const MAX_GRAMMAR_LENGTH = 256 * 1024;
 

@@ -6,7 +6,7 @@
  * actions that save and restore one slot's KV state to a file (a local llama-server's live resize).
  */
 import { z } from 'zod';
-import { LOGPROB_FLOOR, logprobOfProbability, type GeneratedLogprob, type GenerateRequest, type SlotView, type TokenLogprob } from '../../../common/engine-protocol.js';
+import { clampLogprob, logprobOfProbability, type GeneratedLogprob, type GenerateRequest, type SlotView, type TokenLogprob } from '../../../common/engine-protocol.js';
 import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type SlotStateDialect, type StreamPiece } from './completion-dialect.js';
 
 const tokenId = z.number().int().nonnegative();
@@ -74,7 +74,7 @@ const llamaServerSlotState: SlotStateDialect = {
 };
 
 function logprobOf(candidate: z.infer<typeof candidateSchema>): TokenLogprob {
-  const logprob = candidate.logprob === undefined ? logprobOfProbability(candidate.prob ?? 0) : Math.min(0, Math.max(LOGPROB_FLOOR, candidate.logprob));
+  const logprob = candidate.logprob === undefined ? logprobOfProbability(candidate.prob ?? 0) : clampLogprob(candidate.logprob);
   return { token: candidate.id, text: candidate.token, logprob };
 }
 
