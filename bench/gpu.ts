@@ -7,7 +7,7 @@
  * token embeddings' (one row) plus the KV cache written so far. Skips, saying why, without a GPU.
  */
 import OpenAI from 'openai';
-import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
+import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 import { inProcessStream, type InProcessStream as Stream } from './in-process.js';
 import { readModelFileHeader } from '../common/node/gguf-file.js';
 import { metadataNumber } from '../common/gguf/header-reader.js';
@@ -40,8 +40,8 @@ interface Batch {
 
 type Path = 'in-process' | 'Manifold';
 
-/** What one decoded token reads: the weights but the embeddings' table (one row of it), and the KV cache so far. */
-async function bytesPerToken(path: string, contextTokens: number): Promise<{ weightBytes: number; kvBytesPerToken: number }> {
+/** Bytes one decoded token reads: the weights but the embeddings' table (one row of it), and the KV cache so far. */
+async function bytesPerToken(path: string, contextTokens: number): Promise<number> {
   const header = await readModelFileHeader(path);
   const weightBytes = header.tensors.filter((t) => t.name !== 'token_embd.weight').reduce((sum, t) => sum + t.bytes, 0);
   const arch = String(header.metadata.get('general.architecture'));
@@ -51,7 +51,7 @@ async function bytesPerToken(path: string, contextTokens: number): Promise<{ wei
   const kvHeads = metadataNumber(header, `${arch}.attention.head_count_kv`) ?? heads;
   // K and V, F16 (the engine's default KV type).
   const kvBytesPerToken = layers * kvHeads * (width / heads) * 2 * 2;
-  return { weightBytes: weightBytes + kvBytesPerToken * contextTokens, kvBytesPerToken };
+  return weightBytes + kvBytesPerToken * contextTokens;
 }
 
 async function httpStream(client: OpenAI, target: ClientTarget, prompt: number[], answerTokens: number, seed: number): Promise<Stream> {
@@ -66,9 +66,8 @@ async function batch(run: (prompt: number[], i: number) => Promise<Stream>, batc
   return { streams, wallMs: performance.now() - started };
 }
 
-async function measureModel(name: string, path: string, options: GpuOptions) {
+async function measureModel(llama: Llama, name: string, path: string, options: GpuOptions) {
   const random = seeded(options.seed);
-  const llama = await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error });
   const backend = llama.gpu;
   const device = (await llama.getGpuDeviceNames()).join(', ');
   const loaded = await llama.loadModel({ modelPath: path });
@@ -109,9 +108,8 @@ async function measureModel(name: string, path: string, options: GpuOptions) {
   } finally {
     await context.dispose();
     await loaded.dispose();
-    await llama.dispose();
   }
-  const { weightBytes } = await bytesPerToken(path, options.promptTokens + options.answerTokens / 2);
+  const weightBytes = await bytesPerToken(path, options.promptTokens + options.answerTokens / 2);
   const rooflineTokensPerSecond = options.bandwidthGBps === null ? Number.NaN : (options.bandwidthGBps * 1e9) / weightBytes;
   const summarise = (path: Path) => {
     const streams = together[path].flatMap((b) => b.streams);
@@ -146,15 +144,17 @@ async function measureModel(name: string, path: string, options: GpuOptions) {
 }
 
 export async function runGpu(options: GpuOptions) {
-  const probe = await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error });
-  const backend = probe.gpu;
-  await probe.dispose();
-  if (backend === false) {
-    const reason = 'skipped: node-llama-cpp found no GPU backend here (the CPU build loaded); run it on a machine with a card';
-    return { config: options, skipped: reason, text: reason };
-  }
+  const llama = await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error });
   const models = [];
-  for (const model of options.models) models.push(await measureModel(model.name, await model.path(), options));
+  try {
+    if (llama.gpu === false) {
+      const reason = 'skipped: node-llama-cpp found no GPU backend here (the CPU build loaded); run it on a machine with a card';
+      return { config: options, skipped: reason, text: reason };
+    }
+    for (const model of options.models) models.push(await measureModel(llama, model.name, await model.path(), options));
+  } finally {
+    await llama.dispose();
+  }
   const text = models
     .map((m) => {
       const head = `${m.model}: ${m.backend} on ${m.device}; ${(m.weightBytesPerToken / 1e6).toFixed(1)} MB read per token, roofline ${m.rooflineTokensPerSecond.toFixed(0)} tok/s at ${options.bandwidthGBps ?? '-'} GB/s`;
