@@ -83,7 +83,10 @@ interface ValidatedModel {
 export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
   /** A sample a second, the last HISTORY_SECONDS: the dashboard's charts backfilled on connect (`getHistory`). */
-  readonly history = new SampleSeries<HistorySample>(() => ({ ...this.throughputSample(), routed: this.replicas.replicaView().map((r) => r.routed) }), HISTORY_SECONDS);
+  readonly history = new SampleSeries<HistorySample>(() => {
+    const views = this.replicas.replicaView();
+    return { ...this.throughputSample(views), routed: views.map((r) => r.routed) };
+  }, HISTORY_SECONDS);
   /** Per workstation, not prom-client's global registry: one process may hold several (tests). */
   readonly requestMetrics = new RequestMetrics();
   readonly gpus: GpuMonitor;
@@ -353,8 +356,8 @@ export class Workstation implements ChatBackend {
     return () => this.loadListeners.delete(listener);
   }
 
-  throughputSample(): EventPayload<'throughput'> {
-    const views = this.replicas.replicaView();
+  /** `views`: the replicas' views when the caller has just built them (the history sample reads them too). */
+  throughputSample(views = this.replicas.replicaView()): EventPayload<'throughput'> {
     const stats = this.replicas.queueStats;
     const waits = stats.summary();
     return {
