@@ -21,8 +21,8 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const live = useApp((s) => s.streaming);
   const messages = useMemo(() => selectShownMessages({ active, streaming: live }), [active, live]);
   const streaming = selectIsStreaming({ active, streaming: live });
-  /** Each tool call in the history by its id, to label the result that answers it. */
-  const calls = useMemo(() => new Map(messages.flatMap((m) => m.toolCalls ?? []).map((call) => [call.id, call])), [messages]);
+  /** Each tool call in the history by its id, to label the result that answers it (stored messages only: a streamed answer has none, so not rebuilt per token). */
+  const calls = useMemo(() => new Map((active?.messages ?? []).flatMap((m) => m.toolCalls ?? []).map((call) => [call.id, call])), [active]);
   const actions = useApp(
     useShallow((s) => ({
       load: s.loadConversations,
