@@ -5,22 +5,19 @@
  * engine's stderr, the engine log); the engine carries on.
  */
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
+import { LruMap } from '../common/lru-map.js';
 import { EngineError } from './engine-error.js';
 
 /** Grammars kept (least recently used dropped first). */
 const CACHED_GRAMMARS = 32;
 
 export class GrammarCache {
-  private readonly grammars = new Map<string, LlamaGrammar>();
+  private readonly grammars = new LruMap<string, LlamaGrammar>(CACHED_GRAMMARS);
 
   /** The compiled grammar for `text`, from the cache or compiled now. */
   async get(llama: Llama, text: string): Promise<LlamaGrammar> {
     const cached = this.grammars.get(text);
-    if (cached) {
-      this.grammars.delete(text);
-      this.grammars.set(text, cached);
-      return cached;
-    }
+    if (cached) return cached;
     let grammar: LlamaGrammar;
     try {
       grammar = await llama.createGrammar({ grammar: text });
@@ -28,7 +25,6 @@ export class GrammarCache {
       throw new EngineError('bad_grammar', `the grammar does not parse as GBNF (llama.cpp: ${(error as Error).message}; its parser's reason is in the engine log)`);
     }
     this.grammars.set(text, grammar);
-    if (this.grammars.size > CACHED_GRAMMARS) this.grammars.delete(this.grammars.keys().next().value!);
     return grammar;
   }
 

@@ -14,6 +14,7 @@ import { TokenizerSupervisor, type TokenizerSupervisorOptions } from './tokenize
 
 export type { ChatMessage, ChatRole } from '../../common/tokenizer-protocol.js';
 import { UnsupportedSchemaError } from './tokenizer/tokenizer-errors.js';
+import { LruMap } from '../../common/lru-map.js';
 export { TokenizerError, TokenizerUnavailableError, UnsupportedSchemaError } from './tokenizer/tokenizer-errors.js';
 
 export interface TokenizerOptions extends Partial<Omit<TokenizerSupervisorOptions, 'modelPath'>> {
@@ -25,8 +26,8 @@ export interface TokenizerOptions extends Partial<Omit<TokenizerSupervisorOption
 const KEPT_SCHEMA_GRAMMARS = 32;
 
 export class Tokenizer {
-  /** Grammars of recent schemas, by their normalized JSON, oldest use first. */
-  private readonly schemaGrammars = new Map<string, string>();
+  /** Grammars of recent schemas, by their normalized JSON. */
+  private readonly schemaGrammars = new LruMap<string, string>(KEPT_SCHEMA_GRAMMARS);
 
   private constructor(
     private readonly supervisor: TokenizerSupervisor,
@@ -84,14 +85,9 @@ export class Tokenizer {
     }
     const key = JSON.stringify(normalized);
     const kept = this.schemaGrammars.get(key);
-    if (kept !== undefined) {
-      this.schemaGrammars.delete(key);
-      this.schemaGrammars.set(key, kept);
-      return kept;
-    }
+    if (kept !== undefined) return kept;
     const { grammar } = await this.supervisor.call({ type: 'jsonSchemaGrammar', schema: normalized }, 'grammar');
     this.schemaGrammars.set(key, grammar);
-    if (this.schemaGrammars.size > KEPT_SCHEMA_GRAMMARS) this.schemaGrammars.delete(this.schemaGrammars.keys().next().value!);
     return grammar;
   }
 
