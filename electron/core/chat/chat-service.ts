@@ -6,12 +6,11 @@
  * An answer is saved as it streams (`streaming`, at most once a second) so a crash keeps what was
  * written; a graceful stop gives answers a grace period, then saves the ones left as `interrupted`.
  */
-import { randomUUID } from 'node:crypto';
 import type { ChatMessageData, Conversation, EventPayload } from '../../../common/contract.js';
 import type { ChatBackend } from './chat-backend.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { AnswerSaver } from './answer-saver.js';
-import { ConversationError, titleOf, type ConversationStore } from './conversation-store.js';
+import { ConversationError, newMessage, titleOf, type ConversationStore } from './conversation-store.js';
 import { editedMessages } from '../../../common/edit-message.js';
 import { historyTurns } from './history-turns.js';
 
@@ -34,7 +33,7 @@ export class ChatService {
   /** Adds the user's message and answers it; with `json` (a schema, or null for any object) the answer is JSON. */
   async send(id: string, content: string, json?: Record<string, unknown> | null): Promise<ChatMessageData> {
     return this.answerAfter(id, json, (c) => {
-      c.messages.push({ id: randomUUID(), role: 'user', content, servedBy: null, stopped: false, error: null, state: 'complete', writer: null });
+      c.messages.push(newMessage('user', content));
       if (c.messages.length === 1 && c.title === 'New chat') c.title = titleOf(content);
     });
   }
@@ -90,7 +89,7 @@ export class ChatService {
     if (this.streaming.has(id)) throw new ConversationError('an answer is still streaming in this conversation; stop it first');
     const controller = new AbortController();
     this.streaming.set(id, controller);
-    const answer: ChatMessageData = { id: randomUUID(), role: 'assistant', content: '', servedBy: null, stopped: false, error: null, state: 'streaming', writer: this.store.run };
+    const answer = newMessage('assistant', '', { state: 'streaming', writer: this.store.run });
     let history: Conversation;
     try {
       history = await this.store.update(id, (c) => {

@@ -33,6 +33,19 @@ const TITLE_CHARS = 48;
 /** A conversation's title made from its first message. */
 export const titleOf = (content: string): string => content.replace(/\s+/g, ' ').trim().slice(0, TITLE_CHARS) || 'New chat';
 
+/** A new message with a fresh id, complete and served by no one unless `extra` says otherwise. */
+export const newMessage = (role: ChatMessageData['role'], content: string, extra: Partial<ChatMessageData> = {}): ChatMessageData => ({
+  id: randomUUID(),
+  role,
+  content,
+  servedBy: null,
+  stopped: false,
+  error: null,
+  state: 'complete',
+  writer: null,
+  ...extra,
+});
+
 type Read = { conversation: Conversation } | { damaged: string };
 
 export class ConversationStore {

@@ -5,9 +5,8 @@
  * tool calls) and tool turns (with the id of the call each answers) its messages; the answer (content,
  * tool calls, finish reason, who served it) the last one. Its title is the first user message's.
  */
-import { randomUUID } from 'node:crypto';
 import type { ChatMessageData, ChatToolCall } from '../../../common/contract.js';
-import { titleOf, type ConversationStore } from '../chat/conversation-store.js';
+import { newMessage as message, titleOf, type ConversationStore } from '../chat/conversation-store.js';
 import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';
 import { textOf } from './tool-calls-request.js';
@@ -23,18 +22,6 @@ type Call = { id: string; function: { name: string; arguments: string } };
 
 const callsOf = (calls: readonly Call[] | null | undefined): { toolCalls?: ChatToolCall[] } =>
   calls?.length ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) } : {};
-
-const message = (role: ChatMessageData['role'], content: string, extra: Partial<ChatMessageData> = {}): ChatMessageData => ({
-  id: randomUUID(),
-  role,
-  content,
-  servedBy: null,
-  stopped: false,
-  error: null,
-  state: 'complete',
-  writer: null,
-  ...extra,
-});
 
 /** Saves the request and its answer as a new conversation. */
 export async function storeCompletion(store: ConversationStore, body: ChatCompletionRequest, answer: CompletedAnswer): Promise<void> {
