@@ -178,6 +178,9 @@ export const chatMessageSchema = z.object({
 });
 export type ChatMessageData = z.infer<typeof chatMessageSchema>;
 
+/** Where a conversation began: the chat window, or a chat completion sent with `store: true` (`api`). */
+const conversationSourceSchema = z.enum(['window', 'api']);
+
 export const conversationSchema = z.object({
   id: z.string().regex(/^[a-z0-9-]{1,64}$/),
   title: z.string().max(200),
@@ -186,8 +189,7 @@ export const conversationSchema = z.object({
   messages: z.array(chatMessageSchema),
   createdAt: z.number(),
   updatedAt: z.number(),
-  /** Where it began: the chat window, or a chat completion sent with `store: true` (`api`). */
-  source: z.enum(['window', 'api']).default('window'),
+  source: conversationSourceSchema.default('window'),
 });
 export type Conversation = z.infer<typeof conversationSchema>;
 
@@ -197,10 +199,11 @@ export const conversationSummarySchema = z.object({
   title: z.string(),
   messages: z.number().int(),
   updatedAt: z.number(),
-  source: z.enum(['window', 'api']),
+  source: conversationSourceSchema,
   /** Why its file could not be read (e.g. a torn write); null when it is fine. */
   damaged: z.string().nullable(),
 });
+export type ConversationSummary = z.infer<typeof conversationSummarySchema>;
 
 const conversationIdArgs = z.object({ id: z.string().regex(/^[a-z0-9-]{1,64}$/, 'a conversation id') }).strict();
 

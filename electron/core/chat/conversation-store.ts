@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chatSamplingSchema, conversationSchema, type ChatMessageData, type Conversation } from '../../../common/contract.js';
+import { chatSamplingSchema, conversationSchema, type ChatMessageData, type Conversation, type ConversationSummary } from '../../../common/contract.js';
 import { sweepStaleTemps, writeFileAtomic } from './atomic-file.js';
 
 export class ConversationError extends Error {
@@ -17,15 +17,6 @@ export class ConversationError extends Error {
     super(message);
     this.name = 'ConversationError';
   }
-}
-
-export interface ConversationSummary {
-  id: string;
-  title: string;
-  messages: number;
-  updatedAt: number;
-  source: Conversation['source'];
-  damaged: string | null;
 }
 
 const TITLE_CHARS = 48;
