@@ -7,7 +7,7 @@
  * so the generation stops there (finish_reason `stop`); `max_tokens` still bounds it (`length` when cut).
  */
 import { z } from 'zod';
-import { UnsupportedSchemaError } from '../tokenizer.js';
+import { TokenizerError, UnsupportedSchemaError } from '../tokenizer.js';
 import { HttpError } from './http-error.js';
 
 export const responseFormatSchema = z.discriminatedUnion(
@@ -60,11 +60,27 @@ export function checkIgnoreEos(body: GrammarFields, grammar: string | undefined)
   }
 }
 
-async function formatGrammar(format: Exclude<ResponseFormat, { type: 'text' }>, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string> {
+function formatGrammar(format: Exclude<ResponseFormat, { type: 'text' }>, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string> {
+  return grammarOfSchema(schemaGrammar, format.type === 'json_object' ? null : (format.json_schema.schema ?? null), 'response_format', 'response_format.json_schema.schema');
+}
+
+/**
+ * A schema's grammar (Tokenizer.jsonSchemaGrammar, or a wrapper of it), the schema's refusals as 400s
+ * naming `param`: a keyword the grammar cannot express (`where` the message says it is, code
+ * unsupported_schema_keyword) or a schema node-llama-cpp could not convert. Used by response_format and
+ * by a forced tool call's parameters.
+ */
+export async function grammarOfSchema(
+  schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>,
+  schema: Record<string, unknown> | null,
+  param: string,
+  where: string,
+): Promise<string> {
   try {
-    return await schemaGrammar(format.type === 'json_object' ? null : (format.json_schema.schema ?? null));
+    return await schemaGrammar(schema);
   } catch (error) {
-    if (error instanceof UnsupportedSchemaError) throw new HttpError(400, `response_format.json_schema.schema: ${error.message}`, 'invalid_request_error', 'response_format', 'unsupported_schema_keyword');
+    if (error instanceof UnsupportedSchemaError) throw new HttpError(400, `${where}: ${error.message}`, 'invalid_request_error', param, 'unsupported_schema_keyword');
+    if (error instanceof TokenizerError && error.code === 'schema_failed') throw new HttpError(400, `${param}: ${error.message}`, 'invalid_request_error', param);
     throw error;
   }
 }

@@ -11,8 +11,8 @@ import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format
 import { toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
 import { templateArguments, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
-import { TokenizerError, UnsupportedSchemaError, type Tokenizer } from '../tokenizer.js';
-import { HttpError } from './http-error.js';
+import type { Tokenizer } from '../tokenizer.js';
+import { grammarOfSchema } from './response-format.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';
 
 /** How the answer to a request with tools is read. */
@@ -75,13 +75,6 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
   if (forced.length === 0) return { tokens, tools: { format, maxCalls } };
   // The parameters are held to what the grammar can express, as response_format's schema is: a keyword
   // it would silently drop is a 400 naming it.
-  let callGrammar: string;
-  try {
-    callGrammar = await tokenizer.jsonSchemaGrammar(toolCallSchema(format, forced));
-  } catch (error) {
-    if (error instanceof UnsupportedSchemaError) throw new HttpError(400, `tools: ${error.message}`, 'invalid_request_error', 'tools', 'unsupported_schema_keyword');
-    if (error instanceof TokenizerError && error.code === 'schema_failed') throw new HttpError(400, `tools: ${error.message}`, 'invalid_request_error', 'tools');
-    throw error;
-  }
+  const callGrammar = await grammarOfSchema((schema) => tokenizer.jsonSchemaGrammar(schema), toolCallSchema(format, forced), 'tools', 'tools');
   return { tokens, tools: { format, maxCalls, grammar: wrapToolCallGrammar(format, callGrammar, maxCalls > 1) } };
 }
