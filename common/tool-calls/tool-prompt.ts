@@ -24,9 +24,9 @@ function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
   ].join('\n');
 }
 
-/** A call's arguments as a template reads them: the object its JSON text holds (text that is not JSON stays text). */
-export function templateArguments(text: string): unknown {
-  return parseJsonOr(text, text);
+/** Calls as a template reads them: function calls whose arguments are the object their JSON text holds (text that is not JSON stays text). */
+export function templateToolCalls(calls: readonly { id: string; name: string; arguments: string }[]): NonNullable<ChatMessage['tool_calls']> {
+  return calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: parseJsonOr(call.arguments, call.arguments) } }));
 }
 
 /**

@@ -8,13 +8,13 @@
  */
 import type { ChatMessageData, Conversation } from '../../../common/contract.js';
 import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
-import { templateArguments, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
+import { templateToolCalls, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
 
 const turnOf = (message: ChatMessageData): ChatMessage => ({
   role: message.role,
   content: message.content,
   ...(message.toolCalls?.length
-    ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: templateArguments(call.arguments) } })) }
+    ? { tool_calls: templateToolCalls(message.toolCalls) }
     : {}),
   ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
 });

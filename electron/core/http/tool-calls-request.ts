@@ -10,7 +10,7 @@ import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
 import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
 import { toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
-import { templateArguments, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
+import { templateToolCalls, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { grammarOfSchema } from './response-format.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';
@@ -34,7 +34,7 @@ export function templateMessage(message: Message): ChatMessage {
   const role = message.role === 'developer' ? 'system' : message.role;
   const turn: ChatMessage = { role, content: textOf(message.content) };
   if (message.tool_calls?.length) {
-    turn.tool_calls = message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.function.name, arguments: templateArguments(call.function.arguments) } }));
+    turn.tool_calls = templateToolCalls(message.tool_calls.map((call) => ({ id: call.id, ...call.function })));
   }
   if (message.tool_call_id) turn.tool_call_id = message.tool_call_id;
   return turn;
