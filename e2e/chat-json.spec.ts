@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
 import { startServe, stopServe, type ServeProcess } from './serve-process.js';
+import { newChat, sendMessage } from './chat-page.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -40,8 +41,7 @@ test.afterAll(async () => {
 async function ask(text: string): Promise<ReturnType<Page['getByTestId']>> {
   const answers = page.getByTestId('answer');
   const before = await answers.count();
-  await page.getByRole('textbox', { name: 'message', exact: true }).fill(text);
-  await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
+  await sendMessage(page, text);
   await expect(answers).toHaveCount(before + 1);
   const answer = answers.nth(before);
   await expect(answer).not.toHaveClass(/streaming/);
@@ -50,10 +50,7 @@ async function ask(text: string): Promise<ReturnType<Page['getByTestId']>> {
 
 test('answers in JSON of the schema in the box, and names a keyword the grammar cannot express', async () => {
   await page.getByRole('button', { name: 'Chat' }).click();
-  await page.getByRole('button', { name: 'New chat' }).click();
-  await page.getByText('System prompt and sampling').click();
-  await page.getByLabel('Seed').fill('5');
-  await page.getByLabel('Seed').blur();
+  await newChat(page, { Seed: '5' });
   await page.getByRole('checkbox', { name: 'JSON' }).check();
   await page.getByRole('textbox', { name: 'JSON schema' }).fill(JSON.stringify(SCHEMA));
 
@@ -71,7 +68,6 @@ test('answers in JSON of the schema in the box, and names a keyword the grammar 
   await expect(refused.locator('.error')).toContainText('"pattern" at # is not supported');
 
   await page.getByRole('textbox', { name: 'JSON schema' }).fill('{not json');
-  await page.getByRole('textbox', { name: 'message', exact: true }).fill('Broken schema?');
-  await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
+  await sendMessage(page, 'Broken schema?');
   await expect(page.getByRole('alert')).toContainText('the JSON schema is not JSON');
 });

@@ -13,6 +13,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
 import { startLoopbackHub, type LoopbackHub } from '../test/helpers/loopback-hub.js';
 import { startServe, stopServe, type ServeProcess } from './serve-process.js';
+import { newChat, sendMessage } from './chat-page.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -82,13 +83,9 @@ test('loads it with the suggested layout in one click, marked loaded', async () 
 
 test('chats one message with it', async () => {
   await page.getByRole('button', { name: 'Chat' }).click();
-  await page.getByRole('button', { name: 'New chat' }).click();
   // A short answer: the random-weight model's 256 default tokens take long on a busy CPU.
-  await page.getByText('System prompt and sampling').click();
-  await page.getByLabel('Max tokens').fill('16');
-  await page.getByLabel('Max tokens').blur();
-  await page.getByRole('textbox', { name: 'message', exact: true }).fill('Hello there');
-  await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
+  await newChat(page, { 'Max tokens': '16' });
+  await sendMessage(page, 'Hello there');
   await expect(page.getByTestId('answer')).toHaveCount(1);
   await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
   await shot('models-4-chat');

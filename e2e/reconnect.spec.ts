@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
 import { startServe, stopServe, type ServeProcess } from './serve-process.js';
+import { sendMessage } from './chat-page.js';
 
 /** Starts serve with the generated model as one replica on `port` over `dataDir`. */
 const serveModel = (modelPath: string, dataDir: string, port: number, extra: string[] = []): Promise<ServeProcess> =>
@@ -33,8 +34,7 @@ test('the same tab reconnects after a restart and shows its conversation; after 
     await page.getByRole('button', { name: 'Chat' }).click();
     await expect(page.getByTestId('chat-empty')).toContainText('Type a message below');
     await shot('chat-empty');
-    await page.getByRole('textbox', { name: 'message', exact: true }).fill('Remember the lantern');
-    await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
+    await sendMessage(page, 'Remember the lantern');
     await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
     await expect(page.getByTestId('chat-empty')).toHaveCount(0);
 

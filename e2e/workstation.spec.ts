@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { ensureTestModel } from '../build/test-model.js';
 import { startServe, stopServe, type ServeProcess } from './serve-process.js';
+import { newChat, sendMessage } from './chat-page.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -91,8 +92,7 @@ async function turn(text: string): Promise<number> {
   const answers = page.getByTestId('answer');
   const before = await answers.count();
   await page.evaluate(() => ((window as unknown as { streamedTexts: string[] }).streamedTexts.length = 0));
-  await page.getByRole('textbox', { name: 'message', exact: true }).fill(text);
-  await page.getByRole('textbox', { name: 'message', exact: true }).press('Enter');
+  await sendMessage(page, text);
   await expect(answers).toHaveCount(before + 1);
   const served = answers.nth(before).getByTestId('served-by');
   await expect(served).toBeVisible();
@@ -104,13 +104,8 @@ async function turn(text: string): Promise<number> {
 test('chats two conversations of two turns: streaming, and reused prompt tokens rise', async () => {
   await page.getByRole('button', { name: 'Chat' }).click();
   for (const topic of ['first', 'second']) {
-    await page.getByRole('button', { name: 'New chat' }).click();
-    await page.getByText('System prompt and sampling').click();
-    await page.getByLabel('Max tokens').fill('160');
-    await page.getByLabel('Max tokens').blur();
     // A fixed seed makes the noise model's answers the same on every run (some seeds end at once).
-    await page.getByLabel('Seed').fill('3');
-    await page.getByLabel('Seed').blur();
+    await newChat(page, { 'Max tokens': '160', Seed: '3' });
     // Longer than one 64-token block with the system prompt, so the router's prefix index sees the conversation.
     const one = await turn(`Tell me about the ${topic} topic, at length please: where it comes from, what people say about it, why it matters, and what you would read next if you wanted to know more about the ${topic} topic.`);
     const two = await turn(`And more about the ${topic} one?`);
