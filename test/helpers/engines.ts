@@ -3,6 +3,7 @@ import { afterAll } from 'vitest';
 import { EngineClient } from '../../electron/core/engine/engine-client.js';
 import { forkEngine } from '../../electron/core/engine/engine-process.js';
 import type { LoadOptionsInput } from '../../common/engine-protocol.js';
+import { findLlamaServer } from '../../common/node/llama-server-binary.js';
 
 export function testModelPath(): string {
   const path = process.env.MANIFOLD_TEST_MODEL;
@@ -41,3 +42,16 @@ export function promptTokens(length: number, offset = 0): number[] {
 export const LONG_ANSWER_PROMPT = 'Count to a thousand.';
 
 export { waitFor } from './wait-for.js';
+
+/**
+ * Both engine kinds for a `describe.each`, each with whether it can run here: llama-server only where its
+ * binary is built (the skip's reason is printed once, for `part`).
+ */
+export function engineKinds(part: string): { kind: 'node-llama-cpp' | 'llama-server'; present: boolean }[] {
+  const present = findLlamaServer() !== null;
+  if (!present) console.log(`skipped: ${part} on a llama-server engine needs the llama-server binary (npm run build:llama-server); it was not found`);
+  return [
+    { kind: 'node-llama-cpp', present: true },
+    { kind: 'llama-server', present },
+  ];
+}

@@ -7,9 +7,8 @@
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { EngineRequestError } from '../../electron/core/engine/engine-client.js';
-import { promptTokens, startEngine } from '../helpers/engines.js';
+import { engineKinds, promptTokens, startEngine } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 
 /** Characters outside the test vocabulary's single-character tokens (`<`, `>`) come only from byte tokens. */
@@ -46,13 +45,7 @@ describe('a grammar on the node-llama-cpp engine', () => {
   });
 });
 
-const llamaServer = findLlamaServer();
-if (!llamaServer) console.log('skipped: the llama-server engine part needs the llama-server binary (npm run build:llama-server); it was not found');
-
-describe.each([
-  { kind: 'node-llama-cpp' as const, present: true },
-  { kind: 'llama-server' as const, present: llamaServer !== null },
-])('a grammar through the front on a $kind engine', ({ kind, present }) => {
+describe.each(engineKinds('a grammar through the front'))('a grammar through the front on a $kind engine', ({ kind, present }) => {
   it.skipIf(!present)('constrains completions and chat, keeps a grammar turn on its cached prefix, and names a grammar that does not parse', async () => {
     const served = await startServed({ replicas: 1, engine: { kind, contextSize: 1024, slots: 2, threads: 1 } });
     const client = clientOf(served);

@@ -11,8 +11,8 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { startServed } from '../helpers/served.js';
+import { engineKinds } from '../helpers/engines.js';
 
 /** Strings and arrays bounded: the random model closes a string only when it happens to sample a quote. */
 const Weather = z.object({
@@ -26,13 +26,7 @@ const Weather = z.object({
 const SEEDS = [1, 2, 3];
 const MAX_TOKENS = 400;
 
-const llamaServer = findLlamaServer();
-if (!llamaServer) console.log('skipped: the llama-server engine part needs the llama-server binary (npm run build:llama-server); it was not found');
-
-describe.each([
-  { kind: 'node-llama-cpp' as const, present: true },
-  { kind: 'llama-server' as const, present: llamaServer !== null },
-])('structured output on a $kind engine', ({ kind, present }) => {
+describe.each(engineKinds('structured output'))('structured output on a $kind engine', ({ kind, present }) => {
   let served: Awaited<ReturnType<typeof startServed>>;
   let client: OpenAI;
   beforeAll(async () => {
