@@ -78,7 +78,9 @@ export const coreSublayers = [
  * @type {import('./layer-map.js').Layer[]}
  */
 export const layers = [
-  { name: 'common/node', folder: 'common/node', allow: ['common'], node: true, packages: ['zod'] },
+  // esbuild: child-bundle.ts bundles the children, for the app's build and for the plain-Node spawn; a dev
+  // dependency, so it is required lazily there and nothing the packaged app runs loads it.
+  { name: 'common/node', folder: 'common/node', allow: ['common'], node: true, packages: ['zod', 'esbuild'] },
   { name: 'common', folder: 'common', allow: [], node: false, packages: ['zod'] },
   {
     name: 'core',

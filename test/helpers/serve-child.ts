@@ -2,7 +2,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { engineEntry } from '../../electron/core/engine/engine-process.js';
+import { tsxExecArgv } from './tsx.js';
 import { waitFor } from './wait-for.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -26,7 +26,7 @@ export interface ServeChild {
 
 /** Starts `electron/serve-cli.ts` with `args`. */
 export function startServeChild(args: string[], env: Record<string, string> = {}): ServeChild {
-  const child = spawn(process.execPath, [...engineEntry().execArgv, join(root, 'electron', 'serve-cli.ts'), ...args], {
+  const child = spawn(process.execPath, [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },

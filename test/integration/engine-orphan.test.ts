@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { engineEntry } from '../../electron/core/engine/engine-process.js';
+import { tsxExecArgv } from '../helpers/tsx.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
 
 const isRunning = (pid: number): boolean => {
@@ -17,7 +17,7 @@ const isRunning = (pid: number): boolean => {
 describe('engine lifetime', () => {
   it('exits when its parent is SIGKILLed', async () => {
     const fixture = join(import.meta.dirname, '..', 'fixtures', 'engine-parent.ts');
-    const parent = spawn(process.execPath, [...engineEntry().execArgv, fixture, testModelPath()], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const parent = spawn(process.execPath, [...tsxExecArgv(), fixture, testModelPath()], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     parent.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const enginePid = await waitFor(() => {

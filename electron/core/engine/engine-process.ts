@@ -5,7 +5,10 @@
  */
 import { fork } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { bundleChild, type ChildEntry } from '../../../common/node/child-bundle.js';
+
+export type { ChildEntry };
 
 /** Why Electron says a utility process is gone (app's `child-process-gone`); plain Node says only code and signal. */
 export type EngineGoneReason = 'clean-exit' | 'abnormal-exit' | 'killed' | 'crashed' | 'oom' | 'launch-failed' | 'integrity-failure' | 'memory-eviction';
@@ -31,16 +34,7 @@ export type SpawnEngine = (options: SpawnEngineOptions) => EngineProcess;
 /** Starts a tokenizer child: the same shape as an engine's spawn, another entry. */
 export type SpawnTokenizer = SpawnEngine;
 
-/** The children's entries in engine-bin/ (without the extension: `.ts` from source, `.js` when bundled). */
-export type ChildEntry = 'main' | 'tokenizer-main';
-
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-/** A child's entry and the Node flags to run it: the TypeScript source through tsx's loader. */
-export function engineEntry(entry: ChildEntry = 'main'): { path: string; execArgv: string[] } {
-  const tsxLoader = pathToFileURL(join(repoRoot, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
-  return { path: join(repoRoot, 'engine-bin', `${entry}.ts`), execArgv: ['--import', tsxLoader] };
-}
 
 /** Splits a child's output stream into lines for `listeners` (both spawns use it). */
 export function forwardLines(stream: NodeJS.ReadableStream | null, listeners: ((line: string) => void)[]): void {
@@ -57,12 +51,12 @@ export function forwardLines(stream: NodeJS.ReadableStream | null, listeners: ((
   });
 }
 
-/** The plain-Node spawn of `name`: `child_process.fork` of its source. */
+/** The plain-Node spawn of `name`: `child_process.fork` of its bundle, made from the source at the first spawn. */
 export function forkChild(name: ChildEntry): SpawnEngine {
   return (options) => {
-    const entry = engineEntry(name);
-    const child = fork(entry.path, [], {
-      execArgv: entry.execArgv,
+    const bundle = bundleChild(name, repoRoot, join(repoRoot, '.cache', 'engine-bin'));
+    const child = fork(bundle, [], {
+      execArgv: ['--enable-source-maps'],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
