@@ -2,10 +2,12 @@
  * Engine kind `llama-server`: two local replicas, each a supervised llama-server child of the test model
  * (the binary test/global-setup.ts builds), behind the OpenAI front, driven by the `openai` client with
  * SSE. Each child is pinned to its replica's cores; a conversation's second turn goes to the replica
- * that holds its first (cached tokens reported by llama-server); a SIGKILLed child loses no request
+ * that holds its first (cached tokens reported by llama-server); each child listens on a Unix socket in
+ * a folder of its own (no TCP port); a SIGKILLed child loses no request
  * and is healed as a new process that serves again; a rolling live resize restarts both children.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { allowedCpus } from '../../electron/core/cpu/cpu-pinning.js';
@@ -44,6 +46,22 @@ async function chatTurn(client: OpenAI, model: string, messages: OpenAI.Chat.Cha
   return { replica, text, promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: usage.completion_tokens };
 }
 
+/** The TCP ports `pid` listens on: the LISTEN rows of /proc/net/tcp whose socket inode is one of its fds. */
+async function listeningTcpPorts(table: string, pid: number): Promise<number[]> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`)) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode) inodes.add(inode);
+  }
+  return table
+    .split('\n')
+    .slice(1)
+    .map((row) => row.trim().split(/\s+/))
+    .filter((cols) => cols[3] === '0A' && inodes.has(cols[9] ?? ''))
+    .map((cols) => parseInt(cols[1]!.split(':')[1]!, 16));
+}
+
 const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
   { role: 'system', content: `You are assistant number ${i}. ${'Answer briefly and keep to the point of the question. '.repeat(20)}` },
   { role: 'user', content: `Conversation ${i}: tell me about the weather in city ${i * 7}.` },
@@ -61,6 +79,11 @@ describe('llama-server as the engine kind', () => {
     for (const view of views) {
       expect(replicas.readyInfo(view.replica)).toMatchObject({ backend: 'llama-server', sizes: { slots: 2, contextSize: 2048 } });
       expect(replicas.llamaServerOf(view.replica).pid).toBe(view.pid);
+      // It listens on a Unix socket in its own folder, which only this user can enter (no TCP port).
+      const folder = dirname(replicas.llamaServerOf(view.replica).slotFolder!);
+      expect((await stat(folder)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(folder, 'http.sock'))).isSocket()).toBe(true);
+      expect(await readFile(`/proc/${view.pid}/net/tcp`, 'utf8').then((table) => listeningTcpPorts(table, view.pid!))).toEqual([]);
       // Its cores, as the engine child's: every thread of the child pinned to the replica's set.
       if (view.cpus.length > 0) {
         for (const tid of await readdir(`/proc/${view.pid}/task`)) expect(await allowedCpus(Number(tid)).catch(() => view.cpus)).toEqual(view.cpus);

@@ -1,19 +1,20 @@
 /**
  * The supervisor of one replica's `llama-server` child (engine kind `llama-server`; structurally a
  * ReplicaDriver, replicas/replica-driver.ts): spawns the binary with the replica's env (card visibility,
- * the config's and the entry's env) on a free loopback port, pins it to the replica's cores, waits for
+ * the config's and the entry's env) on a Unix socket in its private folder (a free loopback port on
+ * Windows), pins it to the replica's cores, waits for
  * its `/health`, reads what it loaded (`/props`, `/v1/models`) into the ReadyInfo a node-llama-cpp engine
  * gives, and speaks to it through the remote client's llama-server dialect (remote/remote-client.ts).
  * While ready it polls `/health` every heartbeat; no 200 for the hang bound means hung: SIGKILL (core's
  * own stalls do not count, as for the engine child). Stop is SIGTERM, then SIGKILL after the grace. Its
  * output lines are logged prefixed `[replica N pid]`. Each start is a new child; healing belongs to the
- * replica set, as for the engine child. Every child gets the replica's slot folder (`--slot-save-path`,
- * a temp folder removed at close); a live resize restarts the child quietly (`restartWith`: no exit or
+ * replica set, as for the engine child. Every child gets the replica's private folder (its socket and
+ * its `--slot-save-path`, a temp folder removed at close); a live resize restarts the child quietly (`restartWith`: no exit or
  * ready event between the two children, so the set keeps the replica in maintenance).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,12 +25,12 @@ import { forwardLines } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
 import { DEFAULT_ROTATION, LogFile } from '../logging/log-file.js';
 import { llamaServerDialect } from '../remote/llama-server-dialect.js';
-import { getPeerJson, type PeerAddress } from '../remote/peer-http.js';
+import { getPeerJson, socketPeer, type PeerAddress } from '../remote/peer-http.js';
 import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import { SilenceClock } from '../supervisor/silence-clock.js';
-import { llamaServerArgs } from './llama-server-args.js';
+import { llamaServerArgs, type ListenAddress } from './llama-server-args.js';
 
 export interface LlamaServerSupervisorOptions {
   /** Replica index, for log prefixes. */
@@ -66,6 +67,22 @@ interface SupervisorEvents {
 const OUTPUT_TAIL_LINES = 12;
 const READY_POLL_MS = 100;
 
+/**
+ * Where a child whose private folder is `folder` listens: a Unix socket there, so no other process can
+ * reach its API (the folder is its own user's, 0700) and the relay skips TCP; a loopback port on Windows
+ * (Node speaks named pipes there, not AF_UNIX) and when the path is too long for a socket address.
+ */
+async function listenAddress(folder: string): Promise<ListenAddress> {
+  const socketPath = join(folder, 'http.sock');
+  if (process.platform === 'win32' || Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) return { port: await freeLoopbackPort() };
+  // A killed child leaves its socket file behind, and llama-server does not bind over one.
+  await rm(socketPath, { force: true });
+  return { socketPath };
+}
+
+/** sun_path is 108 bytes on Linux and 104 on macOS, with its terminating zero. */
+const MAX_SOCKET_PATH_BYTES = 103;
+
 /** A port nobody listens on now (the child binds it right after; a lost race fails that start, which heals). */
 function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -98,7 +115,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   private readonly loadTimeoutMs: number;
   private readonly stopGraceMs: number;
   private load: LoadOptionsInput;
-  private slotFolderPath: string | undefined;
+  /** The child's own folder (0700): its socket, and its slot folder `slots/`. */
+  private folder: string | undefined;
   /** While a live resize restarts the child: its exits and readiness are not announced. */
   private quiet = false;
   /** The exit of a quiet restart that did not come up, announced by `announceDown`. */
@@ -133,7 +151,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
 
   /** Where the child saves and restores slot files (its `--slot-save-path`); created by the first start. */
   get slotFolder(): string | undefined {
-    return this.slotFolderPath;
+    return this.folder === undefined ? undefined : join(this.folder, 'slots');
   }
 
   /** True when the child is gone and its exit was announced (the replica set heals it). */
@@ -155,9 +173,12 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.loadFailure = undefined;
     this.output.length = 0;
     const startedAt = performance.now();
-    const port = await freeLoopbackPort();
-    this.slotFolderPath ??= await mkdtemp(join(tmpdir(), `manifold-slots-r${this.options.replica}-`));
-    const child = spawn(this.options.binary, llamaServerArgs(this.load, port, this.slotFolderPath), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (this.folder === undefined) {
+      this.folder = await mkdtemp(join(tmpdir(), `manifold-llama-server-r${this.options.replica}-`));
+      await mkdir(join(this.folder, 'slots'));
+    }
+    const listen = await listenAddress(this.folder);
+    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, join(this.folder, 'slots')), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const onLine = (line: string): void => {
       if (!line.trim()) return;
@@ -179,10 +200,10 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
         if (child.pid === undefined) gone(null, null);
       });
     });
-    this.log(`starting llama-server on port ${port}`);
+    const peer: PeerAddress = 'socketPath' in listen ? socketPeer(listen.socketPath) : { url: `http://127.0.0.1:${listen.port}`, apiKey: null };
+    this.log(`starting llama-server on ${peer.url}`);
     const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
     const pinnedAtSpawn = pin();
-    const peer: PeerAddress = { url: `http://127.0.0.1:${port}`, apiKey: null };
     try {
       await this.waitHealthy(child, peer, startedAt);
       const description = await describePeer(peer, 'llama-server', this.connectMs);
@@ -356,10 +377,10 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     }
   }
 
-  /** Removes the slot folder and writes out and closes the log file (after the last stop). */
+  /** Removes the child's folder and writes out and closes the log file (after the last stop). */
   async close(): Promise<void> {
-    const folder = this.slotFolderPath;
-    this.slotFolderPath = undefined;
+    const folder = this.folder;
+    this.folder = undefined;
     if (folder) await rm(folder, { recursive: true, force: true });
     const file = this.logFile;
     this.logFile = undefined;

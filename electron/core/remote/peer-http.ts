@@ -1,19 +1,28 @@
 /**
- * The plain requests to a peer: its address and API key, a bounded GET (or POST) of a JSON answer on
- * Node's global fetch (undici; https certificates are verified as by default), and the streamed POST of
- * a generation on node:http(s) (postPeerStream). A peer that cannot be reached, or does not answer in time,
- * is a RemoteLostError; any HTTP status is an answer for the caller to judge.
+ * The plain requests to a peer, on node:http(s) and its keep-alive agents: its address (a URL, or a
+ * local server's Unix socket) and API key, a bounded GET (or POST) of a JSON answer, and the streamed
+ * POST of a generation (postPeerStream); https certificates are verified as by default. A peer that
+ * cannot be reached, or does not answer in time, is a RemoteLostError; any HTTP status is an answer for
+ * the caller to judge. llama-server (cpp-httplib) closes a connection after a streamed answer without
+ * saying so, and the next request may go out on it before its close is seen: a request reset on a
+ * reused connection before any answer never reached the server, and is sent once more (Node's
+ * documented `reusedSocket` retry).
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { describeFetchFailure, RemoteLostError } from './remote-errors.js';
+import { describePeerFailure, RemoteLostError } from './remote-errors.js';
 import { parseJsonOr } from '../../../common/parse-json.js';
 
 export interface PeerAddress {
-  /** Base URL without a trailing slash. */
+  /** Base URL without a trailing slash; for a peer on a Unix socket, `unix:<path>` (what messages call it). */
   readonly url: string;
   readonly apiKey: string | null;
+  /** A local server's Unix socket, which requests go to instead of `url`. */
+  readonly socketPath?: string;
 }
+
+/** The address of a local server listening on the Unix socket at `path`. */
+export const socketPeer = (path: string): PeerAddress => ({ url: `unix:${path}`, apiKey: null, socketPath: path });
 
 export function peerHeaders(peer: PeerAddress, json: boolean): Record<string, string> {
   return {
@@ -29,6 +38,44 @@ export interface PeerAnswer {
   readonly body: unknown;
   /** Milliseconds from sending to the whole answer. */
   readonly roundTripMs: number;
+}
+
+/** A request to `path` of `peer`, not yet sent. */
+function requestOf(peer: PeerAddress, method: 'GET' | 'POST', path: string, headers: OutgoingHttpHeaders): ClientRequest {
+  if (peer.socketPath !== undefined) return httpRequest({ socketPath: peer.socketPath, path, method, headers });
+  const url = new URL(`${peer.url}${path}`);
+  return (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers });
+}
+
+/**
+ * Sends `body` to `path` and resolves with the response once its headers came (its body unread);
+ * `signal` cuts the request at any point (its reason is then the rejection).
+ */
+function send(peer: PeerAddress, method: 'GET' | 'POST', path: string, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+  const allHeaders = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+  const attempt = (mayRetry: boolean): Promise<IncomingMessage> =>
+    new Promise((resolve, reject) => {
+      const request = requestOf(peer, method, path, allHeaders);
+      const cut = (): void => void request.destroy(signal.reason instanceof Error ? signal.reason : new Error('the request was aborted'));
+      if (signal.aborted) cut();
+      signal.addEventListener('abort', cut, { once: true });
+      const release = (): void => signal.removeEventListener('abort', cut);
+      let answered = false;
+      request.on('error', (error: Error & { code?: string }) => {
+        release();
+        if (answered) return;
+        if (mayRetry && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(attempt(false));
+        else reject(error);
+      });
+      request.once('response', (response) => {
+        answered = true;
+        response.once('end', release);
+        response.once('close', release);
+        resolve(response);
+      });
+      request.end(body);
+    });
+  return attempt(true);
 }
 
 /** GETs `path` and reads its JSON; the whole answer must come within `timeoutMs`. `signal` abandons it (a stop). */
@@ -47,23 +94,26 @@ async function requestPeerJson(peer: PeerAddress, method: 'GET' | 'POST', path: 
   const abandon = (): void => controller.abort();
   signal?.addEventListener('abort', abandon, { once: true });
   const sentAt = performance.now();
+  const headers = { ...peerHeaders(peer, true), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) };
   try {
-    const response = await fetch(`${peer.url}${path}`, {
-      method,
-      headers: { ...peerHeaders(peer, true), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: controller.signal,
-    });
-    const text = await response.text();
-    return { status: response.status, body: parseJsonOr(text, undefined), roundTripMs: performance.now() - sentAt };
+    const response = await send(peer, method, path, headers, body === undefined ? undefined : JSON.stringify(body), controller.signal);
+    const text = await bodyText(response);
+    return { status: response.statusCode ?? 0, body: parseJsonOr(text, undefined), roundTripMs: performance.now() - sentAt };
   } catch (error) {
     if (signal?.aborted) throw new RemoteLostError(peer.url, `${method} ${path} was abandoned (the link stopped)`);
     if (controller.signal.aborted) throw new RemoteLostError(peer.url, `${method} ${path} had no answer within ${timeoutMs} ms${method === 'GET' ? ' (timeouts.connectMs)' : ''}`);
-    throw new RemoteLostError(peer.url, `cannot reach it (${method} ${path}): ${describeFetchFailure(error)}`);
+    throw new RemoteLostError(peer.url, `cannot reach it (${method} ${path}): ${describePeerFailure(error)}`);
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', abandon);
   }
+}
+
+/** A response's whole body as text; rejects when the connection breaks before its end. */
+async function bodyText(response: IncomingMessage): Promise<string> {
+  const pieces: Buffer[] = [];
+  for await (const piece of response) pieces.push(piece as Buffer);
+  return Buffer.concat(pieces).toString('utf8');
 }
 
 /** A streamed answer: its status, then its body (a generation's events) read as it comes. */
@@ -80,52 +130,19 @@ export interface PeerStream {
 }
 
 /**
- * POSTs `body` (JSON text) to `path` asking for server-sent events, on node:http(s) and its keep-alive
- * agent rather than fetch: the body's pieces come as Buffers off 'data' events, without a WHATWG
- * stream's promise and copies per read — the relay's hot path, one piece a token (measured:
- * docs/BENCHMARKS.md, peer part 1). Resolves once the response headers came; `signal` cuts the request at
- * any point (its reason is then the rejection). llama-server (cpp-httplib) closes the connection after a
- * streamed answer without saying so, and the next request may go out on it before its close is seen:
- * a request reset on a reused connection before any answer never reached the server, and is sent
- * once more (Node's documented `reusedSocket` retry).
+ * POSTs `body` (JSON text) to `path` asking for server-sent events. The body's pieces come as Buffers
+ * off 'data' events, without a WHATWG stream's promise and copies per read — the relay's hot path, one
+ * piece a token (measured: docs/BENCHMARKS.md, peer part 1). Resolves once the response headers came;
+ * `signal` cuts the request at any point (its reason is then the rejection).
  */
-export function postPeerStream(peer: PeerAddress, path: string, body: string, signal: AbortSignal): Promise<PeerStream> {
-  const url = new URL(`${peer.url}${path}`);
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const headers = { ...peerHeaders(peer, false), 'content-length': String(Buffer.byteLength(body)) };
-  const attempt = (mayRetry: boolean): Promise<PeerStream> =>
-    new Promise((resolve, reject) => {
-      const request = send(url, { method: 'POST', headers });
-      const cut = (): void => void request.destroy(signal.reason instanceof Error ? signal.reason : new Error('the request was aborted'));
-      if (signal.aborted) cut();
-      signal.addEventListener('abort', cut, { once: true });
-      const release = (): void => signal.removeEventListener('abort', cut);
-      let answered = false;
-      request.on('error', (error: Error & { code?: string }) => {
-        release();
-        if (answered) return;
-        if (mayRetry && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(attempt(false));
-        else reject(error);
-      });
-      request.once('response', (response) => {
-        answered = true;
-        response.once('end', release);
-        response.once('close', release);
-        resolve(peerStreamOf(response));
-      });
-      request.end(body);
-    });
-  return attempt(true);
+export async function postPeerStream(peer: PeerAddress, path: string, body: string, signal: AbortSignal): Promise<PeerStream> {
+  return peerStreamOf(await send(peer, 'POST', path, peerHeaders(peer, false), body, signal));
 }
 
 function peerStreamOf(response: IncomingMessage): PeerStream {
   return {
     status: response.statusCode ?? 0,
-    text: async () => {
-      const pieces: Buffer[] = [];
-      for await (const piece of response) pieces.push(piece as Buffer);
-      return Buffer.concat(pieces).toString('utf8');
-    },
+    text: () => bodyText(response),
     read: (onBytes) =>
       new Promise<void>((resolve, reject) => {
         let settled = false;

@@ -14,7 +14,7 @@ import { EngineRequestError, type GenerationHandle, type StartedInfo, type Token
 import type { CompletionDialect, SlotStateDialect, SlotStateResult } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
 import { getPeerJson, postPeerJson, postPeerStream, type PeerAddress, type PeerStream } from './peer-http.js';
-import { describeFetchFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
+import { describePeerFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
 import type { RemoteTimeouts } from '../config/remote-plan.js';
 import { SseParser } from './sse-parser.js';
 import { parseJsonOr } from '../../../common/parse-json.js';
@@ -158,7 +158,7 @@ export class RemoteClient {
     /** The error to end with when the request was aborted or broke: a cancel, a timeout, or what broke it. */
     const ending = (error: unknown, what: string): GenerateDone => {
       if (hooks.cancelled()) return tally.done(true, performance.now());
-      throw hooks.lost() ?? (error instanceof RemoteLostError || error instanceof EngineRequestError ? error : new RemoteLostError(peer.url, `${what}: ${describeFetchFailure(error)}`));
+      throw hooks.lost() ?? (error instanceof RemoteLostError || error instanceof EngineRequestError ? error : new RemoteLostError(peer.url, `${what}: ${describePeerFailure(error)}`));
     };
 
     const noFirstToken = `no first token within ${timeouts.firstTokenMs} ms (timeouts.firstTokenMs)`;

@@ -17,15 +17,11 @@ export class RemoteLostError extends EngineExitedError {
   }
 }
 
-/** The words of a failed fetch: undici's cause (`ECONNREFUSED`, `other side closed`), not its bare "fetch failed". */
-export function describeFetchFailure(error: unknown): string {
+/** The words of a failed request: Node's message with its code (`connect ECONNREFUSED …`, `socket hang up (ECONNRESET)`). */
+export function describePeerFailure(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = (error as Error & { cause?: unknown }).cause;
-  if (cause instanceof Error) {
-    const code = (cause as Error & { code?: unknown }).code;
-    return typeof code === 'string' && !cause.message.includes(code) ? `${cause.message} (${code})` : cause.message;
-  }
-  return error.message;
+  const code = (error as Error & { code?: unknown }).code;
+  return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
 }
 
 /** What a peer's error body says: OpenAI's `{error: {message, type, code}}`, vLLM's flat `{message}`, FastAPI's `{detail}`. */
