@@ -3,8 +3,13 @@
  * client, one replica) and through node-llama-cpp driven in this process on the same model and threads,
  * alternating runs: decode tok/s ratio and TTFT delta side by side, with the front's own TTFT share as
  * the server reports it (`timings.front_ms`). Tokens are counted from the ids each event carries
- * (`return_tokens`), since one event may carry several.
+ * (`return_tokens`), since one event may carry several. The HTTP floor is the same client against a
+ * server that answers every request at once with one event (no engine, no front): what any HTTP server
+ * costs a client in TTFT here, which the in-process path never pays. Decode is compared run by run
+ * (each HTTP run against the in-process run beside it), so a burst of other work on a shared machine
+ * moves one pair, not the mean.
  */
+import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import { inProcessStream } from './in-process.js';
@@ -31,6 +36,21 @@ interface Timing {
   events?: number;
 }
 
+/** An OpenAI-style completions endpoint that streams one event and its end at once, whatever it is asked. */
+async function startHttpFloor(): Promise<{ server: Server; baseURL: string }> {
+  const event = (choice: object): string => `data: ${JSON.stringify({ id: 'cmpl-floor', object: 'text_completion', created: 0, model: 'floor', choices: [choice] })}\n\n`;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(event({ index: 0, text: 'a', finish_reason: null, logprobs: null }));
+      res.end(`${event({ index: 0, text: '', finish_reason: 'length', logprobs: null })}data: [DONE]\n\n`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, baseURL: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1` };
+}
+
 interface ServedTimings {
   tokens?: number[];
   timings: { prompt_ms: number; front_ms: number | null };
@@ -44,19 +64,22 @@ export async function runOverhead(options: OverheadOptions) {
   const sequence = context.getSequence();
 
   const inProcess = async (): Promise<Timing> => inProcessStream(sequence, prompt, options.answerTokens);
+  const clients = new Map<string, OpenAI>();
 
   const results = await withServed(
     // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
     // engine work the in-process path does not do); the front's cost is what this compares.
     { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: { ramBytes: 0, diskBytes: 0 } } },
     async (target) => {
-      const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
-      const overHttp = async (): Promise<Timing> => {
+      const floor = await startHttpFloor();
+      const overHttp = async (baseURL: string, model: string): Promise<Timing> => {
+        const client = clients.get(baseURL) ?? new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 });
+        clients.set(baseURL, client);
         const started = performance.now();
         let first = 0;
         let count = 0;
         const stream = await client.completions.create({
-          model: target.model,
+          model,
           prompt,
           max_tokens: options.answerTokens,
           temperature: 0,
@@ -90,21 +113,26 @@ export async function runOverhead(options: OverheadOptions) {
       // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
       const http: Timing[] = [];
       const local: Timing[] = [];
-      await overHttp();
+      const floorRuns: Timing[] = [];
+      const front = (): Promise<Timing> => overHttp(target.baseURL, target.model);
+      await front();
       await inProcess();
+      await overHttp(floor.baseURL, 'floor');
       for (let i = 0; i < options.runs; i++) {
         // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
         prompt[0] = 301 + i;
         // Alternate which goes first, so neither always runs on the other's warm caches.
         if (i % 2 === 0) {
-          http.push(await overHttp());
+          http.push(await front());
           local.push(await inProcess());
         } else {
           local.push(await inProcess());
-          http.push(await overHttp());
+          http.push(await front());
         }
+        floorRuns.push(await overHttp(floor.baseURL, 'floor'));
       }
-      return { http, local };
+      await new Promise((resolve) => floor.server.close(resolve));
+      return { http, local, floor: floorRuns };
     },
   );
   await context.dispose();
@@ -120,6 +148,9 @@ export async function runOverhead(options: OverheadOptions) {
     httpDecodeTokensPerSecond: mean(results.http.map((x) => x.decodeTokensPerSecond)),
     inProcessDecodeTokensPerSecond: mean(results.local.map((x) => x.decodeTokensPerSecond)),
     decodeRatio: mean(results.http.map((x) => x.decodeTokensPerSecond)) / mean(results.local.map((x) => x.decodeTokensPerSecond)),
+    /** The median over runs of each HTTP run's decode rate over the in-process run beside it. */
+    pairedDecodeRatio: percentile(results.http.map((x, i) => x.decodeTokensPerSecond / results.local[i]!.decodeTokensPerSecond), 50),
+    httpFloorTtftP50Ms: p50(results.floor, 'ttftMs'),
     frontP50Ms: percentile(results.http.map((x) => x.frontMs ?? Number.NaN), 50),
     tokensPerEvent: (options.answerTokens * results.http.length) / results.http.reduce((sum, x) => sum + (x.events ?? 0), 0),
   };
@@ -130,12 +161,14 @@ export async function runOverhead(options: OverheadOptions) {
       ['HTTP front (SSE, openai)', summary.httpTtftP50Ms, summary.httpDecodeTokensPerSecond, summary.decodeRatio * 100],
       ['  of which in the engine child', summary.httpEngineTtftP50Ms, NaN, NaN],
       ["  of which the front's own (front_ms)", summary.frontP50Ms, NaN, NaN],
+      ['HTTP floor (a server answering at once)', summary.httpFloorTtftP50Ms, NaN, NaN],
     ],
   );
   const verdict = [
-    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (target ≥ 98%)`,
+    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%; target ≥ 98%)`,
     `TTFT delta ${summary.ttftDeltaMs >= 0 ? '+' : ''}${summary.ttftDeltaMs.toFixed(2)} ms (target ≤ +2 ms)`,
     `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
+    `the HTTP floor ${summary.httpFloorTtftP50Ms.toFixed(2)} ms`,
     `${summary.tokensPerEvent.toFixed(2)} tokens per SSE event`,
   ].join(', ');
   return { config: { ...options, model: undefined }, runs: results, summary, text: `${text}\n\n${verdict}` };
