@@ -5,8 +5,9 @@
  * engine kind (node-llama-cpp, and llama-server as the replica's engine: what the front costs on top of the
  * same engine), all through HTTP with SSE, the same requests in rotating order: one stream alone (the median stream's decode rate, TTFT) and
  * S fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output
- * rate). The front's share is what the client measures beyond what each server reports of itself.
- * Further parts add their own entry to runPeer.
+ * rate). The front's share is what the client measures beyond what each server reports of itself. A
+ * full run does part 1 at 2 threads (every core of the machine it was written on) and at 1 (a core left
+ * to the front and the client). Further parts add their own entry to runPeer.
  */
 import OpenAI from 'openai';
 import { runPeerChat, type PeerChatOptions } from './peer-chat.js';
@@ -140,16 +141,20 @@ export async function runPeerServe(options: PeerServeOptions) {
 }
 
 export interface PeerOptions {
-  serve: PeerServeOptions;
+  /** Part 1 once for each: the full run takes the 2 threads that use every core, and 1, which leaves a core to the front and the client. */
+  serve: readonly PeerServeOptions[];
   chat: PeerChatOptions;
 }
 
-/** Both parts, in one run: one server against one replica, then all the slots against replicas on a multi-turn chat. */
+/** Both parts, in one run: one server against one replica (at each thread count), then all the slots against replicas on a multi-turn chat. */
 export async function runPeer(options: PeerOptions) {
-  const serve = await runPeerServe(options.serve);
+  const serve: Awaited<ReturnType<typeof runPeerServe>>[] = [];
+  for (const serveOptions of options.serve) serve.push(await runPeerServe(serveOptions));
   const chat = await runPeerChat(options.chat);
   const text = [
-    `### 1. one llama-server (-np ${options.serve.slots}) vs one Manifold replica with ${options.serve.slots} slots\n\n${serve.text}`,
+    ...options.serve.map(
+      (o, i) => `### 1. one llama-server (-np ${o.slots}, ${o.threads} thread${o.threads === 1 ? '' : 's'}) vs one Manifold replica with ${o.slots} slots and as many threads\n\n${serve[i]!.text}`,
+    ),
     `### 2. one llama-server (-np ${options.chat.slots}) vs Manifold with ${options.chat.slots} slots split into replicas, multi-turn chat\n\n${chat.text}`,
   ].join('\n\n');
   return { serve, chat, text };
