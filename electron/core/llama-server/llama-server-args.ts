@@ -3,8 +3,9 @@
  * engine gets: the model path (the arena's when there is one), `-np <slots>`, `-c <slots × tokens per
  * slot>` with `--no-kv-unified` so each slot has its own share as a node-llama-cpp sequence does,
  * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention and KV type, on a
- * Unix socket (`--host <path>.sock`) or a loopback port. The web UI is off; the slot list (`/slots`) stays on for the slot view, and the slot
- * actions save to and restore from `slotFolder` (`--slot-save-path`, for live resize).
+ * Unix socket (`--host <path>.sock`) or a loopback port. The web UI is off; the slot list (`/slots`)
+ * stays on for the slot view, and the slot actions save to and restore from `slotFolder`
+ * (`--slot-save-path`, for live resize).
  */
 import { loadOptionsSchema, type LoadOptionsInput } from '../../../common/engine-protocol.js';
 
