@@ -2,8 +2,8 @@
  * The supervisor of one replica's `llama-server` child (engine kind `llama-server`; structurally a
  * ReplicaDriver, replicas/replica-driver.ts): spawns the binary with the replica's env (card visibility,
  * the config's and the entry's env) on a Unix socket in its private folder (a free loopback port on
- * Windows), pins it to the replica's cores, waits for its `/health`, reads what it loaded (`/props`, `/v1/models`) into the ReadyInfo a node-llama-cpp engine
- * gives, and speaks to it through the remote client's llama-server dialect (remote/remote-client.ts).
+ * Windows), pins it to the replica's cores, waits for its `/health`, reads what it loaded (`/props`,
+ * `/v1/models`) into the ReadyInfo a node-llama-cpp engine gives, and speaks to it through the remote client's llama-server dialect (remote/remote-client.ts).
  * While ready it polls `/health` every heartbeat; no 200 for the hang bound means hung: SIGKILL (core's
  * own stalls do not count, as for the engine child). Stop is SIGTERM, then SIGKILL after the grace. Its
  * output lines are logged prefixed `[replica N pid]`. Each start is a new child; healing belongs to the
