@@ -3,14 +3,14 @@
  * ReplicaDriver, replicas/replica-driver.ts): spawns the binary with the replica's env (card visibility,
  * the config's and the entry's env) on a Unix socket in its private folder (a free loopback port on
  * Windows), pins it to the replica's cores, waits for its `/health`, reads what it loaded (`/props`,
- * `/v1/models`) into the ReadyInfo a node-llama-cpp engine gives, and speaks to it through the remote client's llama-server dialect (remote/remote-client.ts).
- * While ready it polls `/health` every heartbeat; no 200 for the hang bound means hung: SIGKILL (core's
- * own stalls do not count, as for the engine child). Stop is SIGTERM, then SIGKILL after the grace. Its
- * output lines are logged prefixed `[replica N pid]`. Each start is a new child; healing belongs to the
- * replica set, as for the engine child. Every child gets the replica's private folder (its socket and
- * its `--slot-save-path`, a temp folder removed at close); a live resize restarts the child quietly
- * (`restartWith`: no exit or ready event between the two children, so the set keeps the replica in
- * maintenance).
+ * `/v1/models`) into the ReadyInfo a node-llama-cpp engine gives, and speaks to it through the remote
+ * client's llama-server dialect (remote/remote-client.ts). While ready it polls `/health` every heartbeat;
+ * no 200 for the hang bound means hung: SIGKILL (core's own stalls do not count, as for the engine child).
+ * Stop is SIGTERM, then SIGKILL after the grace. Its output lines are logged prefixed `[replica N pid]`.
+ * Each start is a new child; healing belongs to the replica set, as for the engine child. Every child gets
+ * the replica's private folder (its socket and its `--slot-save-path`, a temp folder removed at close); a
+ * live resize restarts the child quietly (`restartWith`: no exit or ready event between the two children,
+ * so the set keeps the replica in maintenance).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
