@@ -6,6 +6,7 @@
  * of one core before it could load a model, and a heal took 3.8 s instead of 1.5 s on the tiny model.
  * esbuild is a dev dependency, loaded here lazily: the packaged app forks dist/ and never calls `bundleChild`.
  */
+import { randomUUID } from 'node:crypto';
 import { renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { BuildOptions } from 'esbuild';
@@ -21,16 +22,16 @@ export function childBundleOptions(entry: ChildEntry, outfile: string, target: s
 const built = new Map<ChildEntry, string>();
 
 /**
- * `entry` bundled into `<outDir>/<entry>.js` (once per process), with its source map inline. Written
- * under a name of this process's own and renamed into place, so processes bundling at once never
- * start a child on a half-written file.
+ * `entry` bundled into `<outDir>/<entry>.js` (once per module instance: a process, or a worker thread),
+ * with its source map inline. Written under a name of its own and renamed into place, so processes and
+ * threads bundling at once never start a child on a half-written file.
  */
 export function bundleChild(entry: ChildEntry, repoRoot: string, outDir: string): string {
   const existing = built.get(entry);
   if (existing) return existing;
   const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
   const outfile = `${outDir}/${entry}.js`;
-  const partial = `${outfile}.${process.pid}.partial`;
+  const partial = `${outfile}.${process.pid}-${randomUUID()}.partial`;
   buildSync({ ...childBundleOptions(entry, partial, `node${process.versions.node.split('.')[0]}`), absWorkingDir: repoRoot, sourcemap: 'inline' });
   renameSync(partial, outfile);
   built.set(entry, outfile);
