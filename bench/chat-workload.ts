@@ -47,7 +47,7 @@ export async function realisticChat(target: ClientTarget, options: ChatWorkloadO
     const round = roundOf[conversation]!++;
     const messages: OpenAI.ChatCompletionMessageParam[] = [...histories[conversation]!, { role: 'user', content: script.conversations[conversation]!.userMessages[round]! }];
     const sent = sequence++;
-    const result = await streamRequest(client, target.model, { kind: 'chat', messages }, options.answerTokens, options.seed * 100_000 + conversation * 100 + round, target.logprobIds);
+    const result = await streamRequest(client, target.model, { kind: 'chat', messages }, options.answerTokens, options.seed * 100_000 + conversation * 100 + round, { askLogprobIds: target.logprobIds ?? false });
     histories[conversation] = [...messages, { role: 'assistant', content: result.text }];
     results.push({ ...result, user: conversation, turn: round, sequence: sent, messages, answer: result.text, answerTokens: result.tokens });
   };

@@ -15,6 +15,7 @@ import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import { inProcessStream } from './in-process.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, table } from './stats.js';
+import { streamRequest, type ClientTarget } from './workload.js';
 
 export interface OverheadOptions {
   model: string;
@@ -28,7 +29,7 @@ export interface OverheadOptions {
 interface Timing {
   ttftMs: number;
   decodeTokensPerSecond: number;
-  /** For the HTTP path: the engine's own prefill time (to first token), so the rest is the front's. */
+  /** For the HTTP path: the engine's own time to the first token (its queue wait, then the prefill), so the rest is the front's. */
   engineTtftMs?: number;
   /** For the HTTP path: the front's own share of TTFT, as the server measured it. */
   frontMs?: number;
@@ -36,24 +37,20 @@ interface Timing {
   events?: number;
 }
 
-/** An OpenAI-style completions endpoint that streams one event and its end at once, whatever it is asked. */
-async function startHttpFloor(): Promise<{ server: Server; baseURL: string }> {
-  const event = (choice: object): string => `data: ${JSON.stringify({ id: 'cmpl-floor', object: 'text_completion', created: 0, model: 'floor', choices: [choice] })}\n\n`;
+/** An OpenAI-style completions endpoint that streams one event and its end (with the usage) at once, whatever it is asked. */
+async function startHttpFloor(): Promise<ClientTarget & { server: Server }> {
+  const event = (choice: object, extra = {}): string => `data: ${JSON.stringify({ id: 'cmpl-floor', object: 'text_completion', created: 0, model: 'floor', choices: [choice], ...extra })}\n\n`;
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write(event({ index: 0, text: 'a', finish_reason: null, logprobs: null }));
-      res.end(`${event({ index: 0, text: '', finish_reason: 'length', logprobs: null })}data: [DONE]\n\n`);
+      const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+      res.end(`${event({ index: 0, text: '', finish_reason: 'length', logprobs: null }, { usage })}data: [DONE]\n\n`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, baseURL: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1` };
-}
-
-interface ServedTimings {
-  tokens?: number[];
-  timings: { prompt_ms: number; front_ms: number | null };
+  return { server, baseURL: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, model: 'floor' };
 }
 
 export async function runOverhead(options: OverheadOptions) {
@@ -72,52 +69,22 @@ export async function runOverhead(options: OverheadOptions) {
     { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: { ramBytes: 0, diskBytes: 0 } } },
     async (target) => {
       const floor = await startHttpFloor();
-      const overHttp = async (baseURL: string, model: string): Promise<Timing> => {
-        const client = clients.get(baseURL) ?? new OpenAI({ baseURL, apiKey: 'bench', maxRetries: 0 });
-        clients.set(baseURL, client);
-        const started = performance.now();
-        let first = 0;
-        let count = 0;
-        const stream = await client.completions.create({
-          model,
-          prompt,
-          max_tokens: options.answerTokens,
-          temperature: 0,
-          stream: true,
-          ignore_eos: true,
-          return_tokens: true,
-        } as OpenAI.CompletionCreateParamsStreaming);
-        let final: ServedTimings | undefined;
-        let ended = 0;
-        let events = 0;
-        for await (const chunk of stream) {
-          const served = (chunk as unknown as { manifold?: ServedTimings }).manifold;
-          if (chunk.choices[0]?.finish_reason) {
-            ended = performance.now();
-            final = served;
-            continue;
-          }
-          if (!first) first = performance.now();
-          // The first event's tokens came at `first`; the rate counts the ones after it.
-          count += events === 0 ? 1 : (served?.tokens?.length ?? 1);
-          events++;
-        }
-        return {
-          ttftMs: first - started,
-          decodeTokensPerSecond: ((count - 1) * 1000) / (ended - first),
-          events,
-          ...(final ? { engineTtftMs: final.timings.prompt_ms } : {}),
-          ...(final?.timings.front_ms != null ? { frontMs: final.timings.front_ms } : {}),
-        };
+      /** One stream through `target`, greedy as the in-process path. */
+      const overHttp = async (target: ClientTarget): Promise<Timing> => {
+        const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+        clients.set(target.baseURL, client);
+        const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, 1, { temperature: 0 });
+        if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
+        return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, frontMs: result.frontMs };
       };
       // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
       const http: Timing[] = [];
       const local: Timing[] = [];
       const floorRuns: Timing[] = [];
-      const front = (): Promise<Timing> => overHttp(target.baseURL, target.model);
+      const front = (): Promise<Timing> => overHttp(target);
       await front();
       await inProcess();
-      await overHttp(floor.baseURL, 'floor');
+      await overHttp(floor);
       for (let i = 0; i < options.runs; i++) {
         // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
         prompt[0] = 301 + i;
@@ -129,7 +96,7 @@ export async function runOverhead(options: OverheadOptions) {
           local.push(await inProcess());
           http.push(await front());
         }
-        floorRuns.push(await overHttp(floor.baseURL, 'floor'));
+        floorRuns.push(await overHttp(floor));
       }
       await new Promise((resolve) => floor.server.close(resolve));
       return { http, local, floor: floorRuns };

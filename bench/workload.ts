@@ -27,6 +27,8 @@ export interface RequestResult {
    */
   serverTtftMs?: number;
   serverDecodeTokensPerSecond?: number;
+  /** Manifold's own share of the TTFT, as it reports it (`timings.front_ms`). */
+  frontMs?: number;
   /** Multi-turn only: whose turn it was. */
   user?: number;
   turn?: number;
@@ -46,29 +48,40 @@ export interface ClientTarget {
   logprobIds?: boolean;
 }
 
-/** The `timings` names llama-server reports (Manifold adds its engine queue wait as `queued_ms`). */
+/** The `timings` names llama-server reports (Manifold adds its engine queue wait as `queued_ms`, and its own share of TTFT as `front_ms`). */
 interface ServerTimings {
   queued_ms?: number;
   prompt_ms: number;
   predicted_per_second: number;
+  front_ms?: number | null;
 }
 
 type StreamBody = { kind: 'chat'; messages: OpenAI.ChatCompletionMessageParam[] } | { kind: 'completion'; prompt: number[] };
 
-/** One streamed request; TTFT is the first token chunk (every token has one; the chat role chunk does not count). */
 /** Fresh prompts (token ids of ordinary pieces), each different from its first token, so none reuses a cached prefix. */
 export function freshPrompts(count: number, length: number, random: () => number): number[][] {
   return Array.from({ length: count }, () => Array.from({ length }, () => 300 + Math.floor(random() * 300)));
 }
 
+export interface StreamOptions {
+  /** For a server whose chat stream gives no token ids: ask for logprobs, which name the sampled ids. */
+  askLogprobIds?: boolean;
+  /** The sampling temperature (0.7 unless given; 0 where an in-process greedy run is the baseline). */
+  temperature?: number;
+}
+
+/**
+ * One streamed request; TTFT is the first token chunk (every token has one; the chat role chunk does not
+ * count), and `events` the chunks that carried text.
+ */
 export async function streamRequest(
   client: OpenAI,
   model: string,
   body: StreamBody,
   answerTokens: number,
   seed: number,
-  askLogprobIds = false,
-): Promise<RequestResult & { text: string; tokens: number[] }> {
+  { askLogprobIds = false, temperature = 0.7 }: StreamOptions = {},
+): Promise<RequestResult & { text: string; tokens: number[]; events: number }> {
   const started = performance.now();
   let firstAt = 0;
   let text = '';
@@ -77,7 +90,8 @@ export async function streamRequest(
   let failedOver: number[] = [];
   let tokens: number[] = [];
   let serverTimings: ServerTimings | undefined;
-  const common = { model, max_tokens: answerTokens, temperature: 0.7, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
+  let events = 0;
+  const common = { model, max_tokens: answerTokens, temperature, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
   // llama-server's chat stream gives no token ids but its logprobs name the sampled one (Manifold gives `manifold.tokens`).
   const sampledIds = body.kind === 'chat' && askLogprobIds ? { logprobs: true, top_logprobs: 1 } : {};
   const logprobIds: number[] = [];
@@ -101,7 +115,10 @@ export async function streamRequest(
       const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null; logprobs?: { content?: { id?: number }[] | null } | null } | undefined;
       for (const sampled of choice?.logprobs?.content ?? []) if (sampled.id !== undefined) logprobIds.push(sampled.id);
       const piece = choice ? (choice.delta ? choice.delta.content : choice.text) : undefined;
-      if (typeof piece === 'string' && choice!.finish_reason === null && !firstAt) firstAt = performance.now();
+      if (typeof piece === 'string' && choice!.finish_reason === null) {
+        firstAt ||= performance.now();
+        events++;
+      }
       if (piece) text += piece;
       if (chunk.usage) usage = chunk.usage;
       // Token chunks carry their own ids (`manifold.tokens`); the finishing chunk says who served it and all the ids.
@@ -120,6 +137,7 @@ export async function streamRequest(
     return {
       text,
       tokens,
+      events,
       ttftMs: (firstAt || ended) - started,
       decodeTokensPerSecond: firstAt && ended > firstAt ? ((completionTokens - 1) * 1000) / (ended - firstAt) : 0,
       promptTokens: usage?.prompt_tokens ?? 0,
@@ -131,9 +149,10 @@ export async function streamRequest(
       ...(serverTimings
         ? { serverTtftMs: (serverTimings.queued_ms ?? 0) + serverTimings.prompt_ms, serverDecodeTokensPerSecond: serverTimings.predicted_per_second }
         : {}),
+      ...(typeof serverTimings?.front_ms === 'number' ? { frontMs: serverTimings.front_ms } : {}),
     };
   } catch (error) {
-    return { text, tokens, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: withCause(error) };
+    return { text, tokens, events, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: withCause(error) };
   }
 }
 
