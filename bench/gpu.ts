@@ -55,7 +55,8 @@ async function bytesPerToken(path: string, contextTokens: number): Promise<numbe
 }
 
 async function httpStream(client: OpenAI, target: ClientTarget, prompt: number[], answerTokens: number, seed: number): Promise<Stream> {
-  const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, answerTokens, seed);
+  // Greedy, as the in-process path samples.
+  const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, answerTokens, seed, { temperature: 0 });
   if (result.error !== null) throw new Error(`Manifold failed a request: ${result.error}`);
   return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, tokens: result.completionTokens };
 }
@@ -109,8 +110,8 @@ async function measureModel(llama: Llama, name: string, path: string, options: G
     await context.dispose();
     await loaded.dispose();
   }
-  const weightBytes = await bytesPerToken(path, options.promptTokens + options.answerTokens / 2);
-  const rooflineTokensPerSecond = options.bandwidthGBps === null ? Number.NaN : (options.bandwidthGBps * 1e9) / weightBytes;
+  const bytesRead = await bytesPerToken(path, options.promptTokens + options.answerTokens / 2);
+  const rooflineTokensPerSecond = options.bandwidthGBps === null ? Number.NaN : (options.bandwidthGBps * 1e9) / bytesRead;
   const summarise = (path: Path) => {
     const streams = together[path].flatMap((b) => b.streams);
     const outputTokens = streams.reduce((sum, s) => sum + s.tokens, 0);
@@ -128,7 +129,7 @@ async function measureModel(llama: Llama, name: string, path: string, options: G
     model: name,
     backend,
     device,
-    weightBytesPerToken: weightBytes,
+    bytesPerToken: bytesRead,
     rooflineTokensPerSecond,
     rows,
     lone,
@@ -157,7 +158,7 @@ export async function runGpu(options: GpuOptions) {
   }
   const text = models
     .map((m) => {
-      const head = `${m.model}: ${m.backend} on ${m.device}; ${(m.weightBytesPerToken / 1e6).toFixed(1)} MB read per token, roofline ${m.rooflineTokensPerSecond.toFixed(0)} tok/s at ${options.bandwidthGBps ?? '-'} GB/s`;
+      const head = `${m.model}: ${m.backend} on ${m.device}; ${(m.bytesPerToken / 1e6).toFixed(1)} MB read per token, roofline ${m.rooflineTokensPerSecond.toFixed(0)} tok/s at ${options.bandwidthGBps ?? '-'} GB/s`;
       const body = table(
         ['path', 'one stream: TTFT p50 ms', 'decode tok/s', '% of roofline', `${options.slots} at once: TTFT p50 ms`, 'output tok/s'],
         m.rows.map((r) => [r.path, r.loneTtftP50Ms, r.loneDecodeTokensPerSecond, (100 * r.loneDecodeTokensPerSecond) / m.rooflineTokensPerSecond, r.togetherTtftP50Ms, r.togetherOutputTokensPerSecond]),
