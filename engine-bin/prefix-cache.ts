@@ -40,8 +40,8 @@ export class PrefixCache {
   private tiers = new PrefixTiers({ ramBytes: 0, diskBytes: 0 });
   /** Each tier's folder; null while the cache is off. */
   private dirs: Record<PrefixTier, string> | null = null;
-  /** The folders `use` chose and the layout, at once (`dirs` follows when the folders are made). */
-  private chosen: PrefixCacheShare | null = null;
+  /** The folders `use` chose, at once (`dirs` follows when the folders are made); null while the cache is off. */
+  private chosenDirs: Record<PrefixTier, string> | null = null;
   /** The model file and context layout the states are saved under (a borrowed state must match it). */
   private layout = '';
   private moves: TierMove[] = [];
@@ -61,7 +61,7 @@ export class PrefixCache {
     this.moves = [];
     const engineDir = (root: string): string => join(root, `${ENGINE_DIR_PREFIX}${process.pid}`);
     const dirs = options && this.tiers.enabled ? { ram: engineDir(RAM_ROOT), disk: engineDir(options.diskDir ?? join(os.tmpdir(), 'manifold-prefix-cache')) } : null;
-    this.chosen = dirs ? { dirs, layout } : null;
+    this.chosenDirs = dirs;
     void this.serially(async () => {
       for (const entry of discarded) await this.discard(entry);
       const before = this.dirs;
@@ -75,7 +75,7 @@ export class PrefixCache {
 
   /** What a borrower needs while the cache is on (the ready info reports it); undefined when off. */
   get share(): PrefixCacheShare | undefined {
-    return this.chosen ?? undefined;
+    return this.chosenDirs ? { dirs: this.chosenDirs, layout: this.layout } : undefined;
   }
 
   /**
