@@ -29,6 +29,9 @@ export interface RemoteClientOptions {
   readonly timeouts: RemoteTimeouts;
 }
 
+/** What `parseJsonOr` gives for an event that is not JSON (no JSON text parses to it). */
+const NOT_JSON = Symbol('not JSON');
+
 /**
  * One timer a request re-arms as it moves from one bound to the next; firing aborts with the bound's
  * words. Re-arming the same bound (the idle bound, at every piece of the stream) restarts the timer
@@ -186,12 +189,8 @@ export class RemoteClient {
       /** Takes one event; true at the stream's `[DONE]`. */
       const take = (data: string): boolean => {
         if (data === '[DONE]') return true;
-        let json: unknown;
-        try {
-          json = JSON.parse(data);
-        } catch {
-          throw new RemoteLostError(peer.url, `sent a chunk that is not JSON: ${data.slice(0, 200)}`);
-        }
+        const json = parseJsonOr(data, NOT_JSON);
+        if (json === NOT_JSON) throw new RemoteLostError(peer.url, `sent a chunk that is not JSON: ${data.slice(0, 200)}`);
         const read = dialect.read(json);
         if (!read.ok) throw new RemoteLostError(peer.url, `sent a malformed chunk: ${read.problem}`);
         if (read.value.error !== undefined) throw peerRefusal(peer.url, null, read.value.error);
