@@ -6,7 +6,7 @@
  * tool calls, finish reason, who served it) the last one. Its title is the first user message's.
  */
 import type { ChatMessageData, ChatToolCall } from '../../../common/contract.js';
-import { newMessage as message, titleOf, type ConversationStore } from '../chat/conversation-store.js';
+import { newMessage, titleOf, type ConversationStore } from '../chat/conversation-store.js';
 import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';
 import { textOf } from './tool-calls-request.js';
@@ -30,12 +30,12 @@ export async function storeCompletion(store: ConversationStore, body: ChatComple
   for (const turn of body.messages) {
     const content = textOf(turn.content);
     if (turn.role === 'system' || turn.role === 'developer') system.push(content);
-    else if (turn.role === 'tool') messages.push(message('tool', content, { toolCallId: turn.tool_call_id ?? '' }));
-    else messages.push(message(turn.role, content, callsOf(turn.tool_calls)));
+    else if (turn.role === 'tool') messages.push(newMessage('tool', content, { toolCallId: turn.tool_call_id ?? '' }));
+    else messages.push(newMessage(turn.role, content, callsOf(turn.tool_calls)));
   }
   const { result } = answer;
   messages.push(
-    message('assistant', answer.message.content ?? '', {
+    newMessage('assistant', answer.message.content ?? '', {
       ...callsOf(answer.message.tool_calls),
       finishReason: answer.finishReason,
       servedBy: { replica: result.replica, slot: result.globalSlot, reusedTokens: result.reusedTokens, promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens },
