@@ -1,13 +1,13 @@
 /**
- * peer: Manifold side by side with llama.cpp's own `llama-server` (built from node-llama-cpp's bundled
- * source, so the same llama.cpp), on the same model file, slots and threads, in one run.
- * Part 1 (runPeerServe): one llama-server with `-np S` against one Manifold replica with S slots of each
- * engine kind (node-llama-cpp, and llama-server as the replica's engine: what the front costs on top of the
- * same engine), all through HTTP with SSE, the same requests in rotating order: one stream alone (the median stream's decode rate, TTFT) and
- * S fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output
- * rate). The front's share is what the client measures beyond what each server reports of itself. A
- * full run does part 1 at 2 threads (every core of the machine it was written on) and at 1 (a core left
- * to the front and the client). Further parts add their own entry to runPeer.
+ * peer: Manifold side by side with llama.cpp's own `llama-server` (built from node-llama-cpp's bundled source,
+ * so the same llama.cpp), on the same model file, slots and threads, in one run. Part 1 (runPeerServe): one
+ * llama-server with `-np S` against one Manifold replica with S slots of each engine kind (node-llama-cpp, and
+ * llama-server as the replica's engine: what the front costs on top of the same engine), all through HTTP with
+ * SSE, the same requests in rotating order: one stream alone (the median stream's decode rate, TTFT) and S
+ * fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output rate). The
+ * front's share is what the client measures beyond what each server reports of itself. A full run does part 1
+ * at 2 threads (every core of the machine it was written on) and at 1 (a core left to the front and the
+ * client). Further parts add their own entry to runPeer.
  */
 import OpenAI from 'openai';
 import { runPeerChat, type PeerChatOptions } from './peer-chat.js';

@@ -1,9 +1,10 @@
 /**
  * llama.cpp's llama-server as a peer: its native streamed `POST /completion` (token ids in, one chunk per
- * token with its id, a last chunk with `stop: true`, the slot that served it, `stop_type`, the stop
- * string and `timings` whose `cache_n` is the prompt tokens kept in the slot), `cache_prompt` so a slot
- * keeps a conversation's prefix, `GET /slots` (enabled by default) for what each slot holds, and with `--slot-save-path` the slot
- * actions that save and restore one slot's KV state to a file (a local llama-server's live resize).
+ * token with its id, a last chunk with `stop: true`, the slot that served it, `stop_type`, the stop string and
+ * `timings` whose `cache_n` is the prompt tokens kept in the slot), `cache_prompt` so a slot keeps a
+ * conversation's prefix, `GET /slots` (enabled by default) for what each slot holds, and with
+ * `--slot-save-path` the slot actions that save and restore one slot's KV state to a file (a local
+ * llama-server's live resize).
  */
 import { z } from 'zod';
 import { clampLogprob, logprobOfProbability, type GeneratedLogprob, type GenerateRequest, type SlotView, type TokenLogprob } from '../../../common/engine-protocol.js';

@@ -1,12 +1,12 @@
 /**
- * The client of a ready remote replica: what the dispatcher and the views use of it, as of a local
- * engine (ReplicaClient). A generation is one streamed HTTP request in the peer's dialect; each token
- * chunk is handed on as it comes; the end is a GenerateDone. Three timeouts guard it (until the response
- * headers: the shorter of connect and first token; first token: from sending; idle: between chunks
- * after the first token), each aborting the upstream request. A peer lost under the request (refused, reset, timed out, a 5xx, a
- * stream cut short or garbled) rejects `done` with RemoteLostError (an EngineExitedError, so the
- * dispatcher fails the request over if no token came); a refusal (4xx) with EngineRequestError.
- * `cancel()` aborts the upstream request and `done` resolves as cancelled with what had come.
+ * The client of a ready remote replica: what the dispatcher and the views use of it, as of a local engine
+ * (ReplicaClient). A generation is one streamed HTTP request in the peer's dialect; each token chunk is handed
+ * on as it comes; the end is a GenerateDone. Three timeouts guard it (until the response headers: the shorter
+ * of connect and first token; first token: from sending; idle: between chunks after the first token), each
+ * aborting the upstream request. A peer lost under the request (refused, reset, timed out, a 5xx, a stream cut
+ * short or garbled) rejects `done` with RemoteLostError (an EngineExitedError, so the dispatcher fails the
+ * request over if no token came); a refusal (4xx) with EngineRequestError. `cancel()` aborts the upstream
+ * request and `done` resolves as cancelled with what had come.
  */
 import { generateRequestSchema, type GenerateDone, type GenerateRequest, type GenerateRequestInput, type SlotView } from '../../../common/engine-protocol.js';
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';

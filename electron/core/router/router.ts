@@ -1,20 +1,19 @@
 /**
- * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each
- * candidate: baseline `uncached_tokens + 3000 × running` until every candidate has a measured prefill
- * rate, then the expected time to first token `(pending_prefill + uncached_tokens) / prefill_rate`: its
- * queue wait is the prompt tokens its running requests have still to prefill (late binding offers only
- * replicas with a free slot, so nothing else waits ahead; a running request past its first token only
- * decodes, which the engine batches with a new prefill at little cost to it). Where a replica's prefix
- * cache holds more of the prompt than its slots (the engine then restores it instead of prefilling), the
- * restored tokens count at a restore's cost: measured per tier once the replica has restored from it,
- * else an assumed share of a prefill — cheaper than prefill, dearer than a slot hit. A replica may also
- * borrow: restore an entry that another replica of the same model and context layout saved (`borrowFrom`),
- * at the same restore's cost, so a turn whose history was saved by a busy replica need not wait for it nor
- * prefill it again elsewhere (policy `prefix` only: the others keep each engine to its own cache). Ties (equal baseline
- * costs; measured costs within 25% of the lowest) go to the replica that last served the request's
- * conversation, then the one holding most of the prompt, then one not borrowing it, then fewer running,
- * then fewer routed, then the lower index. `round-robin` and `least-loaded` are kept for comparison. Each decision is counted per
- * replica.
+ * Routing (DESIGN §4): which living replica gets a prompt. Policy `prefix` (default) costs each candidate:
+ * baseline `uncached_tokens + 3000 × running` until every candidate has a measured prefill rate, then the
+ * expected time to first token `(pending_prefill + uncached_tokens) / prefill_rate`: its queue wait is the
+ * prompt tokens its running requests have still to prefill (late binding offers only replicas with a free
+ * slot, so nothing else waits ahead; a running request past its first token only decodes, which the engine
+ * batches with a new prefill at little cost to it). Where a replica's prefix cache holds more of the prompt
+ * than its slots (the engine then restores it instead of prefilling), the restored tokens count at a restore's
+ * cost: measured per tier once the replica has restored from it, else an assumed share of a prefill — cheaper
+ * than prefill, dearer than a slot hit. A replica may also borrow: restore an entry that another replica of
+ * the same model and context layout saved (`borrowFrom`), at the same restore's cost, so a turn whose history
+ * was saved by a busy replica need not wait for it nor prefill it again elsewhere (policy `prefix` only: the
+ * others keep each engine to its own cache). Ties (equal baseline costs; measured costs within 25% of the
+ * lowest) go to the replica that last served the request's conversation, then the one holding most of the
+ * prompt, then one not borrowing it, then fewer running, then fewer routed, then the lower index.
+ * `round-robin` and `least-loaded` are kept for comparison. Each decision is counted per replica.
  */
 import type { PrefixTier } from '../../../common/prefix-cache.js';
 import type { RoutingPolicy } from '../config/run-config.js';
@@ -173,11 +172,12 @@ export class Router {
   }
 
   /**
-   * The pick among the candidates whose cost is within `tolerance` of the lowest (measured against the
-   * lowest, not pair by pair, so the order of candidates never changes the pick): the one already serving
-   * the conversation, then the one holding most of the prompt (in a slot or its prefix cache: it leaves the
-   * least work to do), then one that need not borrow it (the owner restoring its own entry keeps the
-   * conversation home and no second copy in another cache), then the least busy, then the one routed to least, then the lowest index.
+   * The pick among the candidates whose cost is within `tolerance` of the lowest (measured against the lowest,
+   * not pair by pair, so the order of candidates never changes the pick): the one already serving the
+   * conversation, then the one holding most of the prompt (in a slot or its prefix cache: it leaves the least
+   * work to do), then one that need not borrow it (the owner restoring its own entry keeps the conversation
+   * home and no second copy in another cache), then the least busy, then the one routed to least, then the
+   * lowest index.
    */
   private breakTies<T extends { c: RouteCandidate; cost: number; reusable: number; restore?: RouteDecision['restore'] }>(costed: T[], tolerance: number): T {
     const lowest = Math.min(...costed.map((x) => x.cost));
