@@ -60,8 +60,7 @@ export const prefixCacheReportSchema = z.object({
 export type PrefixCacheReport = z.infer<typeof prefixCacheReportSchema>;
 
 /** The folder of each tier of one engine's prefix cache (core names them to another engine in a borrow hint). */
-export const prefixCacheDirsSchema = z.object({ ram: z.string().min(1), disk: z.string().min(1) });
-export type PrefixCacheDirs = z.infer<typeof prefixCacheDirsSchema>;
+const prefixCacheDirsSchema = z.object({ ram: z.string().min(1), disk: z.string().min(1) });
 
 /**
  * What another engine needs to borrow from one engine's prefix cache, as its ready info reports it: its
