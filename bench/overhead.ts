@@ -8,10 +8,18 @@
  * costs a client in TTFT here, which the in-process path never pays. Decode is compared run by run
  * (each HTTP run against the in-process run beside it), so a burst of other work on a shared machine
  * moves one pair, not the mean.
+ *
+ * Each placement runs the whole comparison: `shared` leaves every core to the kernel (the engine, the
+ * front and the client wherever it puts them, as a user's machine would); `own core` pins the engine —
+ * the replica's child, or this process while it runs the in-process path — to the last physical core and
+ * this process (the front and the client) to the others, as on a machine whose engine runs on a GPU and
+ * leaves the CPU to the front. Linux only; skipped, saying why, with fewer than two physical cores.
  */
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
+import { allowedCpus, pinProcess } from '../electron/core/cpu/cpu-pinning.js';
+import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
 import { inProcessStream } from './in-process.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, table } from './stats.js';
@@ -24,6 +32,25 @@ export interface OverheadOptions {
   promptTokens: number;
   answerTokens: number;
   runs: number;
+  placements: Placement[];
+}
+
+export type Placement = 'shared' | 'own core';
+
+/** The `own core` placement: the engine's CPUs and the front's, and every CPU this process had, to give back after. */
+interface CoreSplit {
+  engine: number[];
+  front: number[];
+  before: number[];
+}
+
+/** The CPUs for the `own core` placement, or why it cannot run here. */
+async function ownCorePlacement(): Promise<CoreSplit | { reason: string }> {
+  if (process.platform !== 'linux') return { reason: 'pinning threads is Linux only' };
+  const topology = await readCpuTopology();
+  if ('unreadable' in topology) return { reason: topology.unreadable };
+  if (topology.cores.length < 2) return { reason: 'this machine has one physical core' };
+  return { engine: [...topology.cores.at(-1)!.cpus], front: topology.cores.slice(0, -1).flatMap((c) => c.cpus), before: await allowedCpus(process.pid) };
 }
 
 interface Timing {
@@ -31,6 +58,8 @@ interface Timing {
   decodeTokensPerSecond: number;
   /** For the HTTP path: the engine's own time to the first token (its queue wait, then the prefill), so the rest is the front's. */
   engineTtftMs?: number;
+  /** For the HTTP path: the decode rate the engine child measured itself, so the rest of the loss is on the way out. */
+  engineDecodeTokensPerSecond?: number;
   /** For the HTTP path: the front's own share of TTFT, as the server measured it. */
   frontMs?: number;
   /** For the HTTP path: SSE events that carried tokens. */
@@ -59,84 +88,128 @@ export async function runOverhead(options: OverheadOptions) {
   const model = await llama.loadModel({ modelPath: options.model });
   const context = await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
   const sequence = context.getSequence();
-
-  const inProcess = async (): Promise<Timing> => inProcessStream(sequence, prompt, options.answerTokens);
   const clients = new Map<string, OpenAI>();
 
-  const results = await withServed(
-    // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
-    // engine work the in-process path does not do); the front's cost is what this compares.
-    { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: { ramBytes: 0, diskBytes: 0 } } },
-    async (target) => {
-      const floor = await startHttpFloor();
-      /** One stream through `target`, greedy as the in-process path. */
-      const overHttp = async (target: ClientTarget): Promise<Timing> => {
-        const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
-        clients.set(target.baseURL, client);
-        const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, 1, { temperature: 0 });
-        if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
-        return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, frontMs: result.frontMs };
-      };
-      // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
-      const http: Timing[] = [];
-      const local: Timing[] = [];
-      const floorRuns: Timing[] = [];
-      const front = (): Promise<Timing> => overHttp(target);
-      await front();
-      await inProcess();
-      await overHttp(floor);
-      for (let i = 0; i < options.runs; i++) {
-        // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
-        prompt[0] = 301 + i;
-        // Alternate which goes first, so neither always runs on the other's warm caches.
-        if (i % 2 === 0) {
-          http.push(await front());
-          local.push(await inProcess());
-        } else {
-          local.push(await inProcess());
-          http.push(await front());
+  /** The runs of one placement: HTTP and in-process alternating, and the floor after each pair. */
+  const measure = async (placement: Placement, cpus: CoreSplit | null) => {
+    const inProcess = async (): Promise<Timing> => {
+      if (cpus) await pinProcess(process.pid, cpus.engine);
+      return inProcessStream(sequence, prompt, options.answerTokens);
+    };
+    return withServed(
+      // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
+      // engine work the in-process path does not do); the front's cost is what this compares.
+      { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: { ramBytes: 0, diskBytes: 0 } } },
+      async (target, served) => {
+        const child = served.workstation.replicas.replicaView()[0]?.pid;
+        if (cpus) {
+          if (!child) throw new Error(`overhead (${placement}): the replica has no engine process to pin`);
+          await pinProcess(child, cpus.engine);
         }
-        floorRuns.push(await overHttp(floor));
-      }
-      await new Promise((resolve) => floor.server.close(resolve));
-      return { http, local, floor: floorRuns };
-    },
-  );
+        const floor = await startHttpFloor();
+        /** One stream through `target`, greedy as the in-process path. */
+        const overHttp = async (target: ClientTarget): Promise<Timing> => {
+          if (cpus) await pinProcess(process.pid, cpus.front);
+          const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+          clients.set(target.baseURL, client);
+          const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, 1, { temperature: 0 });
+          if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
+          return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
+        };
+        // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
+        const http: Timing[] = [];
+        const local: Timing[] = [];
+        const floorRuns: Timing[] = [];
+        const front = (): Promise<Timing> => overHttp(target);
+        await front();
+        await inProcess();
+        await overHttp(floor);
+        for (let i = 0; i < options.runs; i++) {
+          // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
+          prompt[0] = 301 + i;
+          // Alternate which goes first, so neither always runs on the other's warm caches.
+          if (i % 2 === 0) {
+            http.push(await front());
+            local.push(await inProcess());
+          } else {
+            local.push(await inProcess());
+            http.push(await front());
+          }
+          floorRuns.push(await overHttp(floor));
+        }
+        await new Promise((resolve) => floor.server.close(resolve));
+        return { http, local, floor: floorRuns };
+      },
+    ).finally(() => cpus && pinProcess(process.pid, cpus.before));
+  };
+
+  const placements = [];
+  const skipped: string[] = [];
+  for (const placement of options.placements) {
+    const cpus = placement === 'own core' ? await ownCorePlacement() : null;
+    if (cpus && 'reason' in cpus) {
+      skipped.push(`${placement}: skipped (${cpus.reason})`);
+      continue;
+    }
+    const runs = await measure(placement, cpus);
+    placements.push({ placement, cpus, runs, summary: summarise(runs, options.answerTokens) });
+  }
   await context.dispose();
   await model.dispose();
   await llama.dispose();
 
+  const text = placements
+    .map(({ placement, cpus, summary }) => {
+      const where = cpus ? `the engine on CPU ${cpus.engine.join(',')}, the front and the client on ${cpus.front.join(',')}` : 'every core shared';
+      return `${placement} (${where}):\n${summaryTable(summary)}\n\n${verdict(summary)}`;
+    })
+    .concat(skipped)
+    .join('\n\n');
+  return { config: { ...options, model: undefined }, placements, text };
+}
+
+type Runs = { http: Timing[]; local: Timing[]; floor: Timing[] };
+
+function summarise(results: Runs, answerTokens: number) {
   const p50 = (xs: Timing[], k: 'ttftMs' | 'decodeTokensPerSecond') => percentile(xs.map((x) => x[k]), 50);
-  const summary = {
+  return {
     httpTtftP50Ms: p50(results.http, 'ttftMs'),
     httpEngineTtftP50Ms: percentile(results.http.map((x) => x.engineTtftMs ?? Number.NaN), 50),
     inProcessTtftP50Ms: p50(results.local, 'ttftMs'),
     ttftDeltaMs: p50(results.http, 'ttftMs') - p50(results.local, 'ttftMs'),
     httpDecodeTokensPerSecond: mean(results.http.map((x) => x.decodeTokensPerSecond)),
+    httpEngineDecodeTokensPerSecond: mean(results.http.map((x) => x.engineDecodeTokensPerSecond ?? Number.NaN)),
     inProcessDecodeTokensPerSecond: mean(results.local.map((x) => x.decodeTokensPerSecond)),
     decodeRatio: mean(results.http.map((x) => x.decodeTokensPerSecond)) / mean(results.local.map((x) => x.decodeTokensPerSecond)),
     /** The median over runs of each HTTP run's decode rate over the in-process run beside it. */
     pairedDecodeRatio: percentile(results.http.map((x, i) => x.decodeTokensPerSecond / results.local[i]!.decodeTokensPerSecond), 50),
+    /** What each token costs the HTTP path beyond the in-process one, in µs: what a faster engine would lose the same of. */
+    extraMicrosecondsPerToken: 1e6 / mean(results.http.map((x) => x.decodeTokensPerSecond)) - 1e6 / mean(results.local.map((x) => x.decodeTokensPerSecond)),
     httpFloorTtftP50Ms: p50(results.floor, 'ttftMs'),
     frontP50Ms: percentile(results.http.map((x) => x.frontMs ?? Number.NaN), 50),
-    tokensPerEvent: (options.answerTokens * results.http.length) / results.http.reduce((sum, x) => sum + (x.events ?? 0), 0),
+    tokensPerEvent: (answerTokens * results.http.length) / results.http.reduce((sum, x) => sum + (x.events ?? 0), 0),
   };
-  const text = table(
+}
+
+function summaryTable(summary: ReturnType<typeof summarise>): string {
+  return table(
     ['path', 'TTFT p50 ms', 'decode tok/s', 'decode % of in-process'],
     [
       ['in-process node-llama-cpp', summary.inProcessTtftP50Ms, summary.inProcessDecodeTokensPerSecond, 100],
       ['HTTP front (SSE, openai)', summary.httpTtftP50Ms, summary.httpDecodeTokensPerSecond, summary.decodeRatio * 100],
-      ['  of which in the engine child', summary.httpEngineTtftP50Ms, NaN, NaN],
+      ['  in the engine child', summary.httpEngineTtftP50Ms, summary.httpEngineDecodeTokensPerSecond, (summary.httpEngineDecodeTokensPerSecond / summary.inProcessDecodeTokensPerSecond) * 100],
       ["  of which the front's own (front_ms)", summary.frontP50Ms, NaN, NaN],
       ['HTTP floor (a server answering at once)', summary.httpFloorTtftP50Ms, NaN, NaN],
     ],
   );
-  const verdict = [
-    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%; target ≥ 98%)`,
+}
+
+function verdict(summary: ReturnType<typeof summarise>): string {
+  return [
+    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
     `TTFT delta ${summary.ttftDeltaMs >= 0 ? '+' : ''}${summary.ttftDeltaMs.toFixed(2)} ms (target ≤ +2 ms)`,
     `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
     `the HTTP floor ${summary.httpFloorTtftP50Ms.toFixed(2)} ms`,
     `${summary.tokensPerEvent.toFixed(2)} tokens per SSE event`,
   ].join(', ');
-  return { config: { ...options, model: undefined }, runs: results, summary, text: `${text}\n\n${verdict}` };
 }
