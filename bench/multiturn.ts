@@ -4,7 +4,9 @@
  * regimes — slot pressure (more conversations than slots, a conversation's prefix evicted when another
  * takes its slot) and enough slots — and on a shared-prefix workload. Each row reads its cache hit
  * against the oracle line (bench/oracle.ts): the share of prompt tokens any router could have reused.
- * Every run is on freshly started replicas so none inherits another's cache.
+ * Both policies run with the engines' prefix cache on; a regime may add round-robin with it off, the
+ * baseline as it was before the cache existed. Every run is on freshly started replicas so none inherits
+ * another's cache.
  */
 import type { RoutingPolicy } from '../electron/core/config/run-config.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
@@ -16,6 +18,8 @@ export interface ChatRegime {
   name: string;
   replicas: number;
   slots: number;
+  /** Also run round-robin with the engines' prefix cache off. */
+  uncachedBaseline?: boolean;
 }
 
 export interface MultiTurnBenchOptions {
@@ -29,46 +33,61 @@ export interface MultiTurnBenchOptions {
 
 const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin'];
 
-type Row = ReturnType<typeof summarise> & { workload: string; layout: string; policy: RoutingPolicy; oracle: number; oracleMismatches: number };
+type Row = ReturnType<typeof summarise> & { workload: string; layout: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number };
+
+const NO_PREFIX_CACHE = { ramBytes: 0, diskBytes: 0 };
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
 export async function runMultiTurn(options: MultiTurnBenchOptions) {
   const rows: Row[] = [];
-  const config = (policy: RoutingPolicy, replicas: number, slots: number) => ({
+  const config = (policy: RoutingPolicy, replicas: number, slots: number, prefixCache = true) => ({
     model: options.model,
     replicas,
     routing: policy,
-    engine: { slots, threads: options.threads, contextSize: options.contextSize },
+    engine: { slots, threads: options.threads, contextSize: options.contextSize, ...(prefixCache ? {} : { prefixCache: NO_PREFIX_CACHE }) },
   });
   for (const regime of options.regimes) {
-    for (const policy of POLICIES) {
-      const row = await withServed(config(policy, regime.replicas, regime.slots), async (target, served) => {
+    const variants = [...POLICIES.map((policy) => ({ policy, prefixCache: true })), ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : [])];
+    for (const { policy, prefixCache } of variants) {
+      const row = await withServed(config(policy, regime.replicas, regime.slots, prefixCache), async (target, served) => {
         const run = await realisticChat(target, options.chat);
         const oracle = await oracleOf(run.results, served.workstation.tokenizer);
         return { ...summarise(run.results, run.wallMs), oracle: oracle.share, oracleMismatches: oracle.mismatched };
       });
-      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, policy, ...row });
+      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, policy, prefixCache, ...row });
     }
   }
   const shared = options.sharedPrefix;
   for (const policy of POLICIES) {
     const run = await withServed(config(policy, shared.replicas, shared.slots), (target) => sharedPrefix(target, shared));
-    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, policy, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
+    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, policy, prefixCache: true, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
   }
   const text = table(
-    ['workload', 'replicas', 'policy', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'out tok/s', 'stay'],
-    rows.map((r) => [r.workload, r.layout, r.policy, String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.completionTokensPerSecond, percent(r.stickiness)]),
+    ['workload', 'replicas', 'policy', 'prefix cache', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'out tok/s', 'stay'],
+    rows.map((r) => [r.workload, r.layout, r.policy, r.prefixCache ? 'on' : 'off', String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.completionTokensPerSecond, percent(r.stickiness)]),
   );
   const ratios = Object.fromEntries(
     [...options.regimes.map((r) => r.name), 'shared-prefix'].map((workload) => {
-      const [prefix, roundRobin] = POLICIES.map((policy) => rows.find((r) => r.workload === workload && r.policy === policy)!) as [Row, Row];
-      return [workload, { cacheHitPrefixOverRoundRobin: prefix.cacheHitRate / roundRobin.cacheHitRate, ttftP50RoundRobinOverPrefix: roundRobin.ttftP50Ms / prefix.ttftP50Ms, ttftP90RoundRobinOverPrefix: roundRobin.ttftP90Ms / prefix.ttftP90Ms, prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle }];
+      const [prefix, roundRobin] = POLICIES.map((policy) => rows.find((r) => r.workload === workload && r.policy === policy && r.prefixCache)!) as [Row, Row];
+      const uncached = rows.find((r) => r.workload === workload && !r.prefixCache);
+      return [
+        workload,
+        {
+          cacheHitPrefixOverRoundRobin: prefix.cacheHitRate / roundRobin.cacheHitRate,
+          ttftP50RoundRobinOverPrefix: roundRobin.ttftP50Ms / prefix.ttftP50Ms,
+          ttftP90RoundRobinOverPrefix: roundRobin.ttftP90Ms / prefix.ttftP90Ms,
+          prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle,
+          ...(uncached ? { ttftP50UncachedRoundRobinOverPrefix: uncached.ttftP50Ms / prefix.ttftP50Ms, ttftP90UncachedRoundRobinOverPrefix: uncached.ttftP90Ms / prefix.ttftP90Ms } : {}),
+        },
+      ];
     }),
   );
   const mismatches = rows.reduce((s, r) => s + r.oracleMismatches, 0);
   const readings = Object.entries(ratios).map(
-    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle` : ''}`,
+    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle` : ''}${
+        r.ttftP50UncachedRoundRobinOverPrefix === undefined ? '' : `; over round-robin without the prefix cache: TTFT p50 ${r.ttftP50UncachedRoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90UncachedRoundRobinOverPrefix!.toFixed(2)}× better`
+      }`,
   );
   const warning = mismatches ? `\n(${mismatches} prompts tokenized to another length than the server counted: the oracle is approximate)` : '';
   return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\n${readings.join('\n')}${warning}` };

@@ -76,7 +76,7 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
       regimes: quick
         ? [{ name: 'slot pressure', replicas: 2, slots: 1 }]
         : [
-            { name: 'slot pressure', replicas: 4, slots: 2 },
+            { name: 'slot pressure', replicas: 4, slots: 2, uncachedBaseline: true },
             { name: 'enough slots', replicas: 4, slots: 4 },
           ],
       chat,
