@@ -1,11 +1,15 @@
-/** How a `llama-server` replica is launched: its command line from the load options, where its binary is found, and the config error when it is not. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+/**
+ * How a `llama-server` replica is launched: its command line from the load options, its private folder
+ * and where it listens, where its binary is found, and the config error when it is not.
+ */
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
 import { llamaServerArgs } from '../../electron/core/llama-server/llama-server-args.js';
+import { listenIn, makeChildFolder, slotFolderIn } from '../../electron/core/llama-server/llama-server-folder.js';
 import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 
 const savedBinary = process.env.MANIFOLD_LLAMA_SERVER;
@@ -31,6 +35,28 @@ describe('llama-server replicas', () => {
     expect(args).not.toContain('-t');
     expect(args).not.toContain('-ngl');
     expect(args.join(' ')).toContain('-np 1 -c 4096 --no-kv-unified --no-webui --slot-save-path s -b 256 -fa on -ctk q8_0 -ctv q8_0');
+  });
+
+  it('makes a private folder with a slot folder, listens on a socket there (the stale one gone), and on a loopback port where the path is too long', async () => {
+    const folder = await makeChildFolder(3);
+    try {
+      expect(folder).toContain('manifold-llama-server-r3-');
+      expect(statSync(folder).mode & 0o777).toBe(0o700);
+      expect(statSync(slotFolderIn(folder)).isDirectory()).toBe(true);
+      if (process.platform !== 'win32') {
+        writeFileSync(join(folder, 'http.sock'), 'left by a killed child');
+        const { listen, peer } = await listenIn(folder);
+        expect(listen).toEqual({ socketPath: join(folder, 'http.sock') });
+        expect(peer.socketPath).toBe(join(folder, 'http.sock'));
+        expect(existsSync(join(folder, 'http.sock'))).toBe(false);
+      }
+      const deep = join(folder, 'x'.repeat(110));
+      const { listen, peer } = await listenIn(deep);
+      expect('port' in listen && listen.port).toBeGreaterThan(0);
+      expect(peer.url).toBe(`http://127.0.0.1:${(listen as { port: number }).port}`);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('reads the llama.cpp commit from a git bundle header, and refuses a file that is not one', () => {

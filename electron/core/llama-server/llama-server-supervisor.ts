@@ -1,36 +1,34 @@
 /**
  * The supervisor of one replica's `llama-server` child (engine kind `llama-server`; structurally a
  * ReplicaDriver, replicas/replica-driver.ts): spawns the binary with the replica's env (card visibility,
- * the config's and the entry's env) on a Unix socket in its private folder (a free loopback port on
- * Windows), pins it to the replica's cores, waits for its `/health`, reads what it loaded (`/props`,
- * `/v1/models`) into the ReadyInfo a node-llama-cpp engine gives, and speaks to it through the remote
- * client's llama-server dialect (remote/remote-client.ts). While ready it polls `/health` every heartbeat;
- * no 200 for the hang bound means hung: SIGKILL (core's own stalls do not count, as for the engine child).
- * Stop is SIGTERM, then SIGKILL after the grace. Its output lines are logged prefixed `[replica N pid]`.
- * Each start is a new child; healing belongs to the replica set, as for the engine child. Every child gets
- * the replica's private folder (its socket and its `--slot-save-path`, a temp folder removed at close); a
- * live resize restarts the child quietly (`restartWith`: no exit or ready event between the two children,
- * so the set keeps the replica in maintenance).
+ * the config's and the entry's env) on a Unix socket in its private folder (llama-server-folder.ts),
+ * pins it to the replica's cores, waits for its `/health`, reads what it loaded (`/props`, `/v1/models`:
+ * llama-server-ready-info.ts), and speaks to it through the remote client's llama-server dialect
+ * (remote/remote-client.ts). While ready it polls `/health` every heartbeat; no 200 for the hang bound
+ * means hung: SIGKILL (core's own stalls do not count, as for the engine child). Stop is SIGTERM, then
+ * SIGKILL after the grace. Its output lines are logged prefixed `[replica N pid]`. Each start is a new
+ * child in the same folder; healing belongs to the replica set, as for the engine child. A live resize
+ * restarts the child quietly (`restartWith`: no exit or ready event between the two children, so the set
+ * keeps the replica in maintenance).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import type { LogLevel } from '../../../common/contract.js';
-import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
+import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
 import { forwardLines } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
 import { DEFAULT_ROTATION, LogFile } from '../logging/log-file.js';
 import { llamaServerDialect } from '../remote/llama-server-dialect.js';
-import { getPeerJson, socketPeer, type PeerAddress } from '../remote/peer-http.js';
+import { getPeerJson, type PeerAddress } from '../remote/peer-http.js';
 import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import { SilenceClock } from '../supervisor/silence-clock.js';
-import { llamaServerArgs, type ListenAddress } from './llama-server-args.js';
+import { llamaServerArgs } from './llama-server-args.js';
+import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
+import { readyInfoOf } from './llama-server-ready-info.js';
 
 export interface LlamaServerSupervisorOptions {
   /** Replica index, for log prefixes. */
@@ -66,34 +64,6 @@ interface SupervisorEvents {
 /** The last lines of output kept for a failed start's message. */
 const OUTPUT_TAIL_LINES = 12;
 const READY_POLL_MS = 100;
-
-/**
- * Where a child whose private folder is `folder` listens: a Unix socket there, so no other process can
- * reach its API (the folder is its own user's, 0700) and the relay skips TCP; a loopback port on Windows
- * (Node speaks named pipes there, not AF_UNIX) and when the path is too long for a socket address.
- */
-async function listenAddress(folder: string): Promise<ListenAddress> {
-  const socketPath = join(folder, 'http.sock');
-  if (process.platform === 'win32' || Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) return { port: await freeLoopbackPort() };
-  // A killed child leaves its socket file behind, and llama-server does not bind over one.
-  await rm(socketPath, { force: true });
-  return { socketPath };
-}
-
-/** sun_path is 108 bytes on Linux and 104 on macOS, with its terminating zero. */
-const MAX_SOCKET_PATH_BYTES = 103;
-
-/** A port nobody listens on now (the child binds it right after; a lost race fails that start, which heals). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** llama.cpp's lines that say something went wrong. */
 function serverLineLevel(line: string): LogLevel {
@@ -151,7 +121,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
 
   /** Where the child saves and restores slot files (its `--slot-save-path`); created by the first start. */
   get slotFolder(): string | undefined {
-    return this.folder === undefined ? undefined : join(this.folder, 'slots');
+    return this.folder === undefined ? undefined : slotFolderIn(this.folder);
   }
 
   /** True when the child is gone and its exit was announced (the replica set heals it). */
@@ -173,12 +143,9 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.loadFailure = undefined;
     this.output.length = 0;
     const startedAt = performance.now();
-    if (this.folder === undefined) {
-      this.folder = await mkdtemp(join(tmpdir(), `manifold-llama-server-r${this.options.replica}-`));
-      await mkdir(join(this.folder, 'slots'));
-    }
-    const listen = await listenAddress(this.folder);
-    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, join(this.folder, 'slots')), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.folder ??= await makeChildFolder(this.options.replica);
+    const { listen, peer } = await listenIn(this.folder);
+    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolderIn(this.folder)), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const onLine = (line: string): void => {
       if (!line.trim()) return;
@@ -200,7 +167,6 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
         if (child.pid === undefined) gone(null, null);
       });
     });
-    const peer: PeerAddress = 'socketPath' in listen ? socketPeer(listen.socketPath) : { url: `http://127.0.0.1:${listen.port}`, apiKey: null };
     this.log(`starting llama-server on ${peer.url}`);
     const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
     const pinnedAtSpawn = pin();
@@ -210,33 +176,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       if (this.child !== child || child.exitCode !== null || child.signalCode !== null) throw new Error('llama-server exited while loading');
       await pinnedAtSpawn;
       await pin();
-      const load = loadOptionsSchema.parse(this.load);
-      const model = description.models[0];
-      const meta = model?.meta;
-      const info: ReadyInfo = {
-        model: {
-          name: model?.id ?? null,
-          architecture: meta?.architecture ?? null,
-          trainContextSize: meta?.n_ctx_train ?? 0,
-          vocabSize: meta?.n_vocab ?? 0,
-          parameters: meta?.n_params ?? 0,
-          fileBytes: meta?.size ?? 0,
-        },
-        sizes: {
-          contextSize: description.contextSize ?? load.contextSize,
-          slots: description.slots ?? load.slots,
-          gpuLayers: typeof load.gpuLayers === 'number' ? load.gpuLayers : 0,
-          batchSize: load.batchSize ?? 0,
-          flashAttention: load.flashAttention,
-          kvType: load.kvType,
-          contextStateBytes: 0,
-        },
-        backend: 'llama-server',
-        vram: { total: 0, used: 0, free: 0 },
-        ram: { total: 0, used: 0, free: 0 },
-        loadMs: performance.now() - startedAt,
-        modelLoads: 1,
-      };
+      const info = readyInfoOf(description, this.load, performance.now() - startedAt);
       this.current = new RemoteClient({
         peer,
         dialect: llamaServerDialect,
