@@ -4,29 +4,59 @@
  * items that arrive together (tokens of several slots decoded in one step, messages read in one IPC
  * chunk) travel together. `mergeTokenChunks` folds a batch of one stream's token chunks into one chunk.
  * Used by the engine child's transport (one IPC message a turn) and the front's SSE writer (one event).
+ *
+ * With a spacing, an item pushed as one that may wait (a stream's later tokens) waits until `minGapMs`
+ * after the last batch went, when that is later than its turn's end: a fast stream travels in batches at
+ * most every `minGapMs`, a slow one (an item every `minGapMs` or more) item by item with nothing added to
+ * its latency. An item that may not wait takes everything held with it at its turn's end.
  */
 
 /** Runs `flush` once the current turn of the event loop is over. */
 export type TurnScheduler = (flush: () => void) => void;
 
+export interface BatchSpacing {
+  readonly minGapMs: number;
+  readonly now: () => number;
+  /** Runs `flush` after `ms`; returns what cancels it. */
+  readonly after: (flush: () => void, ms: number) => () => void;
+}
+
 export class TurnBatch<Item> {
   private items: Item[] = [];
+  private turnFlushPending = false;
+  private cancelWait: (() => void) | null = null;
+  private lastHandOnAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly handOn: (items: Item[]) => void,
     private readonly schedule: TurnScheduler,
+    private readonly spacing?: BatchSpacing,
   ) {}
 
-  push(item: Item): void {
+  /** `mayWait`: the item may be held until `minGapMs` after the last batch (only with a spacing). */
+  push(item: Item, mayWait = false): void {
     this.items.push(item);
-    if (this.items.length === 1) this.schedule(() => this.flush());
+    if (this.turnFlushPending) return;
+    const wait = mayWait && this.spacing ? this.lastHandOnAt + this.spacing.minGapMs - this.spacing.now() : 0;
+    if (wait > 0) {
+      this.cancelWait ??= this.spacing!.after(() => this.flush(), wait);
+      return;
+    }
+    this.turnFlushPending = true;
+    this.schedule(() => {
+      this.turnFlushPending = false;
+      this.flush();
+    });
   }
 
   /** Hands on what is held now, before the turn ends (before a stream's last word is written). */
   flush(): void {
+    this.cancelWait?.();
+    this.cancelWait = null;
     if (this.items.length === 0) return;
     const items = this.items;
     this.items = [];
+    if (this.spacing) this.lastHandOnAt = this.spacing.now();
     this.handOn(items);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The engine's message loop: parses every request with the protocol's schemas, dispatches it to the
  * model host, and answers with replies tagged by the request's id. A bad or unknown message, or a failing
- * request, gets a typed error reply; nothing a parent sends can make the engine die.
+ * request, gets a typed error reply; nothing a parent sends can make the engine die. A stream's tokens
+ * after its first may wait a moment to travel with the next ones (transport.ts).
  */
 import { ENGINE_REQUEST_TYPES, engineRequestSchema, type EngineMessage, type EngineRequest } from '../common/engine-protocol.js';
 import { describeBadMessage } from './bad-message.js';
@@ -48,9 +49,13 @@ export class EngineServer {
         if (this.generating.has(id)) throw new EngineError('bad_message', `request id ${id} is already generating`);
         this.generating.add(id);
         try {
+          let firstTokens = true;
           const result = await this.host.generate(id, request.request, {
             started: (info) => this.send({ type: 'started', id, ...info }),
-            tokens: (chunk) => this.send({ type: 'tokens', id, ...chunk }),
+            tokens: (chunk) => {
+              this.send({ type: 'tokens', id, ...chunk }, !firstTokens);
+              firstTokens = false;
+            },
           });
           this.send({ type: 'done', id, result });
         } finally {
@@ -95,7 +100,7 @@ export class EngineServer {
     return stopWithin(STOP_DEADLINE_MS, () => this.host.dispose(), () => this.exit(code));
   }
 
-  private send(message: EngineMessage): void {
-    this.transport.send(message);
+  private send(message: EngineMessage, mayWait = false): void {
+    this.transport.send(message, mayWait);
   }
 }

@@ -5,12 +5,25 @@
  * engine's activity reports them as undrained_replies). The messages sent in one event-loop turn go as
  * one IPC message (TurnBatch): the message itself when it is alone, an array of them when several are
  * ready together (the tokens of slots decoded in one step), which core's request channel takes apart.
+ * A message sent as one that may wait (a stream's tokens after its first) goes at most STREAM_GAP_MS
+ * after the batch before it, with whatever else is ready by then: each IPC message is a socket write
+ * and a wake-up of core, which the engine's thread pays between two decode steps (~40–60 µs a token on
+ * the 2-core VM the benchmarks run on), so a fast stream sends a few tokens a message instead of one; a
+ * stream slower than one token a gap goes token by token as before, and a first token never waits.
  */
 import type { EngineMessage } from '../common/engine-protocol.js';
 import { TurnBatch } from '../common/turn-batch.js';
 
+/**
+ * The longest a message that may wait is held after the batch before it: a frame of a 60 Hz display.
+ * SGLang (`--stream-interval`) and vLLM (`stream_n`) batch a stream by a count of tokens; by time, a slow
+ * stream is never held.
+ */
+export const STREAM_GAP_MS = 16;
+
 export interface ParentTransport<Message> {
-  send(message: Message): void;
+  /** `mayWait`: it may be held up to STREAM_GAP_MS after the last batch (a stream's later tokens). */
+  send(message: Message, mayWait?: boolean): void;
   /** Replies given to the channel that it has not flushed yet. */
   readonly undrained: number;
   onMessage(listener: (raw: unknown) => void): void;
@@ -45,9 +58,16 @@ export function connectToParent<Message = EngineMessage>(): ParentTransport<Mess
   }, PARENT_POLL_MS).unref();
 
   /** One IPC message for the messages of one turn: alone as itself, several as an array. */
-  const batched = (post: (message: unknown) => void): ((message: Message) => void) => {
-    const batch = new TurnBatch<Message>((messages) => post(messages.length === 1 ? messages[0] : messages), setImmediate);
-    return (message) => batch.push(message);
+  const batched = (post: (message: unknown) => void): ((message: Message, mayWait?: boolean) => void) => {
+    const batch = new TurnBatch<Message>((messages) => post(messages.length === 1 ? messages[0] : messages), setImmediate, {
+      minGapMs: STREAM_GAP_MS,
+      now: () => performance.now(),
+      after: (flush, ms) => {
+        const timer = setTimeout(flush, ms);
+        return () => clearTimeout(timer);
+      },
+    });
+    return (message, mayWait) => batch.push(message, mayWait);
   };
 
   if (parentPort) {

@@ -69,11 +69,14 @@ describe('engine generate', () => {
       streamed += chunk.tokens.length;
     });
     await waitFor(() => (streamed >= 5 ? true : undefined), '5 streamed tokens');
-    atCancel = streamed;
     expect(await handle.cancel()).toBe(true);
+    // The engine answers the cancel after every token it had made by then (a stream's later tokens may
+    // wait a moment in the child to travel together: engine-bin/transport.ts); it stops within a few more.
+    atCancel = streamed;
     const done = await handle.done;
     expect(done.finishReason).toBe('cancelled');
     expect(done.completionTokens.length - atCancel).toBeLessThanOrEqual(4);
+    expect(done.completionTokens.length).toBeLessThan(900);
     const [slot] = await engine.slots();
     expect(slot?.state).toBe('idle');
   });

@@ -1,4 +1,7 @@
-/** Coalescing by event-loop turn: a lone item goes alone, items of one turn go together, in order; and the front's TTFT share. */
+/**
+ * Coalescing by event-loop turn: a lone item goes alone, items of one turn go together, in order; items
+ * that may wait go at most once a gap, and never delay one that may not; and the front's TTFT share.
+ */
 import { describe, expect, it } from 'vitest';
 import { mergeTokenChunks, TurnBatch, type TokenChunk } from '../../common/turn-batch.js';
 import { frontMs } from '../../electron/core/http/openai-routes.js';
@@ -58,6 +61,124 @@ describe('turn batch', () => {
     batch.push(3);
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(batches).toEqual([[1, 2], [3]]);
+  });
+});
+
+/** A clock and timers the test moves by hand. */
+function manualClock() {
+  let now = 0;
+  const timers: { at: number; flush: () => void; cancelled: boolean }[] = [];
+  return {
+    spacing: (minGapMs: number) => ({
+      minGapMs,
+      now: () => now,
+      after: (flush: () => void, ms: number) => {
+        const timer = { at: now + ms, flush, cancelled: false };
+        timers.push(timer);
+        return () => {
+          timer.cancelled = true;
+        };
+      },
+    }),
+    advance(ms: number) {
+      now += ms;
+      for (const timer of timers.splice(0)) {
+        if (timer.cancelled) continue;
+        if (timer.at <= now) timer.flush();
+        else timers.push(timer);
+      }
+    },
+    live: () => timers.filter((t) => !t.cancelled).length,
+  };
+}
+
+describe('turn batch with a spacing', () => {
+  const setup = (minGapMs = 16) => {
+    const turns = manualTurns();
+    const clock = manualClock();
+    const batches: string[][] = [];
+    const batch = new TurnBatch<string>((items) => batches.push(items), turns.schedule, clock.spacing(minGapMs));
+    return { turns, clock, batches, batch };
+  };
+
+  it('holds items that may wait until the gap after the last batch has passed, then sends them together', () => {
+    const { turns, clock, batches, batch } = setup();
+    batch.push('first');
+    turns.endTurn();
+    expect(batches).toEqual([['first']]);
+    clock.advance(5);
+    batch.push('a', true);
+    turns.endTurn();
+    clock.advance(5);
+    batch.push('b', true);
+    turns.endTurn();
+    expect(batches).toEqual([['first']]);
+    clock.advance(5);
+    expect(batches).toEqual([['first']]);
+    clock.advance(1);
+    expect(batches).toEqual([['first'], ['a', 'b']]);
+    expect(clock.live()).toBe(0);
+  });
+
+  it('sends an item that may wait at its turn end when the last batch went a gap or more ago (a slow stream adds nothing)', () => {
+    const { turns, clock, batches, batch } = setup();
+    batch.push('first');
+    turns.endTurn();
+    clock.advance(16);
+    batch.push('a', true);
+    expect(clock.live()).toBe(0);
+    turns.endTurn();
+    clock.advance(40);
+    batch.push('b', true);
+    turns.endTurn();
+    expect(batches).toEqual([['first'], ['a'], ['b']]);
+  });
+
+  it('sends what was held, in order, with an item that may not wait, at that turn end, and drops the timer', () => {
+    const { turns, clock, batches, batch } = setup();
+    batch.push('first');
+    turns.endTurn();
+    clock.advance(2);
+    batch.push('a', true);
+    turns.endTurn();
+    expect(batches).toEqual([['first']]);
+    batch.push('done');
+    expect(batches).toEqual([['first']]);
+    turns.endTurn();
+    expect(batches).toEqual([['first'], ['a', 'done']]);
+    expect(clock.live()).toBe(0);
+    clock.advance(100);
+    expect(batches).toEqual([['first'], ['a', 'done']]);
+  });
+
+  it('lets an item that may wait, pushed in a turn already due to flush, go with it', () => {
+    const { turns, clock, batches, batch } = setup();
+    batch.push('first');
+    turns.endTurn();
+    clock.advance(1);
+    batch.push('started');
+    batch.push('a', true);
+    expect(clock.live()).toBe(0);
+    turns.endTurn();
+    expect(batches).toEqual([['first'], ['started', 'a']]);
+  });
+
+  it('sends the first item that may wait at its turn end when nothing was sent before', () => {
+    const { turns, batches, batch } = setup();
+    batch.push('a', true);
+    turns.endTurn();
+    expect(batches).toEqual([['a']]);
+  });
+
+  it('without a spacing, never holds an item that may wait', () => {
+    const turns = manualTurns();
+    const batches: string[][] = [];
+    const batch = new TurnBatch<string>((items) => batches.push(items), turns.schedule);
+    batch.push('first');
+    turns.endTurn();
+    batch.push('a', true);
+    turns.endTurn();
+    expect(batches).toEqual([['first'], ['a']]);
   });
 });
 
