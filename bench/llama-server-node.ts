@@ -5,8 +5,8 @@
  * /health answers 200. `stop()` ends it (SIGTERM, then SIGKILL); `kill()` is the fault a test injects.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { ensureLlamaServer } from '../build/llama-server.js';
+import { freeLoopbackPort } from '../electron/core/llama-server/llama-server-folder.js';
 
 export interface LlamaServerNodeOptions {
   model: string;
@@ -30,20 +30,9 @@ export interface LlamaServerNode {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startLlamaServerNode(options: LlamaServerNodeOptions): Promise<LlamaServerNode> {
   const binary = await ensureLlamaServer();
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await freeLoopbackPort());
   const url = `http://127.0.0.1:${port}`;
   const args = ['-m', options.model, '--host', '127.0.0.1', '--port', String(port), '-np', String(options.slots)];
   args.push('-c', String(options.slots * options.contextSize), '-t', String(options.threads), '--no-webui', '--no-kv-unified');

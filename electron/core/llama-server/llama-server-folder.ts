@@ -38,7 +38,7 @@ export async function listenIn(folder: string): Promise<{ listen: ListenAddress;
 }
 
 /** A port nobody listens on now (the child binds it right after; a lost race fails that start, which heals). */
-function freeLoopbackPort(): Promise<number> {
+export function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
