@@ -100,11 +100,16 @@ describe('turn batch with a spacing', () => {
     const batch = new TurnBatch<string>((items) => batches.push(items), turns.schedule, clock.spacing(minGapMs));
     return { turns, clock, batches, batch };
   };
+  /** The same, after a first item went alone (the last batch left at time 0). */
+  const afterFirst = (minGapMs = 16) => {
+    const started = setup(minGapMs);
+    started.batch.push('first');
+    started.turns.endTurn();
+    return started;
+  };
 
   it('holds items that may wait until the gap after the last batch has passed, then sends them together', () => {
-    const { turns, clock, batches, batch } = setup();
-    batch.push('first');
-    turns.endTurn();
+    const { turns, clock, batches, batch } = afterFirst();
     expect(batches).toEqual([['first']]);
     clock.advance(5);
     batch.push('a', true);
@@ -121,9 +126,7 @@ describe('turn batch with a spacing', () => {
   });
 
   it('sends an item that may wait at its turn end when the last batch went a gap or more ago (a slow stream adds nothing)', () => {
-    const { turns, clock, batches, batch } = setup();
-    batch.push('first');
-    turns.endTurn();
+    const { turns, clock, batches, batch } = afterFirst();
     clock.advance(16);
     batch.push('a', true);
     expect(clock.live()).toBe(0);
@@ -135,9 +138,7 @@ describe('turn batch with a spacing', () => {
   });
 
   it('sends what was held, in order, with an item that may not wait, at that turn end, and drops the timer', () => {
-    const { turns, clock, batches, batch } = setup();
-    batch.push('first');
-    turns.endTurn();
+    const { turns, clock, batches, batch } = afterFirst();
     clock.advance(2);
     batch.push('a', true);
     turns.endTurn();
@@ -152,9 +153,7 @@ describe('turn batch with a spacing', () => {
   });
 
   it('lets an item that may wait, pushed in a turn already due to flush, go with it', () => {
-    const { turns, clock, batches, batch } = setup();
-    batch.push('first');
-    turns.endTurn();
+    const { turns, clock, batches, batch } = afterFirst();
     clock.advance(1);
     batch.push('started');
     batch.push('a', true);
