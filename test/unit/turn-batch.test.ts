@@ -93,16 +93,16 @@ function manualClock() {
 }
 
 describe('turn batch with a spacing', () => {
-  const setup = (minGapMs = 16) => {
+  const setup = () => {
     const turns = manualTurns();
     const clock = manualClock();
     const batches: string[][] = [];
-    const batch = new TurnBatch<string>((items) => batches.push(items), turns.schedule, clock.spacing(minGapMs));
+    const batch = new TurnBatch<string>((items) => batches.push(items), turns.schedule, clock.spacing(16));
     return { turns, clock, batches, batch };
   };
-  /** The same, after a first item went alone (the last batch left at time 0). */
-  const afterFirst = (minGapMs = 16) => {
-    const started = setup(minGapMs);
+  /** A batch with a 16 ms gap whose first item went alone (the last batch left at time 0). */
+  const afterFirst = () => {
+    const started = setup();
     started.batch.push('first');
     started.turns.endTurn();
     return started;
