@@ -8,6 +8,7 @@
  * baseline as it was before the cache existed. Every run is on freshly started replicas so none inherits
  * another's cache.
  */
+import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import type { RoutingPolicy } from '../electron/core/config/run-config.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { withServed } from './served-replicas.js';
@@ -35,7 +36,6 @@ const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin'];
 
 type Row = ReturnType<typeof summarise> & { workload: string; layout: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number };
 
-const NO_PREFIX_CACHE = { ramBytes: 0, diskBytes: 0 };
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
@@ -45,7 +45,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
     model: options.model,
     replicas,
     routing: policy,
-    engine: { slots, threads: options.threads, contextSize: options.contextSize, ...(prefixCache ? {} : { prefixCache: NO_PREFIX_CACHE }) },
+    engine: { slots, threads: options.threads, contextSize: options.contextSize, ...(prefixCache ? {} : { prefixCache: PREFIX_CACHE_OFF }) },
   });
   for (const regime of options.regimes) {
     const variants = [...POLICIES.map((policy) => ({ policy, prefixCache: true })), ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : [])];

@@ -18,6 +18,7 @@
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
+import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { allowedCpus, pinProcess } from '../electron/core/cpu/cpu-pinning.js';
 import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
 import { inProcessStream } from './in-process.js';
@@ -99,7 +100,7 @@ export async function runOverhead(options: OverheadOptions) {
     return withServed(
       // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
       // engine work the in-process path does not do); the front's cost is what this compares.
-      { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: { ramBytes: 0, diskBytes: 0 } } },
+      { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: PREFIX_CACHE_OFF } },
       async (target, served) => {
         const child = served.workstation.replicas.replicaView()[0]?.pid;
         if (cpus) {

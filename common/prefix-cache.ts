@@ -15,6 +15,9 @@ export type PrefixTier = z.infer<typeof prefixTierSchema>;
 /** Per engine: 512 MiB of saved KV state in the child's memory, 2 GiB on disk. */
 export const DEFAULT_PREFIX_CACHE_BYTES: Readonly<Record<'ramBytes' | 'diskBytes', number>> = { ramBytes: 512 * 2 ** 20, diskBytes: 2 * 2 ** 30 };
 
+/** Budgets of nothing: the prefix cache off. */
+export const PREFIX_CACHE_OFF: Readonly<Record<'ramBytes' | 'diskBytes', number>> = { ramBytes: 0, diskBytes: 0 };
+
 const bytes = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 /** The budgets as a config sets them: either may be left out (its default), 0 turns its tier off. */

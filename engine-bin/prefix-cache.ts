@@ -21,7 +21,7 @@ import { copyFile, link, mkdir, readdir, readFile, rename, rm, writeFile } from 
 import os from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { PREFIX_TIERS, type PrefixBorrow, type PrefixCacheOptions, type PrefixCacheShare, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
+import { PREFIX_CACHE_OFF, PREFIX_TIERS, type PrefixBorrow, type PrefixCacheOptions, type PrefixCacheShare, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
 import { PrefixTiers, type TierEntry } from './prefix-tiers.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
 import type { Slot } from './slot.js';
@@ -37,7 +37,7 @@ const ENGINE_DIR_PREFIX = 'engine-';
 const sidecarSchema = z.object({ layout: z.string(), tokens: z.array(z.number().int().nonnegative()) });
 
 export class PrefixCache {
-  private tiers = new PrefixTiers({ ramBytes: 0, diskBytes: 0 });
+  private tiers = new PrefixTiers(PREFIX_CACHE_OFF);
   /** Each tier's folder; null while the cache is off. */
   private dirs: Record<PrefixTier, string> | null = null;
   /** The folders `use` chose, at once (`dirs` follows when the folders are made); null while the cache is off. */
@@ -57,7 +57,7 @@ export class PrefixCache {
   use(options: PrefixCacheOptions | undefined, layout = ''): void {
     const discarded = this.tiers.clear();
     this.layout = layout;
-    this.tiers = new PrefixTiers(options ?? { ramBytes: 0, diskBytes: 0 }, this.tiers.idAfter);
+    this.tiers = new PrefixTiers(options ?? PREFIX_CACHE_OFF, this.tiers.idAfter);
     this.moves = [];
     const engineDir = (root: string): string => join(root, `${ENGINE_DIR_PREFIX}${process.pid}`);
     const dirs = options && this.tiers.enabled ? { ram: engineDir(RAM_ROOT), disk: engineDir(options.diskDir ?? join(os.tmpdir(), 'manifold-prefix-cache')) } : null;
