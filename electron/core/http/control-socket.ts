@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bridgeRequestSchema, type BridgeReply, type ContractHandlers, type EventName, type EventPayload } from '../../../common/contract.js';
+import { NOT_JSON, parseJsonOr } from '../../../common/parse-json.js';
 import { checkedEvent, feedEvents, stateEvents } from '../contract-events.js';
 import { invokeCall } from '../contract-handlers.js';
 import type { Workstation } from '../workstation.js';
@@ -39,12 +40,8 @@ export class ControlSocket {
   }
 
   private async onMessage(socket: WebSocket, text: string | null): Promise<void> {
-    let raw: unknown;
-    try {
-      raw = text === null ? undefined : JSON.parse(text);
-    } catch {
-      return this.reply(socket, { type: 'result', id: null, ok: false, error: 'invalid JSON' });
-    }
+    const raw = text === null ? undefined : parseJsonOr(text, NOT_JSON);
+    if (raw === NOT_JSON) return this.reply(socket, { type: 'result', id: null, ok: false, error: 'invalid JSON' });
     const request = bridgeRequestSchema.safeParse(raw);
     if (!request.success) return this.reply(socket, { type: 'result', id: null, ok: false, error: 'expected {"type": "call", "id", "name", "args"}' });
     const { id, name, args } = request.data;

@@ -6,6 +6,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { LOG_LEVELS, type LogLevel } from '../../../common/contract.js';
+import { parseJsonOr } from '../../../common/parse-json.js';
 
 export const BACKFILL_BYTES = 256 * 1024;
 
@@ -49,13 +50,7 @@ function parse(text: string): LogRecord[] {
   const records: LogRecord[] = [];
   for (const raw of text.split('\n')) {
     if (!raw) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      continue;
-    }
-    const { level, time, msg } = (value ?? {}) as { level?: unknown; time?: unknown; msg?: unknown };
+    const { level, time, msg } = (parseJsonOr(raw, null) ?? {}) as { level?: unknown; time?: unknown; msg?: unknown };
     const at = typeof time === 'string' ? Date.parse(time) : NaN;
     if (!LOG_LEVELS.includes(level as LogLevel) || typeof msg !== 'string' || Number.isNaN(at)) continue;
     records.push({ time: at, level: level as LogLevel, line: msg });

@@ -17,7 +17,7 @@ import { getPeerJson, postPeerJson, postPeerStream, type PeerAddress, type PeerS
 import { describePeerFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
 import type { RemoteTimeouts } from '../config/remote-plan.js';
 import { SseParser } from './sse-parser.js';
-import { parseJsonOr } from '../../../common/parse-json.js';
+import { NOT_JSON, parseJsonOr } from '../../../common/parse-json.js';
 
 export interface RemoteClientOptions {
   readonly peer: PeerAddress;
@@ -28,9 +28,6 @@ export interface RemoteClientOptions {
   readonly contextSize: number;
   readonly timeouts: RemoteTimeouts;
 }
-
-/** What `parseJsonOr` gives for an event that is not JSON (no JSON text parses to it). */
-const NOT_JSON = Symbol('not JSON');
 
 /**
  * One timer a request re-arms as it moves from one bound to the next; firing aborts with the bound's
