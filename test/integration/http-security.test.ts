@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { WebSocket } from 'ws';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openControl } from '../helpers/control.js';
+import { waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 import { startFront } from '../../electron/core/http/front-server.js';
 
@@ -146,6 +147,8 @@ describe('control WebSocket', () => {
   it('serves the contract: calls with parsed arguments, and events pushed at a steady rate', async () => {
     const control = await openControl(served.front);
     const { messages, call } = control;
+    control.socket.send('{not json');
+    expect(await waitFor(() => messages.find((m) => m.type === 'result' && m.id === null), 'the answer to text that is not JSON')).toMatchObject({ ok: false, error: 'invalid JSON' });
     expect(await call('getInfo', {})).toMatchObject({ ok: true, value: { status: 'ok', replicas: 1, routing: 'prefix' } });
     expect(await call('setRoutingPolicy', { policy: 'round-robin' })).toMatchObject({ ok: true, value: { policy: 'round-robin' } });
     expect(served.workstation.routingPolicy).toBe('round-robin');
