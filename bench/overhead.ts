@@ -93,8 +93,15 @@ export async function runOverhead(options: OverheadOptions) {
 
   /** The runs of one placement: HTTP and in-process alternating, and the floor after each pair. */
   const measure = async (placement: Placement, cpus: CoreSplit | null) => {
+    /** This process's CPUs now: it moves only when the next run is on the other side of the split. */
+    let own: number[] | null = null;
+    const pinOwn = async (to: number[]): Promise<void> => {
+      if (own === to) return;
+      await pinProcess(process.pid, to);
+      own = to;
+    };
     const inProcess = async (): Promise<Timing> => {
-      if (cpus) await pinProcess(process.pid, cpus.engine);
+      if (cpus) await pinOwn(cpus.engine);
       return inProcessStream(sequence, prompt, options.answerTokens);
     };
     return withServed(
@@ -110,7 +117,7 @@ export async function runOverhead(options: OverheadOptions) {
         const floor = await startHttpFloor();
         /** One stream through `target`, greedy as the in-process path. */
         const overHttp = async (target: ClientTarget): Promise<Timing> => {
-          if (cpus) await pinProcess(process.pid, cpus.front);
+          if (cpus) await pinOwn(cpus.front);
           const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
           clients.set(target.baseURL, client);
           const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, 1, { temperature: 0 });
@@ -173,19 +180,23 @@ type Runs = { http: Timing[]; local: Timing[]; floor: Timing[] };
 
 function summarise(results: Runs, answerTokens: number) {
   const p50 = (xs: Timing[], k: 'ttftMs' | 'decodeTokensPerSecond') => percentile(xs.map((x) => x[k]), 50);
+  const httpTtftP50Ms = p50(results.http, 'ttftMs');
+  const inProcessTtftP50Ms = p50(results.local, 'ttftMs');
+  const httpDecodeTokensPerSecond = mean(results.http.map((x) => x.decodeTokensPerSecond));
+  const inProcessDecodeTokensPerSecond = mean(results.local.map((x) => x.decodeTokensPerSecond));
   return {
-    httpTtftP50Ms: p50(results.http, 'ttftMs'),
+    httpTtftP50Ms,
     httpEngineTtftP50Ms: percentile(results.http.map((x) => x.engineTtftMs ?? Number.NaN), 50),
-    inProcessTtftP50Ms: p50(results.local, 'ttftMs'),
-    ttftDeltaMs: p50(results.http, 'ttftMs') - p50(results.local, 'ttftMs'),
-    httpDecodeTokensPerSecond: mean(results.http.map((x) => x.decodeTokensPerSecond)),
+    inProcessTtftP50Ms,
+    ttftDeltaMs: httpTtftP50Ms - inProcessTtftP50Ms,
+    httpDecodeTokensPerSecond,
     httpEngineDecodeTokensPerSecond: mean(results.http.map((x) => x.engineDecodeTokensPerSecond ?? Number.NaN)),
-    inProcessDecodeTokensPerSecond: mean(results.local.map((x) => x.decodeTokensPerSecond)),
-    decodeRatio: mean(results.http.map((x) => x.decodeTokensPerSecond)) / mean(results.local.map((x) => x.decodeTokensPerSecond)),
+    inProcessDecodeTokensPerSecond,
+    decodeRatio: httpDecodeTokensPerSecond / inProcessDecodeTokensPerSecond,
     /** The median over runs of each HTTP run's decode rate over the in-process run beside it. */
     pairedDecodeRatio: percentile(results.http.map((x, i) => x.decodeTokensPerSecond / results.local[i]!.decodeTokensPerSecond), 50),
     /** What each token costs the HTTP path beyond the in-process one, in µs: what a faster engine would lose the same of. */
-    extraMicrosecondsPerToken: 1e6 / mean(results.http.map((x) => x.decodeTokensPerSecond)) - 1e6 / mean(results.local.map((x) => x.decodeTokensPerSecond)),
+    extraMicrosecondsPerToken: 1e6 / httpDecodeTokensPerSecond - 1e6 / inProcessDecodeTokensPerSecond,
     httpFloorTtftP50Ms: p50(results.floor, 'ttftMs'),
     frontP50Ms: percentile(results.http.map((x) => x.frontMs ?? Number.NaN), 50),
     tokensPerEvent: (answerTokens * results.http.length) / results.http.reduce((sum, x) => sum + (x.events ?? 0), 0),
