@@ -24,9 +24,12 @@ export interface ServeChild {
   enginePids(count: number): Promise<number[]>;
 }
 
+/** Node's arguments that run `electron/serve-cli.ts` from the source with `args`. */
+export const serveCliArgv = (args: readonly string[]): string[] => [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), ...args];
+
 /** Starts `electron/serve-cli.ts` with `args`. */
 export function startServeChild(args: string[], env: Record<string, string> = {}): ServeChild {
-  const child = spawn(process.execPath, [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), ...args], {
+  const child = spawn(process.execPath, serveCliArgv(args), {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { findLlamaServer } from '../../common/node/llama-server-binary.js';
-import { tsxExecArgv } from '../helpers/tsx.js';
+import { serveCliArgv } from '../helpers/serve-child.js';
 import { waitFor } from '../helpers/engines.js';
 import { hostile, writeHostileModel } from '../helpers/hostile-models.js';
 
@@ -16,7 +16,7 @@ const run = promisify(execFile);
 describe('npm run serve', () => {
   it('serves the generated model with no arguments, answers the README’s curl commands, and exits cleanly on SIGINT', async () => {
     const dataHome = await mkdtemp(join(tmpdir(), 'manifold-xdg-'));
-    const cli = spawn(process.execPath, [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), '--port', '0'], {
+    const cli = spawn(process.execPath, serveCliArgv(['--port', '0']), {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, XDG_DATA_HOME: dataHome },
@@ -57,7 +57,7 @@ describe('npm run serve', () => {
 describe('npm run serve: the default engine kind', () => {
   /** Serves the generated model as one replica with `env`, and gives the executable its replica runs. */
   async function replicaExecutable(env: Record<string, string | undefined>): Promise<string> {
-    const cli = spawn(process.execPath, [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), '--port', '0', '--replicas', '1'], {
+    const cli = spawn(process.execPath, serveCliArgv(['--port', '0', '--replicas', '1']), {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env,
@@ -89,7 +89,7 @@ describe('npm run serve: the default engine kind', () => {
 
 describe('npm run serve with bad input', () => {
   const cli = (args: string[]) =>
-    run(process.execPath, [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), '--port', '0', ...args], { cwd: root }).then(
+    run(process.execPath, serveCliArgv(['--port', '0', ...args]), { cwd: root }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
     );
