@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
 
 /** The children's entries in engine-bin/ (without the extension: `.ts` from source, `.js` when bundled). */
@@ -30,7 +31,7 @@ export function bundleChild(entry: ChildEntry, repoRoot: string, outDir: string)
   const existing = built.get(entry);
   if (existing) return existing;
   const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
-  const outfile = `${outDir}/${entry}.js`;
+  const outfile = join(outDir, `${entry}.js`);
   const partial = `${outfile}.${process.pid}-${randomUUID()}.partial`;
   buildSync({ ...childBundleOptions(entry, partial, `node${process.versions.node.split('.')[0]}`), absWorkingDir: repoRoot, sourcemap: 'inline' });
   renameSync(partial, outfile);

@@ -1,3 +1,4 @@
+/** The least-recently-used map the grammar caches keep (pure logic). */
 import { describe, expect, it } from 'vitest';
 import { LruMap } from '../../common/lru-map.js';
 
