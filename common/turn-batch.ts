@@ -11,6 +11,14 @@
  * its latency. An item that may not wait takes everything held with it at its turn's end.
  */
 
+/**
+ * The longest a stream's later tokens are held after the batch before them: a frame of a 60 Hz display.
+ * The engine child's transport spaces its IPC messages by it, and core paces its reads of a peer's
+ * stream (a llama-server engine, a remote replica) by it. SGLang (`--stream-interval`) and vLLM
+ * (`stream_n`) batch a stream by a count of tokens; by time, a slow stream is never held.
+ */
+export const STREAM_GAP_MS = 16;
+
 /** Runs `flush` once the current turn of the event loop is over. */
 export type TurnScheduler = (flush: () => void) => void;
 

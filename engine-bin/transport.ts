@@ -12,14 +12,7 @@
  * stream slower than one token a gap goes token by token as before, and a first token never waits.
  */
 import type { EngineMessage } from '../common/engine-protocol.js';
-import { TurnBatch } from '../common/turn-batch.js';
-
-/**
- * The longest a message that may wait is held after the batch before it: a frame of a 60 Hz display.
- * SGLang (`--stream-interval`) and vLLM (`stream_n`) batch a stream by a count of tokens; by time, a slow
- * stream is never held.
- */
-export const STREAM_GAP_MS = 16;
+import { STREAM_GAP_MS, TurnBatch } from '../common/turn-batch.js';
 
 export interface ParentTransport<Message> {
   /** `mayWait`: it may be held up to STREAM_GAP_MS after the last batch (a stream's later tokens). */

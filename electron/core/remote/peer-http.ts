@@ -3,7 +3,8 @@
  * local server's Unix socket) and API key, a bounded GET (or POST) of a JSON answer, and the streamed
  * POST of a generation (postPeerStream); https certificates are verified as by default. A peer that
  * cannot be reached, or does not answer in time, is a RemoteLostError; any HTTP status is an answer for
- * the caller to judge. llama-server (cpp-httplib) closes a connection after a streamed answer without
+ * the caller to judge. A stream's reader may pace it: hold the connection's reads for a gap after a
+ * piece (read-hold.ts), so a fast stream's events come several to a read. llama-server (cpp-httplib) closes a connection after a streamed answer without
  * saying so, and the next request may go out on it before its close is seen: a request reset on a
  * reused connection before any answer never reached the server, and is sent once more (Node's
  * documented `reusedSocket` retry).
@@ -12,6 +13,8 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage, type 
 import { request as httpsRequest } from 'node:https';
 import { describePeerFailure, RemoteLostError } from './remote-errors.js';
 import { parseJsonOr } from '../../../common/parse-json.js';
+import { STREAM_GAP_MS } from '../../../common/turn-batch.js';
+import { holdReads } from './read-hold.js';
 
 export interface PeerAddress {
   /** Base URL without a trailing slash; for a peer on a Unix socket, `unix:<path>` (what messages call it). */
@@ -123,17 +126,24 @@ export interface PeerStream {
   text(): Promise<string>;
   /**
    * Hands each piece of the body to `onBytes` as it arrives; resolves at the body's end or once
-   * `onBytes` returns true (the rest is drained, the connection kept); rejects when the connection
+   * `onBytes` returns 'end' (the rest is drained, the connection kept); rejects when the connection
    * breaks or closes before the end, when `onBytes` throws (the connection is then cut), or on abort.
+   * After a piece it answers 'pace' to, the connection is not read again until `hold` resumes it
+   * (STREAM_GAP_MS by default), so what the peer writes meanwhile comes as one piece (read-hold.ts).
    */
-  read(onBytes: (bytes: Buffer) => boolean): Promise<void>;
+  read(onBytes: (bytes: Buffer) => PieceAnswer, hold?: (resume: () => void) => void): Promise<void>;
 }
+
+/** What a stream's reader wants after a piece: its last event came, more as it comes, or more a gap later. */
+export type PieceAnswer = 'end' | 'more' | 'pace';
+
+const holdForStreamGap = (resume: () => void): void => void setTimeout(resume, STREAM_GAP_MS);
 
 /**
  * POSTs `body` (JSON text) to `path` asking for server-sent events. The body's pieces come as Buffers
- * off 'data' events, without a WHATWG stream's promise and copies per read — the relay's hot path, one
- * piece a token (measured: docs/BENCHMARKS.md, peer part 1). Resolves once the response headers came;
- * `signal` cuts the request at any point (its reason is then the rejection).
+ * off 'data' events, without a WHATWG stream's promise and copies per read — the relay's hot path, a
+ * piece a token until the reader paces it (measured: docs/BENCHMARKS.md, peer part 1). Resolves once the
+ * response headers came; `signal` cuts the request at any point (its reason is then the rejection).
  */
 export async function postPeerStream(peer: PeerAddress, path: string, body: string, signal: AbortSignal): Promise<PeerStream> {
   return peerStreamOf(await send(peer, 'POST', path, peerHeaders(peer, false), body, signal));
@@ -143,10 +153,14 @@ function peerStreamOf(response: IncomingMessage): PeerStream {
   return {
     status: response.statusCode ?? 0,
     text: () => bodyText(response),
-    read: (onBytes) =>
+    read: (onBytes, hold = holdForStreamGap) =>
       new Promise<void>((resolve, reject) => {
         let settled = false;
+        /** Resumes the reads held after a piece, while they are held. */
+        let resumeHeld: (() => void) | null = null;
         const settle = (error?: Error): void => {
+          // A body that ended in the read a hold followed frees its connection: it goes back to the pool reading.
+          resumeHeld?.();
           if (settled) return;
           settled = true;
           response.off('data', onData);
@@ -154,15 +168,27 @@ function peerStreamOf(response: IncomingMessage): PeerStream {
           else resolve();
         };
         const onData = (bytes: Buffer): void => {
-          let stop: boolean;
+          let answer: PieceAnswer;
           try {
-            stop = onBytes(bytes);
+            answer = onBytes(bytes);
           } catch (error) {
             settle(error as Error);
             response.destroy();
             return;
           }
-          if (!stop) return;
+          // The pieces of one read (the chunks of a chunked body, a TLS socket's records) come in one turn: one hold for them all.
+          if (answer === 'pace' && !resumeHeld) {
+            holdReads(response.socket, (resume) => {
+              const once = (): void => {
+                if (resumeHeld !== once) return;
+                resumeHeld = null;
+                resume();
+              };
+              resumeHeld = once;
+              hold(once);
+            });
+          }
+          if (answer !== 'end') return;
           settle();
           // What follows the last event is the end of the body: read, so the connection goes back to the pool.
           response.resume();

@@ -200,10 +200,11 @@ export class RemoteClient {
         return false;
       };
       try {
+        // From the first token to the last, the peer's events are read a gap apart, several at a time.
         await response.read((bytes) => {
           if (tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
-          for (const event of parser.push(bytes)) if (take(event.data)) return true;
-          return false;
+          for (const event of parser.push(bytes)) if (take(event.data)) return 'end';
+          return tally.tokensSeen && !tally.finished ? 'pace' : 'more';
         });
       } catch (error) {
         return ending(error, `the stream broke${tally.tokensSeen ? ' after its first tokens' : ' before its first token'}`);

@@ -1,0 +1,40 @@
+/**
+ * Holding a socket's reads for a while, so that what a peer writes meanwhile wakes this process once, in
+ * one read, instead of once a write. A relayed stream is the case: llama-server writes one event a token,
+ * and every wake-up of the front to read one takes a core from the engine's threads (docs/BENCHMARKS.md,
+ * peer part 1). Node has no public call for it: `socket.pause()` only stops 'data' events while the
+ * stream goes on reading into its buffer, waking the process at every write until 16 KiB are buffered.
+ * So this stops the socket's handle itself (libuv's read stop, what Node calls when a buffer is full) and
+ * leaves the stream's own state as it was, so Node neither starts it again nor knows it stopped. Where
+ * the handle lacks those calls (another runtime), nothing is held and the caller reads as before.
+ */
+import type { Socket } from 'node:net';
+
+/** The calls of a socket's libuv stream handle this uses, and Node's own flag for whether it reads. */
+interface ReadableHandle {
+  reading: boolean;
+  readStop(): number;
+  readStart(): number;
+}
+
+function handleOf(socket: Socket): ReadableHandle | null {
+  const handle = (socket as unknown as { _handle?: Partial<ReadableHandle> | null })._handle;
+  return handle && typeof handle.readStop === 'function' && typeof handle.readStart === 'function' && typeof handle.reading === 'boolean' ? (handle as ReadableHandle) : null;
+}
+
+/**
+ * Stops reading `socket` until `until` calls the resume it is given; false (and nothing held) when the
+ * socket is not reading now or its handle cannot be held. Reads start again only if Node still means
+ * the socket to read and it is the same open socket: Node stopping it meanwhile (its buffer full), or
+ * its close, wins.
+ */
+export function holdReads(socket: Socket, until: (resume: () => void) => void): boolean {
+  const handle = handleOf(socket);
+  if (!handle || !handle.reading || socket.destroyed) return false;
+  if (handle.readStop() !== 0) return false;
+  until(() => {
+    if (socket.destroyed || handleOf(socket) !== handle || !handle.reading) return;
+    handle.readStart();
+  });
+  return true;
+}
