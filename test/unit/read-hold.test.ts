@@ -98,14 +98,14 @@ describe('holding a socket\'s reads', () => {
 });
 
 describe("reading a peer's stream", () => {
-  /** A server streaming one body of known length, its pieces written when the test says. */
-  async function streamingPeer() {
+  /** A server streaming one body (6 bytes long, or chunked), its pieces written when the test says. */
+  async function streamingPeer({ chunked = false } = {}) {
     const path = socketPath();
     let respond: (res: ServerResponse) => void = () => {};
     const responding = new Promise<ServerResponse>((resolve) => (respond = resolve));
     const server = createHttpServer((req, res) => {
       req.resume();
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': '6' });
+      res.writeHead(200, { 'content-type': 'text/event-stream', ...(chunked ? {} : { 'content-length': '6' }) });
       res.flushHeaders();
       respond(res);
     });
@@ -176,5 +176,39 @@ describe("reading a peer's stream", () => {
     // The server closes the idle connection: only a client that reads sees it and closes its side.
     serverSide.end();
     await once(serverSide, 'close');
+  });
+
+  it("reads on at once when a later piece of the same read is answered 'more' (the stream's last event)", async () => {
+    const { stream, response, write } = await streamingPeer({ chunked: true });
+    const pieces: string[] = [];
+    let waiter: (() => void) | null = null;
+    const arrived = (count: number): Promise<void> =>
+      new Promise((resolve) => {
+        waiter = () => pieces.length >= count && resolve();
+      });
+    const answers: Record<string, PieceAnswer> = { b: 'pace', c: 'more' };
+    void stream.read(
+      (bytes) => {
+        pieces.push(bytes.toString());
+        waiter?.();
+        return answers[bytes.toString()] ?? 'more';
+      },
+      () => {}, // never resumed by the hold
+    );
+    let next = arrived(1);
+    await write('a');
+    await next;
+    // Two chunks in one write: one read, two pieces, the first answered 'pace' and the second 'more'.
+    next = arrived(3);
+    response.cork();
+    response.write('b');
+    response.write('c');
+    response.uncork();
+    await next;
+    next = arrived(4);
+    await write('d');
+    await next;
+    expect(pieces).toEqual(['a', 'b', 'c', 'd']);
+    response.end();
   });
 });

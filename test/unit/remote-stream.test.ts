@@ -161,6 +161,33 @@ const manifoldChunks = [
   { id: 'cmpl-1', object: 'text_completion', created: 1796315470, model: 'manifold-test-tiny-82fda828b820', choices: [], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 0 } } },
 ];
 
+describe('when a stream may be read a gap apart', () => {
+  it('after its first token, until two gaps of its token budget are left at its pace so far, and never once finished', () => {
+    const t = new GenerationTally(generateRequestSchema.parse({ tokens: prompt9, maxTokens: 100 }), 0);
+    expect(t.mayHold(16)).toBe(false);
+    // A token every 2 ms: holding for 16 ms is allowed while more than 32 ms of tokens are left.
+    let at = 10;
+    const token = (): void => void t.add({ tokens: { ids: [408], text: ' they' } }, (at += 2));
+    token();
+    expect(t.mayHold(16)).toBe(true);
+    for (let i = 1; i < 83; i++) token();
+    expect(t.mayHold(16)).toBe(true); // 83 tokens: 17 left, 34 ms
+    token();
+    expect(t.mayHold(16)).toBe(false); // 84 tokens: 16 left, 32 ms
+    // llama-server's last event ends it, with 97 of the budget left.
+    const finished = new GenerationTally(generateRequestSchema.parse({ tokens: prompt9, maxTokens: 100 }), 0);
+    const take = (chunk: unknown, at: number): void => {
+      const read = llamaServerDialect.read(chunk);
+      if (!read.ok) throw new Error(read.problem);
+      finished.add(read.value, at);
+    };
+    llamaTokenChunks.forEach((chunk, i) => take(chunk, 10 + i));
+    expect(finished.mayHold(16)).toBe(true);
+    take(llamaFinal, 13);
+    expect(finished.mayHold(16)).toBe(false);
+  });
+});
+
 describe("a Manifold node's /v1/completions stream", () => {
   it('hands on each token with its id and ends with the ids, the slot, the timings and the usage', () => {
     const { done, handedOn } = tally(manifoldDialect, manifoldChunks, [1, 300, 307, 314, 321]);

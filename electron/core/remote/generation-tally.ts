@@ -48,6 +48,20 @@ export class GenerationTally {
     return this.finishValue !== null;
   }
 
+  /**
+   * Whether the peer's next events may be held for `gapMs` (read a gap apart): tokens have come, the
+   * stream has not finished, and at its pace so far more than two gaps of its token budget are left, so
+   * a stream that ends at its budget has its last tokens read as they come. A stream that ends on its
+   * own (end of generation, a stop string) cannot be foreseen: its last tokens may wait up to a gap.
+   */
+  mayHold(gapMs: number): boolean {
+    if (this.firstTokenAt === null || this.lastTokenAt === null || this.finished) return false;
+    const left = this.request.maxTokens - this.steps;
+    if (this.steps < 2) return left > 0;
+    const msPerToken = (this.lastTokenAt - this.firstTokenAt) / (this.steps - 1);
+    return left * msPerToken > 2 * gapMs;
+  }
+
   /** What `started` resolves with: known once the peer has named its slot. */
   get started(): StartedInfo | undefined {
     const slot = this.finishValue?.slot;

@@ -129,7 +129,8 @@ export interface PeerStream {
    * `onBytes` returns 'end' (the rest is drained, the connection kept); rejects when the connection
    * breaks or closes before the end, when `onBytes` throws (the connection is then cut), or on abort.
    * After a piece it answers 'pace' to, the connection is not read again until `hold` resumes it
-   * (STREAM_GAP_MS by default), so what the peer writes meanwhile comes as one piece (read-hold.ts).
+   * (STREAM_GAP_MS by default), so what the peer writes meanwhile comes as one piece (read-hold.ts);
+   * a piece answered 'more' or 'end' has the rest read at once.
    */
   read(onBytes: (bytes: Buffer) => PieceAnswer, hold?: (resume: () => void) => void): Promise<void>;
 }
@@ -176,8 +177,10 @@ function peerStreamOf(response: IncomingMessage): PeerStream {
             response.destroy();
             return;
           }
-          // The pieces of one read (the chunks of a chunked body, a TLS socket's records) come in one turn: one hold for them all.
-          if (answer === 'pace' && !resumeHeld) {
+          // The pieces of one read (the chunks of a chunked body, a TLS socket's records) come in one turn: one
+          // hold for them all, unless a later one among them wants the rest at once (the stream's last event).
+          if (answer !== 'pace') resumeHeld?.();
+          else if (!resumeHeld) {
             holdReads(response.socket, (resume) => {
               const once = (): void => {
                 if (resumeHeld !== once) return;

@@ -13,6 +13,7 @@ import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 import { EngineRequestError, type GenerationHandle, type StartedInfo, type TokenChunk } from '../engine/engine-client.js';
 import type { CompletionDialect, SlotStateDialect, SlotStateResult } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
+import { STREAM_GAP_MS } from '../../../common/turn-batch.js';
 import { getPeerJson, postPeerJson, postPeerStream, type PeerAddress, type PeerStream } from './peer-http.js';
 import { describePeerFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
 import type { RemoteTimeouts } from '../config/remote-plan.js';
@@ -200,11 +201,11 @@ export class RemoteClient {
         return false;
       };
       try {
-        // From the first token to the last, the peer's events are read a gap apart, several at a time.
+        // From the first token to the last few, the peer's events are read a gap apart, several at a time.
         await response.read((bytes) => {
           if (tally.tokensSeen) deadline.arm(timeouts.idleMs, idle);
           for (const event of parser.push(bytes)) if (take(event.data)) return 'end';
-          return tally.tokensSeen && !tally.finished ? 'pace' : 'more';
+          return tally.mayHold(STREAM_GAP_MS) ? 'pace' : 'more';
         });
       } catch (error) {
         return ending(error, `the stream broke${tally.tokensSeen ? ' after its first tokens' : ' before its first token'}`);
