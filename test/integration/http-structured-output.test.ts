@@ -52,7 +52,8 @@ describe.each(engineKinds('structured output'))('structured output on a $kind en
     let deltas = 0;
     stream.on('content', () => deltas++);
     const final = await stream.finalChatCompletion();
-    expect(deltas).toBeGreaterThan(5);
+    // Streamed, not sent whole: its first token comes alone, its later ones a few to an event (a frame apart).
+    expect(deltas).toBeGreaterThan(1);
     expect(Weather.safeParse(final.choices[0]!.message.parsed).success).toBe(true);
   });
 

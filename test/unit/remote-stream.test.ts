@@ -162,29 +162,51 @@ const manifoldChunks = [
 ];
 
 describe('when a stream may be read a gap apart', () => {
-  it('after its first token, until two gaps of its token budget are left at its pace so far, and never once finished', () => {
-    const t = new GenerationTally(generateRequestSchema.parse({ tokens: prompt9, maxTokens: 100 }), 0);
+  const budget100 = (): GenerationTally => new GenerationTally(generateRequestSchema.parse({ tokens: prompt9, maxTokens: 100 }), 0);
+  /** Adds `events` events of `perEvent` tokens, `everyMs` apart. */
+  const stream = (t: GenerationTally, events: number, perEvent: number, everyMs: number, from = 10): number => {
+    let at = from;
+    for (let i = 0; i < events; i++) t.add({ tokens: { ids: Array(perEvent).fill(408), text: ' they'.repeat(perEvent) } }, (at += everyMs));
+    return at;
+  };
+
+  it('once its pace is known, until two gaps of its token budget are left at that pace', () => {
+    const t = budget100();
     expect(t.mayHold(16)).toBe(false);
     // A token every 2 ms: holding for 16 ms is allowed while more than 32 ms of tokens are left.
-    let at = 10;
-    const token = (): void => void t.add({ tokens: { ids: [408], text: ' they' } }, (at += 2));
-    token();
-    expect(t.mayHold(16)).toBe(true);
-    for (let i = 1; i < 83; i++) token();
+    const at = stream(t, 1, 1, 2);
+    expect(t.mayHold(16)).toBe(false); // one event: no pace yet
+    stream(t, 82, 1, 2, at);
     expect(t.mayHold(16)).toBe(true); // 83 tokens: 17 left, 34 ms
-    token();
+    stream(t, 1, 1, 2, at + 82 * 2);
     expect(t.mayHold(16)).toBe(false); // 84 tokens: 16 left, 32 ms
-    // llama-server's last event ends it, with 97 of the budget left.
-    const finished = new GenerationTally(generateRequestSchema.parse({ tokens: prompt9, maxTokens: 100 }), 0);
+  });
+
+  it('not for a stream whose events come a gap apart or slower, whatever they carry', () => {
+    const slow = budget100();
+    stream(slow, 10, 1, 20);
+    expect(slow.mayHold(16)).toBe(false);
+    // A peer that batches its own stream (a Manifold node): 4 tokens an event every 16 ms, then every 8 ms.
+    const batched = budget100();
+    stream(batched, 5, 4, 16);
+    expect(batched.mayHold(16)).toBe(false);
+    const faster = budget100();
+    stream(faster, 5, 4, 8);
+    expect(faster.mayHold(16)).toBe(true); // 20 tokens at 2 ms each: 80 left, 160 ms
+  });
+
+  it('not once the peer said it finished', () => {
+    // llama-server's events, a token each 1 ms apart, then its last event, with 97 of the budget left.
+    const t = budget100();
     const take = (chunk: unknown, at: number): void => {
       const read = llamaServerDialect.read(chunk);
       if (!read.ok) throw new Error(read.problem);
-      finished.add(read.value, at);
+      t.add(read.value, at);
     };
     llamaTokenChunks.forEach((chunk, i) => take(chunk, 10 + i));
-    expect(finished.mayHold(16)).toBe(true);
+    expect(t.mayHold(16)).toBe(true);
     take(llamaFinal, 13);
-    expect(finished.mayHold(16)).toBe(false);
+    expect(t.mayHold(16)).toBe(false);
   });
 });
 

@@ -4,10 +4,10 @@
  * POST of a generation (postPeerStream); https certificates are verified as by default. A peer that
  * cannot be reached, or does not answer in time, is a RemoteLostError; any HTTP status is an answer for
  * the caller to judge. A stream's reader may pace it: hold the connection's reads for a gap after a
- * piece (read-hold.ts), so a fast stream's events come several to a read. llama-server (cpp-httplib) closes a connection after a streamed answer without
- * saying so, and the next request may go out on it before its close is seen: a request reset on a
- * reused connection before any answer never reached the server, and is sent once more (Node's
- * documented `reusedSocket` retry).
+ * piece (read-hold.ts), so a fast stream's events come several to a read. llama-server (cpp-httplib)
+ * closes a connection after a streamed answer without saying so, and the next request may go out on it
+ * before its close is seen: a request reset on a reused connection before any answer never reached the
+ * server, and is sent once more (Node's documented `reusedSocket` retry).
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -129,8 +129,10 @@ export interface PeerStream {
    * `onBytes` returns 'end' (the rest is drained, the connection kept); rejects when the connection
    * breaks or closes before the end, when `onBytes` throws (the connection is then cut), or on abort.
    * After a piece it answers 'pace' to, the connection is not read again until `hold` resumes it
-   * (STREAM_GAP_MS by default), so what the peer writes meanwhile comes as one piece (read-hold.ts);
-   * a piece answered 'more' or 'end' has the rest read at once.
+   * (STREAM_GAP_MS by default; the caller's pacing decision should assume the same gap), so what the
+   * peer writes meanwhile comes as one piece (read-hold.ts). A hold ends early when a later piece of the
+   * same read is answered 'more' or 'end', or when the body ends or the connection closes; nothing is
+   * held on a connection that is not reading.
    */
   read(onBytes: (bytes: Buffer) => PieceAnswer, hold?: (resume: () => void) => void): Promise<void>;
 }
@@ -182,13 +184,13 @@ function peerStreamOf(response: IncomingMessage): PeerStream {
           if (answer !== 'pace') resumeHeld?.();
           else if (!resumeHeld) {
             holdReads(response.socket, (resume) => {
-              const once = (): void => {
-                if (resumeHeld !== once) return;
+              const resumeThisHold = (): void => {
+                if (resumeHeld !== resumeThisHold) return;
                 resumeHeld = null;
                 resume();
               };
-              resumeHeld = once;
-              hold(once);
+              resumeHeld = resumeThisHold;
+              hold(resumeThisHold);
             });
           }
           if (answer !== 'end') return;
