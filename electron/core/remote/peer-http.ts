@@ -7,7 +7,7 @@
  * piece (read-hold.ts), so a fast stream's events come several to a read. llama-server (cpp-httplib)
  * closes a connection after a streamed answer without saying so, and the next request may go out on it
  * before its close is seen: a request reset on a reused connection before any answer never reached the
- * server, and is sent once more (Node's documented `reusedSocket` retry).
+ * server, and is sent again (Node's documented `reusedSocket` retry) until it goes out on a fresh one.
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -51,12 +51,19 @@ function requestOf(peer: PeerAddress, method: 'GET' | 'POST', path: string, head
 }
 
 /**
+ * The most times a request reset on a reused connection is sent again. Each reset takes one dead
+ * connection out of the agent's pool (several streams that ended together leave several there), and
+ * a reset on a fresh connection is final; the bound only keeps the loop finite.
+ */
+const MAX_STALE_CONNECTION_RETRIES = 32;
+
+/**
  * Sends `body` to `path` and resolves with the response once its headers came (its body unread);
  * `signal` cuts the request at any point (its reason is then the rejection).
  */
 function send(peer: PeerAddress, method: 'GET' | 'POST', path: string, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
   const allHeaders = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
-  const attempt = (mayRetry: boolean): Promise<IncomingMessage> =>
+  const attempt = (retriesLeft: number): Promise<IncomingMessage> =>
     new Promise((resolve, reject) => {
       const request = requestOf(peer, method, path, allHeaders);
       const cut = (): void => void request.destroy(signal.reason instanceof Error ? signal.reason : new Error('the request was aborted'));
@@ -67,7 +74,7 @@ function send(peer: PeerAddress, method: 'GET' | 'POST', path: string, headers: 
       request.on('error', (error: Error & { code?: string }) => {
         release();
         if (answered) return;
-        if (mayRetry && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(attempt(false));
+        if (retriesLeft > 0 && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(attempt(retriesLeft - 1));
         else reject(error);
       });
       request.once('response', (response) => {
@@ -78,7 +85,7 @@ function send(peer: PeerAddress, method: 'GET' | 'POST', path: string, headers: 
       });
       request.end(body);
     });
-  return attempt(true);
+  return attempt(MAX_STALE_CONNECTION_RETRIES);
 }
 
 /** GETs `path` and reads its JSON; the whole answer must come within `timeoutMs`. `signal` abandons it (a stop). */
