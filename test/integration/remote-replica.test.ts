@@ -139,6 +139,16 @@ describe.each([
     expect(second.done.timings.prefillTokens).toBeLessThan(turn.length - 60);
   });
 
+  it('reads a long, fast stream a frame apart without losing a token: as many ids come as the peer says it made', async () => {
+    // Hundreds of tokens a second on the tiny model: after its first events, core reads the stream a frame apart.
+    const long = await generation(client, { tokens: [1, ...promptTokens(31, 5)], maxTokens: 300, ignoreEos: true, sampling: { temperature: 0 } });
+    expect(long.done.finishReason).toBe('length');
+    // The peer's own count (llama-server's tokens_predicted, a Manifold node's usage) against the ids that came.
+    expect(long.done.usage.completionTokens).toBe(300);
+    expect(long.chunks.flatMap((c) => c.tokens)).toHaveLength(300);
+    expect(long.done.text).toBe(long.chunks.map((c) => c.text).join(''));
+  });
+
   it("lists the peer's slots with what they hold", async () => {
     const slots = await client.slots();
     expect(slots).toHaveLength(2);

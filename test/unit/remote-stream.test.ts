@@ -182,17 +182,20 @@ describe('when a stream may be read a gap apart', () => {
     expect(t.mayHold(16)).toBe(false); // 84 tokens: 16 left, 32 ms
   });
 
-  it('not for a stream whose events come a gap apart or slower, whatever they carry', () => {
+  it('not for a stream whose events come fewer than two a gap, whatever they carry', () => {
     const slow = budget100();
     stream(slow, 10, 1, 20);
     expect(slow.mayHold(16)).toBe(false);
-    // A peer that batches its own stream (a Manifold node): 4 tokens an event every 16 ms, then every 8 ms.
+    // A peer that batches its own stream (a Manifold node): 4 tokens an event every 16 ms, every 9 ms, then every 8 ms.
     const batched = budget100();
     stream(batched, 5, 4, 16);
     expect(batched.mayHold(16)).toBe(false);
-    const faster = budget100();
-    stream(faster, 5, 4, 8);
-    expect(faster.mayHold(16)).toBe(true); // 20 tokens at 2 ms each: 80 left, 160 ms
+    const quicker = budget100();
+    stream(quicker, 5, 4, 9);
+    expect(quicker.mayHold(16)).toBe(false);
+    const twoAGap = budget100();
+    stream(twoAGap, 5, 4, 8);
+    expect(twoAGap.mayHold(16)).toBe(true); // 20 tokens at 2 ms each: 80 left, 160 ms
   });
 
   it('not once the peer said it finished', () => {
