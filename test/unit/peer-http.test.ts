@@ -5,25 +5,15 @@
  * every request that comes on a connection it already answered on: a request must go out again until
  * it gets a fresh connection, and a reset on a fresh connection is an error.
  */
-import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { getPeerJson, socketPeer } from '../../electron/core/remote/peer-http.js';
 import { RemoteLostError } from '../../electron/core/remote/remote-errors.js';
-
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
+import { listenOnTestSocket } from '../helpers/unix-socket.js';
 
 /** A server answering `{ n }` (its count of answers), and resetting any request on a connection it answered on before. */
 async function oneAnswerPerConnection(options: { resetFresh?: boolean } = {}): Promise<{ path: string; server: Server; resets: () => number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'peer-http-'));
-  const path = join(dir, 's.sock');
   const answered = new WeakSet<Socket>();
   let answers = 0;
   let resets = 0;
@@ -37,14 +27,7 @@ async function oneAnswerPerConnection(options: { resetFresh?: boolean } = {}): P
     answered.add(req.socket);
     res.end(JSON.stringify({ n: ++answers }));
   });
-  server.listen(path);
-  await once(server, 'listening');
-  cleanups.push(() => {
-    server.closeAllConnections();
-    server.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { path, server, resets: () => resets };
+  return { path: await listenOnTestSocket(server), server, resets: () => resets };
 }
 
 describe('a request to a peer that closes kept-alive connections without saying so', () => {

@@ -5,47 +5,27 @@
  * that does not read is not held, and one closed while held is left alone.
  */
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
-import { connect, createServer, Socket, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { connect, createServer, Socket } from 'node:net';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { postPeerStream, socketPeer, type PieceAnswer } from '../../electron/core/remote/peer-http.js';
 import { holdReads } from '../../electron/core/remote/read-hold.js';
-
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
-
-function socketPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'read-hold-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return join(dir, 's.sock');
-}
-
-async function listening(server: Server | ReturnType<typeof createHttpServer>, path: string): Promise<void> {
-  server.listen(path);
-  await once(server, 'listening');
-  cleanups.push(() => void server.close());
-}
+import { listenOnTestSocket } from '../helpers/unix-socket.js';
 
 /** Writes `text` and resolves once the kernel has it (on a Unix socket, the reader's side has it too). */
 const written = (to: Socket | ServerResponse, text: string): Promise<void> => new Promise((resolve, reject) => void to.write(text, (error) => (error ? reject(error) : resolve())));
 
 /** A connected pair: the server's end and the client's, the client reading into `received` unless `listen` is false. */
 async function socketPair({ listen = true } = {}): Promise<{ server: Socket; client: Socket; received: string[] }> {
-  const path = socketPath();
   const server = createServer();
-  await listening(server, path);
+  const path = await listenOnTestSocket(server);
   const accepted = once(server, 'connection') as Promise<[Socket]>;
   const client = connect(path);
   const received: string[] = [];
   if (listen) client.on('data', (piece: Buffer) => received.push(piece.toString()));
   await once(client, 'connect');
   const [end] = await accepted;
-  cleanups.push(() => {
+  onTestFinished(() => {
     client.destroy();
     end.destroy();
   });
@@ -103,7 +83,6 @@ describe('holding a socket\'s reads', () => {
 describe("reading a peer's stream", () => {
   /** A server streaming one body (6 bytes long, or chunked), its pieces written when the test says. */
   async function streamingPeer({ chunked = false } = {}) {
-    const path = socketPath();
     let respond: (res: ServerResponse) => void = () => {};
     const responding = new Promise<ServerResponse>((resolve) => (respond = resolve));
     const server = createHttpServer((req, res) => {
@@ -112,8 +91,7 @@ describe("reading a peer's stream", () => {
       res.flushHeaders();
       respond(res);
     });
-    cleanups.push(() => server.closeAllConnections());
-    await listening(server, path);
+    const path = await listenOnTestSocket(server);
     const stream = await postPeerStream(socketPeer(path), '/stream', '{}', new AbortController().signal);
     const response = await responding;
     return { stream, response, write: (text: string) => written(response, text) };
