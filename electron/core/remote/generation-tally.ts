@@ -51,11 +51,11 @@ export class GenerationTally {
   /**
    * Whether the peer's next events may be held for `gapMs` (read a gap apart). Only once the stream's
    * pace is known (two events with tokens), only while at least two of its events come in a gap (a
-   * slower stream, or a peer that already sends a gap's tokens together, is read as it comes: holding it
-   * would add wake-ups, not save them), only before it finished, and only while more than two gaps of its token
-   * budget (the request's max tokens) are left at its pace in tokens, so a stream that ends at its budget
-   * has its last tokens read as they come. A stream that ends on its own (end of generation, a stop
-   * string) cannot be foreseen: its last tokens may wait up to a gap.
+   * slower stream, or a peer that already sends a gap's tokens together, is read as it comes: holding
+   * it would add wake-ups, not save them), only before it finished, and only while more than two gaps
+   * of its token budget (the request's max tokens) are left at its pace in tokens, so a stream that ends
+   * at its budget has its last tokens read as they come. A stream that ends on its own (end of
+   * generation, a stop string) cannot be foreseen: its last tokens may wait up to a gap.
    */
   mayHold(gapMs: number): boolean {
     if (this.firstTokenAt === null || this.lastTokenAt === null || this.finished || this.steps < 2) return false;

@@ -4,8 +4,7 @@
  * and every wake-up of the front to read one takes a core from the engine's threads (docs/BENCHMARKS.md,
  * peer part 1). Node has no public call for it: `socket.pause()` only stops 'data' events while the
  * stream goes on reading into its buffer, waking the process at every write until its highWaterMark
- * is buffered.
- * So this stops the socket's handle itself (libuv's read stop, what Node calls when a buffer is full) and
+ * is buffered. So this stops the socket's handle itself (libuv's read stop, what Node calls when a buffer is full) and
  * leaves the stream's own state as it was, so Node neither starts it again nor knows it stopped. Where
  * the handle lacks those calls (another runtime), nothing is held and the caller reads as before.
  */
@@ -41,9 +40,10 @@ export function holdReads(socket: Socket, until: (resume: () => void) => void): 
   until(() => {
     if (socket.destroyed || handleOf(socket) !== handle || !handle.reading) return;
     const code = handle.readStart();
-    if (code === 0 || getSystemErrorName(code) === ALREADY_READING) return;
-    handle.reading = false;
+    if (code === 0) return;
     const name = getSystemErrorName(code);
+    if (name === ALREADY_READING) return;
+    handle.reading = false;
     socket.destroy(Object.assign(new Error(`read ${name}`), { code: name, errno: code, syscall: 'read' }));
   });
   return true;
