@@ -4,7 +4,9 @@
  * SSE. Each child is pinned to its replica's cores; a conversation's second turn goes to the replica
  * that holds its first (cached tokens reported by llama-server); each child listens on a Unix socket in
  * a folder of its own (no TCP port); a SIGKILLed child loses no request
- * and is healed as a new process that serves again; a rolling live resize restarts both children.
+ * and is healed as a new process that serves again; a rolling live resize restarts both children. A
+ * conversation whose only slot another took goes back to the replica whose host-memory prompt cache saved
+ * it (core's mirror of that cache), which restores it, and the replica's view shows the entry.
  */
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -120,5 +122,36 @@ describe('llama-server as the engine kind', () => {
     const outcomes = await replicas.rebuild({ replica: 'all', change: { contextSize: 1536 }, skipPrecheck: false, barrierTimeoutMs: 10_000 });
     expect(outcomes.map((o) => o.outcome)).toEqual(['Applied', 'Applied']);
     expect(replicas.replicaView().map((v) => [v.state, replicas.readyInfo(v.replica)?.sizes.contextSize])).toEqual([['ready', 1536], ['ready', 1536]]);
+  }, 300_000);
+
+  it('sends a turn whose slot another conversation took back to the replica whose prompt cache saved it, and shows the entry in its view', async () => {
+    const served = await startServed({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 } });
+    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const model = served.workstation.modelId;
+    const replicas = served.workstation.replicas;
+    const blockFloor = (n: number) => Math.floor(n / 64) * 64;
+
+    // One slot a replica: a on replica 0; then b runs on replica 1 while c comes, so c takes replica 0's slot from a.
+    const a = opening(30);
+    const first = await chatTurn(client, model, a);
+    const b = await client.chat.completions.create({ model, messages: opening(31), max_tokens: 1000, temperature: 0, stream: true, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const bChunks = b[Symbol.asyncIterator]();
+    await waitFor(() => (replicas.replicaView()[1]!.running === 1 ? true : undefined), 'b running on replica 1', 20_000);
+    const c = await chatTurn(client, model, opening(32));
+    while (!(await bChunks.next()).done);
+    expect([first.replica, c.replica]).toEqual([0, 0]);
+    // llama-server saved a's tokens in its host-memory prompt cache; core mirrors that as replica 0's RAM tier.
+    const tiers = replicas.replicaView()[0]!.prefixTiers!;
+    expect(tiers.map((t) => [t.tier, t.budgetBytes])).toEqual([['ram', 8192 * 1024 * 1024]]);
+    expect(tiers[0]!.entries.map((e) => e.tokens)).toEqual([blockFloor(first.promptTokens + first.completionTokens)]);
+    expect(tiers[0]!.bytes).toBeGreaterThan(0);
+    expect(replicas.replicaView()[1]!.prefixTiers![0]!.entries).toEqual([]);
+
+    // a's next turn: no slot holds it, replica 0's cache does. It goes there, and llama-server loads it.
+    const second = await chatTurn(client, model, [...a, { role: 'assistant', content: first.text }, { role: 'user', content: 'And tomorrow?' }]);
+    expect(second.replica).toBe(0);
+    expect(second.cachedTokens, "llama-server's cache_n").toBeGreaterThanOrEqual(blockFloor(first.promptTokens));
+    // a left the cache for the slot; c, whose slot a took, is saved in its place.
+    expect(replicas.replicaView()[0]!.prefixTiers![0]!.entries.map((e) => e.tokens)).toEqual([blockFloor(c.promptTokens + c.completionTokens)]);
   }, 300_000);
 });

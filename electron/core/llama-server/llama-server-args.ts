@@ -5,9 +5,19 @@
  * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention and KV type, on a
  * Unix socket (`--host <path>.sock`) or a loopback port. The web UI is off; the slot list (`/slots`)
  * stays on for the slot view, and the slot actions save to and restore from `slotFolder`
- * (`--slot-save-path`, for live resize).
+ * (`--slot-save-path`, for live resize). The host-memory prompt cache gets llama.cpp's default budget,
+ * named here so core's mirror of it (router/host-prompt-cache.ts) counts with the same figure.
  */
 import { loadOptionsSchema, type LoadOptionsInput } from '../../../common/engine-protocol.js';
+
+/** The child's host-memory prompt cache (`--cache-ram`, MiB): llama.cpp's default, given explicitly. */
+export const LLAMA_SERVER_CACHE_RAM_MIB = 8192;
+
+/** What the child's prompt cache may hold: its budget in bytes, and one token's KV state by the model's shape. */
+export interface PromptCacheLimits {
+  readonly budgetBytes: number;
+  readonly bytesPerToken: number;
+}
 
 /** Where the child listens: a Unix socket's path (ending in `.sock`, which is how llama-server tells it from a host), or a loopback port. */
 export type ListenAddress = { readonly socketPath: string } | { readonly port: number };
@@ -15,7 +25,7 @@ export type ListenAddress = { readonly socketPath: string } | { readonly port: n
 export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string): string[] {
   const load = loadOptionsSchema.parse(input);
   const args = ['-m', load.modelPath, ...('socketPath' in listen ? ['--host', listen.socketPath] : ['--host', '127.0.0.1', '--port', String(listen.port)])];
-  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder);
+  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(LLAMA_SERVER_CACHE_RAM_MIB));
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));

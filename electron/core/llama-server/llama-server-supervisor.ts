@@ -15,7 +15,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import type { LogLevel } from '../../../common/contract.js';
-import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
+import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
+import { readModelFileHeader } from '../../../common/node/gguf-file.js';
+import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
 import { forwardLines } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
@@ -26,7 +28,7 @@ import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import { SilenceClock } from '../supervisor/silence-clock.js';
-import { llamaServerArgs } from './llama-server-args.js';
+import { LLAMA_SERVER_CACHE_RAM_MIB, llamaServerArgs, type PromptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
 
@@ -91,6 +93,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   private quiet = false;
   /** The exit of a quiet restart that did not come up, announced by `announceDown`. */
   private heldExit: ExitReason | undefined;
+  /** The running child's host-memory prompt cache, which core's index mirrors; null before the first start. */
+  private promptCacheLimits: PromptCacheLimits | null = null;
 
   constructor(private readonly options: LlamaServerSupervisorOptions) {
     super();
@@ -122,6 +126,11 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   /** Where the child saves and restores slot files (its `--slot-save-path`); created by the first start. */
   get slotFolder(): string | undefined {
     return this.folder === undefined ? undefined : slotFolderIn(this.folder);
+  }
+
+  /** What the running child's host-memory prompt cache may hold (`--cache-ram`); null before the first start. */
+  get promptCache(): PromptCacheLimits | null {
+    return this.promptCacheLimits;
   }
 
   /** True when the child is gone and its exit was announced (the replica set heals it). */
@@ -177,6 +186,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       await pinnedAtSpawn;
       await pin();
       const info = readyInfoOf(description, this.load, performance.now() - startedAt);
+      this.promptCacheLimits = await promptCacheLimitsOf(this.load);
       this.current = new RemoteClient({
         peer,
         dialect: llamaServerDialect,
@@ -326,4 +336,19 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.logFile = undefined;
     await file?.close();
   }
+}
+
+/**
+ * The prompt cache's budget and one token's KV state by the model's shape (llama.cpp saves a slot's whole
+ * state, about its tokens' K and V). A header without the shape counts the budget as llama-server's own
+ * floor, every slot's cells once.
+ */
+async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<PromptCacheLimits> {
+  const load = loadOptionsSchema.parse(input);
+  const budgetBytes = LLAMA_SERVER_CACHE_RAM_MIB * 1024 * 1024;
+  const perToken = await readModelFileHeader(load.modelPath).then(
+    (header) => kvCacheBytes(header, { contextSize: 1, slots: 1, kvType: load.kvType }),
+    () => null,
+  );
+  return { budgetBytes, bytesPerToken: perToken ?? budgetBytes / (load.slots * load.contextSize) };
 }

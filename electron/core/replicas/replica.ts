@@ -8,6 +8,7 @@ import type { GenerateDone, ReadyInfo, ReEvaluation } from '../../../common/engi
 import type { PrefixTier } from '../../../common/prefix-cache.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { ReplicaPlan } from '../config/run-config.js';
+import type { HostPromptCacheLimits } from '../router/host-prompt-cache.js';
 import type { RouteCandidate } from '../router/router.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
@@ -88,6 +89,11 @@ export class Replica {
    */
   get borrowKey(): string | null {
     return (this.engine && this.info?.prefixCacheShare?.layout) || null;
+  }
+
+  /** Its llama-server child's host-memory prompt cache, which the routing index mirrors; null for any other driver. */
+  get hostPromptCache(): HostPromptCacheLimits | null {
+    return this.driver instanceof LlamaServerSupervisor ? this.driver.promptCache : null;
   }
 
   /** What the router weighs for it now (the conversation flag is the dispatcher's). */

@@ -232,7 +232,8 @@ export class RequestDispatcher {
     if (options.signal?.aborted) abort();
     void handle.started.then(
       (s) => {
-        routing.noteStarted(replica.index, s, blocks);
+        const hostCache = replica.hostPromptCache;
+        routing.noteStarted(replica.index, s, blocks, hostCache && { limits: hostCache, promptTokens: request.tokens.length });
         replica.noteStarted(s);
       },
       () => {},

@@ -4,7 +4,8 @@
  * served (local engines, llama-server and Manifold peers: a slot cut to what it kept at `started`, set to
  * what it holds at `done`, its engine's prefix-cache entries moved as its `started` reports say) and
  * estimated where it does not (OpenAI-style peers: the blocks it was sent,
- * LRU); a replica's blocks are forgotten when it dies or its link drops, and moved when a rebuild moves
+ * LRU). A local llama-server child's host-memory prompt cache, which it does not report, is mirrored from
+ * its replies (router/host-prompt-cache.ts) into the index as RAM-tier entries. A replica's blocks are forgotten when it dies or its link drops, and moved when a rebuild moves
  * prefixes between slots. Each slot's last conversation is kept too, so the dashboard can name whose a
  * saved entry is.
  */
@@ -14,8 +15,15 @@ import type { PrefixReport } from '../../../common/rebuild.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
-import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../router/prefix-index.js';
+import { HostPromptCacheMirror, type HostPromptCacheLimits } from '../router/host-prompt-cache.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex, type SavedEntryAbout } from '../router/prefix-index.js';
 import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
+
+/** A llama-server child's prompt cache as a request starts on it: the cache's limits, and the prompt's length in tokens. */
+export interface HostPromptCacheContext {
+  readonly limits: HostPromptCacheLimits;
+  readonly promptTokens: number;
+}
 
 /** Conversations whose last replica is remembered for the router's tie-break (the oldest forgotten first). */
 const CONVERSATIONS_REMEMBERED = 4096;
@@ -30,6 +38,8 @@ export class RoutingState {
   private readonly conversationReplica = new Map<string, number>();
   /** The conversation each (replica, slot) last served, so a saved entry can say whose it is. */
   private readonly slotConversations = new Map<number, Map<number, string | null>>();
+  /** Each llama-server child's prompt cache as mirrored from its replies (reset when the child restarts or exits). */
+  private readonly hostCaches = new Map<number, HostPromptCacheMirror>();
 
   constructor(policy: RoutingPolicy) {
     this.router = new Router(this.combined, policy);
@@ -61,28 +71,48 @@ export class RoutingState {
 
   /**
    * The request started: the engine's prefix cache moved entries (saving a slot's evicted blocks first)
-   * and maybe restored one into the slot; the slot keeps only the blocks it shares with this prompt.
+   * and maybe restored one into the slot; the slot keeps only the blocks it shares with this prompt. A
+   * llama-server child reports no moves (`hostPromptCache`: its cache's limits and the prompt's length);
+   * they are mirrored from what the slot held and what the request kept.
    */
-  noteStarted(replica: number, started: StartedInfo, promptBlocks: readonly number[]): void {
+  noteStarted(replica: number, started: StartedInfo, promptBlocks: readonly number[], hostPromptCache: HostPromptCacheContext | null = null): void {
     const { slot, reusedTokens, prefixCache } = started;
     if (slot < 0) return;
+    const restoredFromHost = hostPromptCache !== null && this.mirrorHostCache(replica, slot, promptBlocks, reusedTokens, hostPromptCache);
     for (const move of prefixCache?.moves ?? []) {
       if (move.fromSlot !== undefined && move.tier) {
         const tokens = move.tokens ?? 0;
-        const about = { tokens, bytes: move.bytes ?? 0, conversationId: this.slotConversations.get(replica)?.get(move.fromSlot) ?? null };
-        this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor(tokens / BLOCK_TOKENS), about);
+        this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor(tokens / BLOCK_TOKENS), this.aboutEntry(replica, move.fromSlot, tokens, move.bytes ?? 0));
       } else {
         this.index.moveSaved(replica, move.entry, move.tier);
       }
     }
     const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
-    if (prefixCache?.restored) {
+    if (prefixCache?.restored || restoredFromHost) {
       // A borrowed entry stays its owner's (the borrower linked the file); an own one left the cache for the slot.
-      if (!prefixCache.restored.borrowed) this.index.moveSaved(replica, prefixCache.restored.entry, null);
+      if (prefixCache?.restored && !prefixCache.restored.borrowed) this.index.moveSaved(replica, prefixCache.restored.entry, null);
       this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     } else {
       this.index.truncateSlot(replica, slot, keepBlocks);
     }
+  }
+
+  /**
+   * What a llama-server child's prompt cache did as the request took `slot`: saved the blocks the slot
+   * held, dropped entries, maybe loaded one for the prompt (true then). Applied to the index as its RAM tier.
+   */
+  private mirrorHostCache(replica: number, slot: number, promptBlocks: readonly number[], reusedTokens: number, { limits, promptTokens }: HostPromptCacheContext): boolean {
+    let mirror = this.hostCaches.get(replica);
+    if (!mirror) this.hostCaches.set(replica, (mirror = new HostPromptCacheMirror(limits)));
+    const moves = mirror.served(this.index.slotBlocks(replica, slot), promptBlocks, promptTokens, reusedTokens);
+    if (moves.saved) this.index.saveSlot(replica, slot, moves.saved.entry, 'ram', moves.saved.blocks, this.aboutEntry(replica, slot, moves.saved.blocks * BLOCK_TOKENS, moves.saved.bytes));
+    for (const entry of [...moves.dropped, ...(moves.restored === null ? [] : [moves.restored])]) this.index.moveSaved(replica, entry, null);
+    return moves.restored !== null;
+  }
+
+  /** What the dashboard shows of an entry saved from `slot`: its size and the conversation the slot last served. */
+  private aboutEntry(replica: number, slot: number, tokens: number, bytes: number): SavedEntryAbout {
+    return { tokens, bytes, conversationId: this.slotConversations.get(replica)?.get(slot) ?? null };
   }
 
   /** What the slot holds after the request, and the conversation's replica. */
@@ -108,6 +138,7 @@ export class RoutingState {
   forgetReplica(replica: number): void {
     this.combined.forgetReplica(replica);
     this.slotConversations.delete(replica);
+    this.hostCaches.delete(replica);
   }
 
   /** The replica's prefix-cache entries in `tier` as the exact index mirrors them (for the dashboard). */
@@ -119,6 +150,8 @@ export class RoutingState {
   remap(replica: number, prefixes: PrefixReport): void {
     const moves = prefixes.slots.flatMap((p) => (p.to === null ? [] : [{ from: p.from, to: p.to, keepBlocks: Math.floor(p.tokens / BLOCK_TOKENS) }]));
     this.index.remapSlots(replica, moves);
+    // A llama-server child restarted for the rebuild: its prompt cache is empty.
+    this.hostCaches.delete(replica);
     const conversations = this.slotConversations.get(replica);
     this.slotConversations.set(replica, new Map(moves.map((m) => [m.to, conversations?.get(m.from) ?? null])));
   }

@@ -28,7 +28,7 @@ export interface PrefixIndex {
 }
 
 /** Leading blocks `a` and `b` share. */
-function sharedBlocks(a: readonly number[], b: readonly number[]): number {
+export function sharedBlocks(a: readonly number[], b: readonly number[]): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
@@ -50,6 +50,11 @@ export class ExactPrefixIndex implements PrefixIndex {
     if (!slots) this.slots.set(replica, (slots = new Map()));
     this.blocks += blocks.length - (slots.get(slot)?.length ?? 0);
     slots.set(slot, blocks);
+  }
+
+  /** The blocks the slot holds (none when not known). */
+  slotBlocks(replica: number, slot: number): readonly number[] {
+    return this.slots.get(replica)?.get(slot) ?? [];
   }
 
   /** The slot kept only its first `keep` blocks (it started a request that diverges there). */

@@ -1,0 +1,99 @@
+/**
+ * A mirror of a llama-server child's host-memory prompt cache (`--cache-ram`, llama.cpp PR 16391), kept
+ * from what core sees of each request: the slot that served it, what that slot held before, and how many
+ * prompt tokens it kept (`cache_n`). llama-server saves a slot's tokens to host RAM when another
+ * conversation takes the slot, and loads them back into a slot when that conversation returns; the reply
+ * only says a prefix was reused. Without the mirror the index forgets a conversation as soon as its slot is
+ * taken, so with several llama-server replicas its next turn went to whichever replica tied, where nothing
+ * held it. With it, the router counts the entry at a restore's cost, as it does a node-llama-cpp engine's
+ * prefix cache. Written by hand because it is the routing product: it copies llama-server's rules
+ * (tools/server/server-context.cpp `get_available_slot`, server-task.cpp `server_prompt_cache`, at the
+ * commit node-llama-cpp 3.21.1 bundles):
+ * - A request takes a slot whose tokens it keeps little of — no idle slot shared more than 10% of its
+ *   prompt (so the least recently used was taken), or it keeps under half of the slot's tokens: the slot's
+ *   tokens are saved, unless an entry already holds them all; entries they contain are dropped.
+ * - Then the entry sharing most of the prompt, and at least a quarter of itself, is loaded into the slot
+ *   and leaves the cache. The mirror does not guess this: the reply's `cache_n` above what the slot shared
+ *   says one was loaded, and the entry sharing most of the prompt is the one taken out.
+ * - Past the byte budget the oldest entries go; an entry larger than the budget is not kept.
+ * Not mirrored: llama-server also saves idle slots after each task (`--cache-idle-slots`); those are
+ * copies of what the slots hold, which the index already sees.
+ * Blocks stand for tokens here (the index's 64-token blocks), so the fractions are a block's width coarse.
+ */
+import { BLOCK_TOKENS } from './block-hash.js';
+import { sharedBlocks } from './prefix-index.js';
+
+/** How large a child's prompt cache may grow: its `--cache-ram` bytes, and what one token of KV state takes. */
+export interface HostPromptCacheLimits {
+  readonly budgetBytes: number;
+  readonly bytesPerToken: number;
+}
+
+/** What one served request did to the cache, for the index to mirror. */
+export interface HostPromptCacheMoves {
+  /** The slot's previous blocks were saved as this entry (its first `blocks` blocks). */
+  readonly saved: { readonly entry: number; readonly blocks: number; readonly bytes: number } | null;
+  /** Entries that left the cache: contained in the saved one, or the oldest past the budget. */
+  readonly dropped: readonly number[];
+  /** The entry loaded into the slot, which left the cache. */
+  readonly restored: number | null;
+}
+
+/** An idle slot sharing more than this share of the prompt is picked by similarity rather than least recent use (`--slot-prompt-similarity`'s default). */
+const SLOT_PROMPT_SIMILARITY = 0.1;
+/** A slot picked by similarity saves its tokens only when the prompt keeps less than this share of them. */
+const SAVE_BELOW_KEPT_SHARE = 0.5;
+
+export class HostPromptCacheMirror {
+  /** Oldest first, as llama-server keeps them. */
+  private readonly entries: { entry: number; blocks: readonly number[] }[] = [];
+  private nextEntry = 0;
+
+  constructor(private readonly limits: HostPromptCacheLimits) {}
+
+  /**
+   * A request with these prompt blocks (`promptTokens` tokens) was served on a slot that held `before`,
+   * and kept `reusedTokens` of its prompt.
+   */
+  served(before: readonly number[], prompt: readonly number[], promptTokens: number, reusedTokens: number): HostPromptCacheMoves {
+    const shared = sharedBlocks(before, prompt);
+    const similarity = (shared * BLOCK_TOKENS) / Math.max(1, promptTokens);
+    const takesSlot = before.length > 0 && (similarity <= SLOT_PROMPT_SIMILARITY || shared / before.length < SAVE_BELOW_KEPT_SHARE);
+    const dropped: number[] = [];
+    const saved = takesSlot ? this.save(before, dropped) : null;
+    let restored: number | null = null;
+    if (Math.floor(reusedTokens / BLOCK_TOKENS) > shared) {
+      let best = -1;
+      let bestBlocks = shared;
+      for (let at = 0; at < this.entries.length; at++) {
+        const blocks = sharedBlocks(this.entries[at]!.blocks, prompt);
+        if (blocks > bestBlocks) [best, bestBlocks] = [at, blocks];
+      }
+      if (best >= 0) restored = this.entries.splice(best, 1)[0]!.entry;
+    }
+    return { saved, dropped, restored };
+  }
+
+  /** Saves `blocks` as a new entry unless one holds them all; drops what it contains and the oldest past the budget. */
+  private save(blocks: readonly number[], dropped: number[]): HostPromptCacheMoves['saved'] {
+    if (this.entries.some((e) => sharedBlocks(e.blocks, blocks) === blocks.length)) return null;
+    const bytes = this.bytesOf(blocks.length);
+    if (bytes > this.limits.budgetBytes) return null;
+    for (let at = this.entries.length - 1; at >= 0; at--) {
+      const e = this.entries[at]!;
+      if (sharedBlocks(e.blocks, blocks) === e.blocks.length) dropped.push(...this.entries.splice(at, 1).map((x) => x.entry));
+    }
+    while (this.entries.length && this.totalBytes() + bytes > this.limits.budgetBytes) dropped.push(this.entries.shift()!.entry);
+    const entry = this.nextEntry++;
+    this.entries.push({ entry, blocks });
+    return { entry, blocks: blocks.length, bytes };
+  }
+
+  private bytesOf(blocks: number): number {
+    return blocks * BLOCK_TOKENS * this.limits.bytesPerToken;
+  }
+
+  private totalBytes(): number {
+    return this.entries.reduce((sum, e) => sum + this.bytesOf(e.blocks.length), 0);
+  }
+}
