@@ -350,5 +350,5 @@ async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<PromptCache
     (header) => kvCacheBytes(header, { contextSize: 1, slots: 1, kvType: load.kvType }),
     () => null,
   );
-  return { budgetBytes, bytesPerToken: perToken ?? budgetBytes / (load.slots * load.contextSize) };
+  return { budgetBytes, bytesPerToken: perToken ?? Math.ceil(budgetBytes / (load.slots * load.contextSize)) };
 }
