@@ -88,3 +88,12 @@ export type SavedEntryView = z.infer<typeof savedEntryViewSchema>;
 /** One tier of a replica's prefix cache as core's exact index mirrors it: its entries (most recent last), their bytes, its budget. */
 export const prefixTierViewSchema = z.object({ tier: prefixTierSchema, entries: z.array(savedEntryViewSchema), bytes: count, budgetBytes: count });
 export type PrefixTierView = z.infer<typeof prefixTierViewSchema>;
+
+/**
+ * A llama-server child's host-memory prompt cache (`--cache-ram`) as core mirrors it: the bytes it may give
+ * to evicted conversations, and one token's KV state by the model's shape.
+ */
+export interface HostPromptCacheLimits {
+  readonly budgetBytes: number;
+  readonly bytesPerToken: number;
+}

@@ -33,6 +33,27 @@ describe('the mirror of a llama-server prompt cache', () => {
     expect(mirror.served(a2, b2, b2.length * BLOCK_TOKENS, 0).restored).toBeNull();
   });
 
+  it('takes out the entry sharing as much of the prompt as the reply kept, not one sharing more', () => {
+    const mirror = new HostPromptCacheMirror(roomy);
+    const long = blocks(10, 1);
+    // Entry 0 holds 4 blocks of `long` and one of its own; entry 1, not containing it, 8 blocks of `long` and two others.
+    const four = blockHashes([...tokens(4 * BLOCK_TOKENS, 1), ...tokens(BLOCK_TOKENS, 6)]);
+    expect(mirror.served(four, blocks(1, 2), BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 0 });
+    const eight = blockHashes([...tokens(8 * BLOCK_TOKENS, 1), ...tokens(2 * BLOCK_TOKENS, 3)]);
+    const other = blocks(1, 4);
+    expect(mirror.served(eight, other, BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 1 });
+    // A slot holding `other` serves `long` keeping 4 blocks: the 4-block entry was loaded.
+    expect(mirror.served(other, long, long.length * BLOCK_TOKENS, 4 * BLOCK_TOKENS).restored).toBe(0);
+  });
+
+  it('mirrors no save where the blocks leave it open whether llama-server made one', () => {
+    const mirror = new HostPromptCacheMirror(roomy);
+    // The slot held 2 blocks (128–191 tokens), 1 of them shared: llama-server keeps 64–127 of them, half or more at some lengths.
+    const held = blocks(2, 1);
+    const prompt = blockHashes([...tokens(BLOCK_TOKENS, 1), ...tokens(BLOCK_TOKENS, 5)]);
+    expect(mirror.served(held, prompt, prompt.length * BLOCK_TOKENS, BLOCK_TOKENS).saved).toBeNull();
+  });
+
   it('keeps a slot a similar prompt keeps half of, and saves one it keeps less of', () => {
     const mirror = new HostPromptCacheMirror(roomy);
     const held = blocks(8, 1);
@@ -94,9 +115,12 @@ describe('routing with the mirror', () => {
     // The child restored it (cache_n covers a): the entry left its cache for the slot.
     serve(state, 0, next, a.length);
     expect(state.savedEntries(0, 'ram').map((e) => e.tokens)).toEqual([6 * BLOCK_TOKENS]);
-    // A resize restarts the child: its prompt cache is gone, and so is the mirror's.
+    // A resize restarts the child: its prompt cache is gone, and so is the mirror's; the same saves are mirrored afresh.
     state.remap(0, { kept: 0, dropped: 0, slots: [] });
     expect(state.savedEntries(0, 'ram')).toEqual([]);
+    serve(state, 0, tokens(6 * BLOCK_TOKENS, 3));
+    serve(state, 0, a);
+    expect(state.savedEntries(0, 'ram').map((e) => [e.entry, e.tokens])).toEqual([[0, 6 * BLOCK_TOKENS]]);
   });
 
   it('mirrors nothing for a replica without a prompt cache of its own', () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
-import { llamaServerArgs } from '../../electron/core/llama-server/llama-server-args.js';
+import { llamaServerArgs, promptCacheLimits } from '../../electron/core/llama-server/llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from '../../electron/core/llama-server/llama-server-folder.js';
 import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 
@@ -35,6 +35,13 @@ describe('llama-server replicas', () => {
     expect(args).not.toContain('-t');
     expect(args).not.toContain('-ngl');
     expect(args.join(' ')).toContain('-np 1 -c 4096 --no-kv-unified --no-webui --slot-save-path s --cache-ram 8192 -b 256 -fa on -ctk q8_0 -ctv q8_0');
+  });
+
+  it("counts the prompt cache's budget less a copy of every slot, by the model's KV bytes a token (llama-server's floor without them)", () => {
+    const gib8 = 8192 * 1024 * 1024;
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, 1000)).toEqual({ budgetBytes: gib8 - 4096 * 1000, bytesPerToken: 1000 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, null)).toEqual({ budgetBytes: gib8, bytesPerToken: gib8 / 4096 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 8, contextSize: 1 << 20 }, 4096).budgetBytes).toBe(0);
   });
 
   it('makes a private folder with a slot folder, listens on a socket there (the stale one gone), and on a loopback port where the path is too long', async () => {

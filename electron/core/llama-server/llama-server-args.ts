@@ -9,14 +9,23 @@
  * named here so core's mirror of it (router/host-prompt-cache.ts) counts with the same figure.
  */
 import { loadOptionsSchema, type LoadOptionsInput } from '../../../common/engine-protocol.js';
+import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 
 /** The child's host-memory prompt cache (`--cache-ram`, MiB): llama.cpp's default, given explicitly. */
 export const LLAMA_SERVER_CACHE_RAM_MIB = 8192;
 
-/** What the child's prompt cache may hold: its budget in bytes, and one token's KV state by the model's shape. */
-export interface PromptCacheLimits {
-  readonly budgetBytes: number;
-  readonly bytesPerToken: number;
+/**
+ * What the child's prompt cache may give to evicted conversations: `--cache-ram` less a copy of every slot
+ * full (llama-server also copies idle slots into it, `--cache-idle-slots`, which the mirror does not follow),
+ * and one token's K and V by the model's shape (`kvBytesPerToken`; null when the header lacks the shape:
+ * then the cache counts as llama-server's own floor, every slot's cells once).
+ */
+export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: number | null): HostPromptCacheLimits {
+  const load = loadOptionsSchema.parse(input);
+  const cells = load.slots * load.contextSize;
+  const cacheBytes = LLAMA_SERVER_CACHE_RAM_MIB * 1024 * 1024;
+  if (kvBytesPerToken === null) return { budgetBytes: cacheBytes, bytesPerToken: Math.ceil(cacheBytes / cells) };
+  return { budgetBytes: Math.max(0, cacheBytes - cells * kvBytesPerToken), bytesPerToken: kvBytesPerToken };
 }
 
 /** Where the child listens: a Unix socket's path (ending in `.sock`, which is how llama-server tells it from a host), or a loopback port. */

@@ -17,6 +17,7 @@ import { rm } from 'node:fs/promises';
 import type { LogLevel } from '../../../common/contract.js';
 import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
 import { readModelFileHeader } from '../../../common/node/gguf-file.js';
+import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
 import { forwardLines } from '../engine/engine-process.js';
@@ -28,7 +29,7 @@ import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import { SilenceClock } from '../supervisor/silence-clock.js';
-import { LLAMA_SERVER_CACHE_RAM_MIB, llamaServerArgs, type PromptCacheLimits } from './llama-server-args.js';
+import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
 
@@ -94,7 +95,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   /** The exit of a quiet restart that did not come up, announced by `announceDown`. */
   private heldExit: ExitReason | undefined;
   /** The running child's host-memory prompt cache, which core's index mirrors; null before the first start. */
-  private promptCacheLimits: PromptCacheLimits | null = null;
+  private promptCacheLimits: HostPromptCacheLimits | null = null;
 
   constructor(private readonly options: LlamaServerSupervisorOptions) {
     super();
@@ -129,7 +130,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   /** What the running child's host-memory prompt cache may hold (`--cache-ram`); null before the first start. */
-  get promptCache(): PromptCacheLimits | null {
+  get promptCache(): HostPromptCacheLimits | null {
     return this.promptCacheLimits;
   }
 
@@ -338,17 +339,12 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 }
 
-/**
- * The prompt cache's budget and one token's KV state by the model's shape (llama.cpp saves a slot's whole
- * state, about its tokens' K and V). A header without the shape counts the budget as llama-server's own
- * floor, every slot's cells once.
- */
-async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<PromptCacheLimits> {
+/** The child's prompt-cache limits, one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape). */
+async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<HostPromptCacheLimits> {
   const load = loadOptionsSchema.parse(input);
-  const budgetBytes = LLAMA_SERVER_CACHE_RAM_MIB * 1024 * 1024;
   const perToken = await readModelFileHeader(load.modelPath).then(
     (header) => kvCacheBytes(header, { contextSize: 1, slots: 1, kvType: load.kvType }),
     () => null,
   );
-  return { budgetBytes, bytesPerToken: perToken ?? Math.ceil(budgetBytes / (load.slots * load.contextSize)) };
+  return promptCacheLimits(load, perToken);
 }

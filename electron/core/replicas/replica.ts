@@ -5,10 +5,9 @@
  * measured from its requests that the router's cost uses (prefill, service time, prefix-cache restores).
  */
 import type { GenerateDone, ReadyInfo, ReEvaluation } from '../../../common/engine-protocol.js';
-import type { PrefixTier } from '../../../common/prefix-cache.js';
+import type { HostPromptCacheLimits, PrefixTier } from '../../../common/prefix-cache.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { ReplicaPlan } from '../config/run-config.js';
-import type { HostPromptCacheLimits } from '../router/host-prompt-cache.js';
 import type { RouteCandidate } from '../router/router.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { EngineSupervisor } from '../supervisor/engine-supervisor.js';

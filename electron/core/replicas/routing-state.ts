@@ -10,12 +10,12 @@
  * saved entry is.
  */
 import type { GenerateDone } from '../../../common/engine-protocol.js';
-import type { PrefixTier, SavedEntryView } from '../../../common/prefix-cache.js';
+import type { HostPromptCacheLimits, PrefixTier, SavedEntryView } from '../../../common/prefix-cache.js';
 import type { PrefixReport } from '../../../common/rebuild.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
-import { HostPromptCacheMirror, type HostPromptCacheLimits } from '../router/host-prompt-cache.js';
+import { HostPromptCacheMirror } from '../router/host-prompt-cache.js';
 import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex, type SavedEntryAbout } from '../router/prefix-index.js';
 import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
 

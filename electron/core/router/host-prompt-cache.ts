@@ -11,23 +11,25 @@
  * commit node-llama-cpp 3.21.1 bundles):
  * - A request takes a slot whose tokens it keeps little of — no idle slot shared more than 10% of its
  *   prompt (so the least recently used was taken), or it keeps under half of the slot's tokens: the slot's
- *   tokens are saved, unless an entry already holds them all; entries they contain are dropped.
+ *   tokens are saved, unless an entry already holds them all; entries they contain are dropped. The index
+ *   counts whole 64-token blocks, so the shares are known to a block's width: a save is mirrored only where
+ *   llama-server makes it at every length within that width (never an entry it may not have).
  * - Then the entry sharing most of the prompt, and at least a quarter of itself, is loaded into the slot
  *   and leaves the cache. The mirror does not guess this: the reply's `cache_n` above what the slot shared
- *   says one was loaded, and the entry sharing most of the prompt is the one taken out.
+ *   says one was loaded, and the entry sharing that much of the prompt (else the most) is taken out.
  * - Past the byte budget the oldest entries go; an entry larger than the budget is not kept.
- * Not mirrored: llama-server also saves idle slots after each task (`--cache-idle-slots`); those are
- * copies of what the slots hold, which the index already sees.
- * Blocks stand for tokens here (the index's 64-token blocks), so the fractions are a block's width coarse.
+ * Not mirrored, so the budget is counted less a copy of every slot: llama-server also copies idle slots
+ * into the cache after each task (`--cache-idle-slots`), what the slots hold, which the index sees.
+ * Known to drift: requests finishing on two slots of one replica in another order than they took them
+ * (a save is mirrored at the reply's end) can leave an entry llama-server already loaded, until a longer
+ * one contains it; a cancelled request's reply names no slot, so what it did is not mirrored; a prompt
+ * whose slot llama-server picks by a similarity of over half (a long shared system prompt) loads nothing,
+ * while the router may have counted a restore there.
  */
+import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { BLOCK_TOKENS } from './block-hash.js';
 import { sharedBlocks } from './prefix-index.js';
 
-/** How large a child's prompt cache may grow: its `--cache-ram` bytes, and what one token of KV state takes. */
-export interface HostPromptCacheLimits {
-  readonly budgetBytes: number;
-  readonly bytesPerToken: number;
-}
 
 /** What one served request did to the cache, for the index to mirror. */
 export interface HostPromptCacheMoves {
@@ -57,16 +59,26 @@ export class HostPromptCacheMirror {
    */
   served(before: readonly number[], prompt: readonly number[], promptTokens: number, reusedTokens: number): HostPromptCacheMoves {
     const shared = sharedBlocks(before, prompt);
-    const similarity = (shared * BLOCK_TOKENS) / Math.max(1, promptTokens);
-    const takesSlot = before.length > 0 && (similarity <= SLOT_PROMPT_SIMILARITY || shared / before.length < SAVE_BELOW_KEPT_SHARE);
+    // Blocks floor tokens: the prompt may share up to a block's width more with the slot than `shared` says.
+    // A save is mirrored only where llama-server makes it at every length the blocks allow.
+    const mostShared = shared * BLOCK_TOKENS + BLOCK_TOKENS - 1;
+    const leastSimilar = mostShared / Math.max(1, promptTokens) <= SLOT_PROMPT_SIMILARITY;
+    const keepsLittle = mostShared / (before.length * BLOCK_TOKENS) < SAVE_BELOW_KEPT_SHARE;
+    const takesSlot = before.length > 0 && (leastSimilar || keepsLittle);
     const dropped: number[] = [];
     const saved = takesSlot ? this.save(before, dropped) : null;
     let restored: number | null = null;
-    if (Math.floor(reusedTokens / BLOCK_TOKENS) > shared) {
+    const reusedBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
+    if (reusedBlocks > shared) {
+      // The entry loaded shares with the prompt what the reply says was kept; failing one, the one sharing most.
       let best = -1;
       let bestBlocks = shared;
       for (let at = 0; at < this.entries.length; at++) {
         const blocks = sharedBlocks(this.entries[at]!.blocks, prompt);
+        if (blocks === reusedBlocks) {
+          best = at;
+          break;
+        }
         if (blocks > bestBlocks) [best, bestBlocks] = [at, blocks];
       }
       if (best >= 0) restored = this.entries.splice(best, 1)[0]!.entry;
