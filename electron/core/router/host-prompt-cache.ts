@@ -23,8 +23,8 @@
  * Known to drift: requests finishing on two slots of one replica in another order than they took them
  * (a save is mirrored at the reply's end) can leave an entry llama-server already loaded, until a longer
  * one contains it; a cancelled request's reply names no slot, so what it did is not mirrored; a prompt
- * whose slot llama-server picks by a similarity of over half (a long shared system prompt) loads nothing,
- * while the router may have counted a restore there.
+ * for which llama-server picks a slot by similarity and keeps half of it or more (a long shared system
+ * prompt against a short history) loads nothing, while the router may have counted a restore there.
  */
 import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { BLOCK_TOKENS } from './block-hash.js';
