@@ -30,7 +30,6 @@ import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { BLOCK_TOKENS } from './block-hash.js';
 import { sharedBlocks } from './prefix-index.js';
 
-
 /** What one served request did to the cache, for the index to mirror. */
 export interface HostPromptCacheMoves {
   /** The slot's previous blocks were saved as this entry (its first `blocks` blocks). */
