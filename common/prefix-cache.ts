@@ -97,3 +97,10 @@ export interface HostPromptCacheLimits {
   readonly budgetBytes: number;
   readonly bytesPerToken: number;
 }
+
+/**
+ * llama-server's `--slot-prompt-similarity` for a child: its default, given explicitly because core's
+ * mirror of the child's prompt cache replays the slot choice it governs (an idle slot sharing more than
+ * this share of a prompt is picked for it; failing one, the least recently used).
+ */
+export const LLAMA_SERVER_SLOT_PROMPT_SIMILARITY = 0.1;

@@ -22,19 +22,19 @@ describe('llama-server replicas', () => {
   it('gives each slot its share of -c, on its Unix socket or a loopback port, with its slot folder, the budget of its prompt cache and the engine options in llama.cpp flags', () => {
     expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { socketPath: '/tmp/r0/http.sock' }, '/tmp/r0')).toEqual([
       '-m', '/proc/1/fd/9', '--host', '/tmp/r0/http.sock',
-      '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/r0', '--cache-ram', '8192',
+      '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/r0', '--cache-ram', '8192', '-sps', '0.1',
       '-t', '1', '-ngl', '0', '-fa', 'auto', '-ctk', 'f16', '-ctv', 'f16',
     ]);
     expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { port: 4321 }, '/tmp/slots-r0')).toEqual([
       '-m', '/proc/1/fd/9', '--host', '127.0.0.1', '--port', '4321',
-      '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/slots-r0', '--cache-ram', '8192',
+      '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/slots-r0', '--cache-ram', '8192', '-sps', '0.1',
       '-t', '1', '-ngl', '0', '-fa', 'auto', '-ctk', 'f16', '-ctv', 'f16',
     ]);
     // threads 0 and gpuLayers auto are llama.cpp's own choice: no flag.
     const args = llamaServerArgs({ modelPath: 'm.gguf', batchSize: 256, flashAttention: true, kvType: 'q8_0' }, { port: 1 }, 's');
     expect(args).not.toContain('-t');
     expect(args).not.toContain('-ngl');
-    expect(args.join(' ')).toContain('-np 1 -c 4096 --no-kv-unified --no-webui --slot-save-path s --cache-ram 8192 -b 256 -fa on -ctk q8_0 -ctv q8_0');
+    expect(args.join(' ')).toContain('-np 1 -c 4096 --no-kv-unified --no-webui --slot-save-path s --cache-ram 8192 -sps 0.1 -b 256 -fa on -ctk q8_0 -ctv q8_0');
   });
 
   it("counts the prompt cache's budget less a copy of every slot, by the model's KV bytes a token (llama-server's floor without them)", () => {

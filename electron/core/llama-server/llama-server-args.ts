@@ -5,11 +5,12 @@
  * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention and KV type, on a
  * Unix socket (`--host <path>.sock`) or a loopback port. The web UI is off; the slot list (`/slots`)
  * stays on for the slot view, and the slot actions save to and restore from `slotFolder`
- * (`--slot-save-path`, for live resize). The host-memory prompt cache gets llama.cpp's default budget,
- * named here so core's mirror of it (router/host-prompt-cache.ts) counts with the same figure.
+ * (`--slot-save-path`, for live resize). The host-memory prompt cache gets llama.cpp's default budget and
+ * slot-choice similarity, named so core's mirror of it (router/host-prompt-cache.ts) counts with the same
+ * figures whichever llama-server binary runs.
  */
 import { loadOptionsSchema, type LoadOptionsInput } from '../../../common/engine-protocol.js';
-import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
+import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 
 /** The child's host-memory prompt cache (`--cache-ram`, MiB): llama.cpp's default, given explicitly. */
 export const LLAMA_SERVER_CACHE_RAM_MIB = 8192;
@@ -34,7 +35,7 @@ export type ListenAddress = { readonly socketPath: string } | { readonly port: n
 export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string): string[] {
   const load = loadOptionsSchema.parse(input);
   const args = ['-m', load.modelPath, ...('socketPath' in listen ? ['--host', listen.socketPath] : ['--host', '127.0.0.1', '--port', String(listen.port)])];
-  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(LLAMA_SERVER_CACHE_RAM_MIB));
+  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(LLAMA_SERVER_CACHE_RAM_MIB), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));

@@ -26,7 +26,7 @@
  * for which llama-server picks a slot by similarity and keeps half of it or more (a long shared system
  * prompt against a short history) loads nothing, while the router may have counted a restore there.
  */
-import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
+import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { BLOCK_TOKENS } from './block-hash.js';
 import { sharedBlocks } from './prefix-index.js';
 
@@ -40,8 +40,6 @@ export interface HostPromptCacheMoves {
   readonly restored: number | null;
 }
 
-/** An idle slot sharing more than this share of the prompt is picked by similarity rather than least recent use (`--slot-prompt-similarity`'s default). */
-const SLOT_PROMPT_SIMILARITY = 0.1;
 /** A slot picked by similarity saves its tokens only when the prompt keeps less than this share of them. */
 const SAVE_BELOW_KEPT_SHARE = 0.5;
 
@@ -61,7 +59,7 @@ export class HostPromptCacheMirror {
     // Blocks floor tokens: the prompt may share up to a block's width more with the slot than `shared` says.
     // A save is mirrored only where llama-server makes it at every length the blocks allow.
     const mostShared = shared * BLOCK_TOKENS + BLOCK_TOKENS - 1;
-    const leastSimilar = mostShared / Math.max(1, promptTokens) <= SLOT_PROMPT_SIMILARITY;
+    const leastSimilar = mostShared / Math.max(1, promptTokens) <= LLAMA_SERVER_SLOT_PROMPT_SIMILARITY;
     const keepsLittle = mostShared / (before.length * BLOCK_TOKENS) < SAVE_BELOW_KEPT_SHARE;
     const takesSlot = before.length > 0 && (leastSimilar || keepsLittle);
     const dropped: number[] = [];
