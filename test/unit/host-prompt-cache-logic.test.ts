@@ -16,21 +16,36 @@ const tokens = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 
 const blocks = (n: number, seed: number) => blockHashes(tokens(n * BLOCK_TOKENS, seed));
 const roomy = { budgetBytes: 1e12, bytesPerToken: 1 };
 
+/**
+ * The mirror serving a request on slot 0, its moves read back as what they say: the entry saved from the
+ * slot (its blocks and bytes), the entries dropped, the entry restored.
+ */
+function servedOnSlot0(mirror: HostPromptCacheMirror, before: readonly number[], prompt: readonly number[], promptTokens: number, reusedTokens: number) {
+  const { moves, restored } = mirror.served(0, before, prompt, promptTokens, reusedTokens);
+  const save = moves.find((m) => m.tier !== null);
+  expect(save?.fromSlot ?? 0).toBe(0);
+  return {
+    saved: save ? { entry: save.entry, blocks: save.tokens! / BLOCK_TOKENS, bytes: save.bytes! } : null,
+    dropped: moves.filter((m) => m.tier === null).map((m) => m.entry),
+    restored: restored?.entry ?? null,
+  };
+}
+
 describe('the mirror of a llama-server prompt cache', () => {
   it('saves a slot another conversation takes, not one its own conversation goes on in, and names what a long reuse restored', () => {
     const mirror = new HostPromptCacheMirror(roomy);
     const a = blocks(10, 1);
     const b = blocks(6, 2);
     // b takes the slot that held a: nothing shared, so llama-server picked it least recently used and saved a.
-    expect(mirror.served(a, b, b.length * BLOCK_TOKENS, 0)).toEqual({ saved: { entry: 0, blocks: 10, bytes: 10 * BLOCK_TOKENS }, dropped: [], restored: null });
+    expect(servedOnSlot0(mirror, a, b, b.length * BLOCK_TOKENS, 0)).toEqual({ saved: { entry: 0, blocks: 10, bytes: 10 * BLOCK_TOKENS }, dropped: [], restored: null });
     // b's next turn on its own slot: the slot's tokens are a prefix of the prompt, nothing saved.
     const b2 = blockHashes([...tokens(6 * BLOCK_TOKENS, 2), ...tokens(3 * BLOCK_TOKENS, 3)]);
-    expect(mirror.served(b, b2, b2.length * BLOCK_TOKENS, b.length * BLOCK_TOKENS)).toEqual({ saved: null, dropped: [], restored: null });
+    expect(servedOnSlot0(mirror, b, b2, b2.length * BLOCK_TOKENS, b.length * BLOCK_TOKENS)).toEqual({ saved: null, dropped: [], restored: null });
     // a's next turn on the slot holding b2: b2 is saved, and the reply kept 10 blocks the slot did not hold: a was loaded.
     const a2 = blockHashes([...tokens(10 * BLOCK_TOKENS, 1), ...tokens(2 * BLOCK_TOKENS, 4)]);
-    expect(mirror.served(b2, a2, a2.length * BLOCK_TOKENS, 10 * BLOCK_TOKENS)).toEqual({ saved: { entry: 1, blocks: 9, bytes: 9 * BLOCK_TOKENS }, dropped: [], restored: 0 });
+    expect(servedOnSlot0(mirror, b2, a2, a2.length * BLOCK_TOKENS, 10 * BLOCK_TOKENS)).toEqual({ saved: { entry: 1, blocks: 9, bytes: 9 * BLOCK_TOKENS }, dropped: [], restored: 0 });
     // The same with a reuse no longer than what the slot shared: nothing was loaded (a is gone already anyway).
-    expect(mirror.served(a2, b2, b2.length * BLOCK_TOKENS, 0).restored).toBeNull();
+    expect(servedOnSlot0(mirror, a2, b2, b2.length * BLOCK_TOKENS, 0).restored).toBeNull();
   });
 
   it('takes out the entry sharing as much of the prompt as the reply kept, not one sharing more', () => {
@@ -38,12 +53,12 @@ describe('the mirror of a llama-server prompt cache', () => {
     const long = blocks(10, 1);
     // Entry 0 holds 4 blocks of `long` and one of its own; entry 1, not containing it, 8 blocks of `long` and two others.
     const four = blockHashes([...tokens(4 * BLOCK_TOKENS, 1), ...tokens(BLOCK_TOKENS, 6)]);
-    expect(mirror.served(four, blocks(1, 2), BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 0 });
+    expect(servedOnSlot0(mirror, four, blocks(1, 2), BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 0 });
     const eight = blockHashes([...tokens(8 * BLOCK_TOKENS, 1), ...tokens(2 * BLOCK_TOKENS, 3)]);
     const other = blocks(1, 4);
-    expect(mirror.served(eight, other, BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 1 });
+    expect(servedOnSlot0(mirror, eight, other, BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 1 });
     // A slot holding `other` serves `long` keeping 4 blocks: the 4-block entry was loaded.
-    expect(mirror.served(other, long, long.length * BLOCK_TOKENS, 4 * BLOCK_TOKENS).restored).toBe(0);
+    expect(servedOnSlot0(mirror, other, long, long.length * BLOCK_TOKENS, 4 * BLOCK_TOKENS).restored).toBe(0);
   });
 
   it('mirrors no save where the blocks leave it open whether llama-server made one', () => {
@@ -51,32 +66,32 @@ describe('the mirror of a llama-server prompt cache', () => {
     // The slot held 2 blocks (128–191 tokens), 1 of them shared: llama-server keeps 64–127 of them, half or more at some lengths.
     const held = blocks(2, 1);
     const prompt = blockHashes([...tokens(BLOCK_TOKENS, 1), ...tokens(BLOCK_TOKENS, 5)]);
-    expect(mirror.served(held, prompt, prompt.length * BLOCK_TOKENS, BLOCK_TOKENS).saved).toBeNull();
+    expect(servedOnSlot0(mirror, held, prompt, prompt.length * BLOCK_TOKENS, BLOCK_TOKENS).saved).toBeNull();
   });
 
   it('keeps a slot a similar prompt keeps half of, and saves one it keeps less of', () => {
     const mirror = new HostPromptCacheMirror(roomy);
     const held = blocks(8, 1);
     const half = blockHashes([...tokens(4 * BLOCK_TOKENS, 1), ...tokens(4 * BLOCK_TOKENS, 5)]);
-    expect(mirror.served(held, half, half.length * BLOCK_TOKENS, 4 * BLOCK_TOKENS).saved).toBeNull();
+    expect(servedOnSlot0(mirror, held, half, half.length * BLOCK_TOKENS, 4 * BLOCK_TOKENS).saved).toBeNull();
     const less = blockHashes([...tokens(3 * BLOCK_TOKENS, 1), ...tokens(5 * BLOCK_TOKENS, 6)]);
-    expect(mirror.served(held, less, less.length * BLOCK_TOKENS, 3 * BLOCK_TOKENS).saved).toMatchObject({ blocks: 8 });
+    expect(servedOnSlot0(mirror, held, less, less.length * BLOCK_TOKENS, 3 * BLOCK_TOKENS).saved).toMatchObject({ blocks: 8 });
   });
 
   it('skips a slot an entry holds whole, drops entries a new one contains, and drops the oldest past its budget', () => {
     const mirror = new HostPromptCacheMirror({ budgetBytes: 20 * BLOCK_TOKENS, bytesPerToken: 1 });
     const a = blocks(8, 1);
     const other = (seed: number) => blocks(1, seed);
-    expect(mirror.served(a.slice(0, 4), other(10), BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 0, blocks: 4 });
+    expect(servedOnSlot0(mirror, a.slice(0, 4), other(10), BLOCK_TOKENS, 0).saved).toMatchObject({ entry: 0, blocks: 4 });
     // a contains entry 0: saving a drops it.
-    expect(mirror.served(a, other(11), BLOCK_TOKENS, 0)).toMatchObject({ saved: { entry: 1, blocks: 8 }, dropped: [0] });
+    expect(servedOnSlot0(mirror, a, other(11), BLOCK_TOKENS, 0)).toMatchObject({ saved: { entry: 1, blocks: 8 }, dropped: [0] });
     // A slot holding a prefix of entry 1 is already in the cache.
-    expect(mirror.served(a.slice(0, 5), other(12), BLOCK_TOKENS, 0).saved).toBeNull();
+    expect(servedOnSlot0(mirror, a.slice(0, 5), other(12), BLOCK_TOKENS, 0).saved).toBeNull();
     // 8 + 8 blocks fit in 20; 8 more push out the oldest (entry 1).
-    expect(mirror.served(blocks(8, 2), other(13), BLOCK_TOKENS, 0)).toMatchObject({ saved: { entry: 2 }, dropped: [] });
-    expect(mirror.served(blocks(8, 3), other(14), BLOCK_TOKENS, 0)).toMatchObject({ saved: { entry: 3 }, dropped: [1] });
+    expect(servedOnSlot0(mirror, blocks(8, 2), other(13), BLOCK_TOKENS, 0)).toMatchObject({ saved: { entry: 2 }, dropped: [] });
+    expect(servedOnSlot0(mirror, blocks(8, 3), other(14), BLOCK_TOKENS, 0)).toMatchObject({ saved: { entry: 3 }, dropped: [1] });
     // An entry larger than the whole budget is not kept.
-    expect(mirror.served(blocks(21, 4), other(15), BLOCK_TOKENS, 0)).toEqual({ saved: null, dropped: [], restored: null });
+    expect(servedOnSlot0(mirror, blocks(21, 4), other(15), BLOCK_TOKENS, 0)).toEqual({ saved: null, dropped: [], restored: null });
   });
 });
 

@@ -4,19 +4,20 @@
  * served (local engines, llama-server and Manifold peers: a slot cut to what it kept at `started`, set to
  * what it holds at `done`, its engine's prefix-cache entries moved as its `started` reports say) and
  * estimated where it does not (OpenAI-style peers: the blocks it was sent,
- * LRU). A local llama-server child's host-memory prompt cache, which it does not report, is mirrored from
- * its replies (router/host-prompt-cache.ts) into the index as RAM-tier entries. A replica's blocks are forgotten when it dies or its link drops, and moved when a rebuild moves
+ * LRU). A local llama-server child's host-memory prompt cache, which it does not report, is replayed from
+ * its replies (router/host-prompt-cache.ts) as the moves an engine reports, so the index keeps it as RAM-tier
+ * entries. A replica's blocks are forgotten when it dies or its link drops, and moved when a rebuild moves
  * prefixes between slots. Each slot's last conversation is kept too, so the dashboard can name whose a
  * saved entry is.
  */
 import type { GenerateDone } from '../../../common/engine-protocol.js';
-import type { HostPromptCacheLimits, PrefixTier, SavedEntryView } from '../../../common/prefix-cache.js';
+import type { HostPromptCacheLimits, PrefixTier, SavedEntryView, TierMove } from '../../../common/prefix-cache.js';
 import type { PrefixReport } from '../../../common/rebuild.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
-import { HostPromptCacheMirror } from '../router/host-prompt-cache.js';
-import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex, type SavedEntryAbout } from '../router/prefix-index.js';
+import { HostPromptCacheMirror, type HostPromptCacheMoves } from '../router/host-prompt-cache.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../router/prefix-index.js';
 import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
 
 /** A llama-server child's prompt cache as a request starts on it: the cache's limits, and the prompt's length in tokens. */
@@ -78,41 +79,33 @@ export class RoutingState {
   noteStarted(replica: number, started: StartedInfo, promptBlocks: readonly number[], hostPromptCache: HostPromptCacheContext | null = null): void {
     const { slot, reusedTokens, prefixCache } = started;
     if (slot < 0) return;
-    const restoredFromHost = hostPromptCache !== null && this.mirrorHostCache(replica, slot, promptBlocks, reusedTokens, hostPromptCache);
-    for (const move of prefixCache?.moves ?? []) {
+    const { moves, restored }: { moves: readonly TierMove[]; restored: { entry: number; borrowed?: true } | null } = hostPromptCache
+      ? this.mirrorHostCache(replica, slot, promptBlocks, reusedTokens, hostPromptCache)
+      : { moves: prefixCache?.moves ?? [], restored: prefixCache?.restored ?? null };
+    for (const move of moves) {
       if (move.fromSlot !== undefined && move.tier) {
         const tokens = move.tokens ?? 0;
-        this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor(tokens / BLOCK_TOKENS), this.aboutEntry(replica, move.fromSlot, tokens, move.bytes ?? 0));
+        const about = { tokens, bytes: move.bytes ?? 0, conversationId: this.slotConversations.get(replica)?.get(move.fromSlot) ?? null };
+        this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor(tokens / BLOCK_TOKENS), about);
       } else {
         this.index.moveSaved(replica, move.entry, move.tier);
       }
     }
     const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
-    if (prefixCache?.restored || restoredFromHost) {
+    if (restored) {
       // A borrowed entry stays its owner's (the borrower linked the file); an own one left the cache for the slot.
-      if (prefixCache?.restored && !prefixCache.restored.borrowed) this.index.moveSaved(replica, prefixCache.restored.entry, null);
+      if (!restored.borrowed) this.index.moveSaved(replica, restored.entry, null);
       this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     } else {
       this.index.truncateSlot(replica, slot, keepBlocks);
     }
   }
 
-  /**
-   * What a llama-server child's prompt cache did as the request took `slot`: saved the blocks the slot
-   * held, dropped entries, maybe loaded one for the prompt (true then). Applied to the index as its RAM tier.
-   */
-  private mirrorHostCache(replica: number, slot: number, promptBlocks: readonly number[], reusedTokens: number, { limits, promptTokens }: HostPromptCacheContext): boolean {
+  /** What a llama-server child's prompt cache did as the request took `slot`, as its mirror replays it (a report as an engine's). */
+  private mirrorHostCache(replica: number, slot: number, promptBlocks: readonly number[], reusedTokens: number, { limits, promptTokens }: HostPromptCacheContext): HostPromptCacheMoves {
     let mirror = this.hostCaches.get(replica);
     if (!mirror) this.hostCaches.set(replica, (mirror = new HostPromptCacheMirror(limits)));
-    const moves = mirror.served(this.index.slotBlocks(replica, slot), promptBlocks, promptTokens, reusedTokens);
-    if (moves.saved) this.index.saveSlot(replica, slot, moves.saved.entry, 'ram', moves.saved.blocks, this.aboutEntry(replica, slot, moves.saved.blocks * BLOCK_TOKENS, moves.saved.bytes));
-    for (const entry of [...moves.dropped, ...(moves.restored === null ? [] : [moves.restored])]) this.index.moveSaved(replica, entry, null);
-    return moves.restored !== null;
-  }
-
-  /** What the dashboard shows of an entry saved from `slot`: its size and the conversation the slot last served. */
-  private aboutEntry(replica: number, slot: number, tokens: number, bytes: number): SavedEntryAbout {
-    return { tokens, bytes, conversationId: this.slotConversations.get(replica)?.get(slot) ?? null };
+    return mirror.served(slot, this.index.slotBlocks(replica, slot), promptBlocks, promptTokens, reusedTokens);
   }
 
   /** What the slot holds after the request, and the conversation's replica. */

@@ -26,18 +26,19 @@
  * for which llama-server picks a slot by similarity and keeps half of it or more (a long shared system
  * prompt against a short history) loads nothing, while the router may have counted a restore there.
  */
-import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits } from '../../../common/prefix-cache.js';
+import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits, type TierMove } from '../../../common/prefix-cache.js';
 import { BLOCK_TOKENS } from './block-hash.js';
 import { sharedBlocks } from './prefix-index.js';
 
-/** What one served request did to the cache, for the index to mirror. */
+/** What one served request did to the cache, in the words a node-llama-cpp engine's `started` report uses. */
 export interface HostPromptCacheMoves {
-  /** The slot's previous blocks were saved as this entry (its first `blocks` blocks). */
-  readonly saved: { readonly entry: number; readonly blocks: number; readonly bytes: number } | null;
-  /** Entries that left the cache: contained in the saved one, or the oldest past the budget. */
-  readonly dropped: readonly number[];
+  /**
+   * In the order they happened: entries that left the cache (`tier: null`; contained in the saved one, or
+   * the oldest past the budget), then the slot's previous blocks saved as a RAM entry.
+   */
+  readonly moves: readonly TierMove[];
   /** The entry loaded into the slot, which left the cache. */
-  readonly restored: number | null;
+  readonly restored: { readonly entry: number } | null;
 }
 
 /** A slot picked by similarity saves its tokens only when the prompt keeps less than this share of them. */
@@ -51,10 +52,10 @@ export class HostPromptCacheMirror {
   constructor(private readonly limits: HostPromptCacheLimits) {}
 
   /**
-   * A request with these prompt blocks (`promptTokens` tokens) was served on a slot that held `before`,
+   * A request with these prompt blocks (`promptTokens` tokens) was served on `slot`, which held `before`,
    * and kept `reusedTokens` of its prompt.
    */
-  served(before: readonly number[], prompt: readonly number[], promptTokens: number, reusedTokens: number): HostPromptCacheMoves {
+  served(slot: number, before: readonly number[], prompt: readonly number[], promptTokens: number, reusedTokens: number): HostPromptCacheMoves {
     const shared = sharedBlocks(before, prompt);
     // Blocks floor tokens: the prompt may share up to a block's width more with the slot than `shared` says.
     // A save is mirrored only where llama-server makes it at every length the blocks allow.
@@ -62,9 +63,8 @@ export class HostPromptCacheMirror {
     const leastSimilar = mostShared / Math.max(1, promptTokens) <= LLAMA_SERVER_SLOT_PROMPT_SIMILARITY;
     const keepsLittle = mostShared / (before.length * BLOCK_TOKENS) < SAVE_BELOW_KEPT_SHARE;
     const takesSlot = before.length > 0 && (leastSimilar || keepsLittle);
-    const dropped: number[] = [];
-    const saved = takesSlot ? this.save(before, dropped) : null;
-    let restored: number | null = null;
+    const moves = takesSlot ? this.save(slot, before) : [];
+    let restored: HostPromptCacheMoves['restored'] = null;
     const reusedBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
     if (reusedBlocks > shared) {
       // The entry loaded shares with the prompt what the reply says was kept; failing one, the one sharing most.
@@ -78,24 +78,24 @@ export class HostPromptCacheMirror {
         }
         if (blocks > bestBlocks) [best, bestBlocks] = [at, blocks];
       }
-      if (best >= 0) restored = this.entries.splice(best, 1)[0]!.entry;
+      if (best >= 0) restored = { entry: this.entries.splice(best, 1)[0]!.entry };
     }
-    return { saved, dropped, restored };
+    return { moves, restored };
   }
 
-  /** Saves `blocks` as a new entry unless one holds them all; drops what it contains and the oldest past the budget. */
-  private save(blocks: readonly number[], dropped: number[]): HostPromptCacheMoves['saved'] {
-    if (this.entries.some((e) => sharedBlocks(e.blocks, blocks) === blocks.length)) return null;
+  /** Saves `slot`'s `blocks` as a new entry unless one holds them all; drops what it contains and the oldest past the budget. */
+  private save(slot: number, blocks: readonly number[]): TierMove[] {
+    if (this.entries.some((e) => sharedBlocks(e.blocks, blocks) === blocks.length)) return [];
     const bytes = this.bytesOf(blocks.length);
-    if (bytes > this.limits.budgetBytes) return null;
+    if (bytes > this.limits.budgetBytes) return [];
+    const gone: { entry: number }[] = [];
     for (let at = this.entries.length - 1; at >= 0; at--) {
-      const e = this.entries[at]!;
-      if (sharedBlocks(e.blocks, blocks) === e.blocks.length) dropped.push(...this.entries.splice(at, 1).map((x) => x.entry));
+      if (sharedBlocks(this.entries[at]!.blocks, blocks) === this.entries[at]!.blocks.length) gone.push(...this.entries.splice(at, 1));
     }
-    while (this.entries.length && this.totalBytes() + bytes > this.limits.budgetBytes) dropped.push(this.entries.shift()!.entry);
+    while (this.entries.length && this.totalBytes() + bytes > this.limits.budgetBytes) gone.push(this.entries.shift()!);
     const entry = this.nextEntry++;
     this.entries.push({ entry, blocks });
-    return { entry, blocks: blocks.length, bytes };
+    return [...gone.map((e): TierMove => ({ entry: e.entry, tier: null })), { entry, tier: 'ram', fromSlot: slot, tokens: blocks.length * BLOCK_TOKENS, bytes }];
   }
 
   private bytesOf(blocks: number): number {
