@@ -180,6 +180,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.log(`starting llama-server on ${peer.url}`);
     const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
     const pinnedAtSpawn = pin();
+    // Read while the child loads, not after: the header's KV shape, for the prompt cache's limits (never rejects).
+    const cacheLimits = promptCacheLimitsOf(this.load);
     try {
       await this.waitHealthy(child, peer, startedAt);
       const description = await describePeer(peer, 'llama-server', this.connectMs);
@@ -187,7 +189,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       await pinnedAtSpawn;
       await pin();
       const info = readyInfoOf(description, this.load, performance.now() - startedAt);
-      this.promptCacheLimits = await promptCacheLimitsOf(this.load);
+      this.promptCacheLimits = await cacheLimits;
       this.current = new RemoteClient({
         peer,
         dialect: llamaServerDialect,
@@ -339,7 +341,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 }
 
-/** The child's prompt-cache limits, one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape). */
+/** The child's prompt-cache limits, one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
 async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<HostPromptCacheLimits> {
   const load = loadOptionsSchema.parse(input);
   const perToken = await readModelFileHeader(load.modelPath).then(
