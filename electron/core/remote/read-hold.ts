@@ -4,9 +4,10 @@
  * and every wake-up of the front to read one takes a core from the engine's threads (docs/BENCHMARKS.md,
  * peer part 1). Node has no public call for it: `socket.pause()` only stops 'data' events while the
  * stream goes on reading into its buffer, waking the process at every write until its highWaterMark
- * is buffered. So this stops the socket's handle itself (libuv's read stop, what Node calls when a buffer is full) and
- * leaves the stream's own state as it was, so Node neither starts it again nor knows it stopped. Where
- * the handle lacks those calls (another runtime), nothing is held and the caller reads as before.
+ * is buffered. So this stops the socket's handle itself (libuv's read stop, what Node calls when a
+ * buffer is full) and leaves the stream's own state as it was, so Node neither starts it again nor knows
+ * it stopped. Where the handle lacks those calls (another runtime), nothing is held and the caller reads
+ * as before.
  */
 import type { Socket } from 'node:net';
 import { getSystemErrorName } from 'node:util';
