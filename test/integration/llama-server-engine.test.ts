@@ -6,7 +6,8 @@
  * a folder of its own (no TCP port); a SIGKILLed child loses no request
  * and is healed as a new process that serves again; a rolling live resize restarts both children. A
  * conversation whose only slot another took goes back to the replica whose host-memory prompt cache saved
- * it (core's mirror of that cache), which restores it, and the replica's view shows the entry.
+ * it (core's mirror of that cache), which restores it, and the replica's view shows the entry; a RAM
+ * budget of 0 in the run config turns that cache off.
  */
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -156,5 +157,24 @@ describe('llama-server as the engine kind', () => {
     expect(second.cachedTokens, "llama-server's cache_n").toBeGreaterThanOrEqual(blockFloor(first.promptTokens));
     // a left the cache for the slot; c, whose slot a took, is saved in its place.
     expect(replicas.replicaView()[0]!.prefixTiers![0]!.entries.map((e) => e.tokens)).toEqual([blockFloor(c.promptTokens + c.completionTokens)]);
+  }, 300_000);
+
+  it("turns a child's prompt cache off with the run config's RAM budget of 0: nothing saved, nothing mirrored", async () => {
+    const served = await startServed({ replicas: 1, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1, prefixCache: { ramBytes: 0 } } });
+    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const model = served.workstation.modelId;
+    const replicas = served.workstation.replicas;
+    const command = (await readFile(`/proc/${replicas.replicaView()[0]!.pid}/cmdline`, 'utf8')).split('\0');
+    expect(command[command.indexOf('--cache-ram') + 1]).toBe('0');
+
+    // a, then b takes the only slot; with no prompt cache a's next turn prefills all but what b shares with it.
+    const a = opening(40);
+    const first = await chatTurn(client, model, a);
+    await chatTurn(client, model, opening(41));
+    expect(replicas.replicaView()[0]!.prefixTiers).toBeNull();
+    const second = await chatTurn(client, model, [...a, { role: 'assistant', content: first.text }, { role: 'user', content: 'And tomorrow?' }]);
+    expect(second.cachedTokens, "llama-server's cache_n").toBeLessThan(64);
+    expect(second.promptTokens).toBeGreaterThan(first.promptTokens);
+    await served.close();
   }, 300_000);
 });

@@ -41,7 +41,27 @@ describe('llama-server replicas', () => {
     const gib8 = 8192 * 1024 * 1024;
     expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, 1000)).toEqual({ budgetBytes: gib8 - 4096 * 1000, bytesPerToken: 1000 });
     expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, null)).toEqual({ budgetBytes: gib8, bytesPerToken: gib8 / 4096 });
-    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 8, contextSize: 1 << 20 }, 4096).budgetBytes).toBe(0);
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 8, contextSize: 1 << 20 }, 4096)?.budgetBytes).toBe(0);
+  });
+
+  it("takes the prompt cache's size from the run config's RAM budget when it sets one (rounded up to MiB, 0 off), llama.cpp's 8 GiB when not", () => {
+    const cacheRam = (ramBytes?: number) => {
+      const args = llamaServerArgs({ modelPath: 'm.gguf', ...(ramBytes === undefined ? {} : { prefixCache: { ramBytes } }) }, { port: 1 }, 's');
+      return args[args.indexOf('--cache-ram') + 1];
+    };
+    expect(cacheRam()).toBe('8192');
+    expect(cacheRam(512 * 2 ** 20)).toBe('512');
+    expect(cacheRam(512 * 2 ** 20 + 1)).toBe('513');
+    expect(cacheRam(1)).toBe('1');
+    expect(cacheRam(0)).toBe('0');
+    expect(cacheRam(Number.MAX_SAFE_INTEGER)).toBe(String(2 ** 31 - 1));
+    // The config's diskBytes alone leaves llama-server's default; a parsed config passes its budgets through unfilled.
+    expect(llamaServerArgs({ modelPath: 'm.gguf', prefixCache: { diskBytes: 0 } }, { port: 1 }, 's').join(' ')).toContain('--cache-ram 8192');
+    const config = parseRunConfig({ model: 'm.gguf', engine: { kind: 'llama-server', prefixCache: { ramBytes: 2 ** 30 } } });
+    expect(llamaServerArgs({ modelPath: 'm.gguf', ...config.engine }, { port: 1 }, 's').join(' ')).toContain('--cache-ram 1024');
+    // The mirror counts with the same budget, and keeps nothing when the cache is off.
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 1, contextSize: 1024, prefixCache: { ramBytes: 2 ** 30 } }, 1000)).toEqual({ budgetBytes: 2 ** 30 - 1024 * 1000, bytesPerToken: 1000 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf', prefixCache: { ramBytes: 0 } }, 1000)).toBeNull();
   });
 
   it('makes a private folder with a slot folder, listens on a socket there (the stale one gone), and on a loopback port where the path is too long', async () => {

@@ -5,26 +5,42 @@
  * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention and KV type, on a
  * Unix socket (`--host <path>.sock`) or a loopback port. The web UI is off; the slot list (`/slots`)
  * stays on for the slot view, and the slot actions save to and restore from `slotFolder`
- * (`--slot-save-path`, for live resize). The host-memory prompt cache gets llama.cpp's default budget and
- * slot-choice similarity, named so core's mirror of it (router/host-prompt-cache.ts) counts with the same
- * figures whichever llama-server binary runs.
+ * (`--slot-save-path`, for live resize). The host-memory prompt cache (`--cache-ram`) gets the run config's
+ * RAM budget for the prefix cache when it sets one (`engine.prefixCache.ramBytes`, 0 turning it off) and
+ * llama.cpp's default otherwise, and the slot choice llama.cpp's default similarity: both named, so core's
+ * mirror of the cache (router/host-prompt-cache.ts) counts with the same figures whichever binary runs.
  */
 import { loadOptionsSchema, type LoadOptionsInput } from '../../../common/engine-protocol.js';
 import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 
-/** The child's host-memory prompt cache (`--cache-ram`, MiB): llama.cpp's default, given explicitly. */
+/** The child's host-memory prompt cache (`--cache-ram`, MiB) when the run config sets no RAM budget: llama.cpp's default, given explicitly. */
 export const LLAMA_SERVER_CACHE_RAM_MIB = 8192;
+
+/** `--cache-ram` takes an int32 of MiB. */
+const MAX_CACHE_RAM_MIB = 2 ** 31 - 1;
+
+/**
+ * The child's `--cache-ram` in MiB: the load's `prefixCache.ramBytes` as the run config gave it, rounded up to
+ * whole MiB (0 turns the cache off), else llama.cpp's default. Read before the load options' defaults fill
+ * in a node-llama-cpp engine's RAM tier (512 MiB), which is not llama-server's.
+ */
+export function cacheRamMib(input: LoadOptionsInput): number {
+  const ramBytes = input.prefixCache?.ramBytes;
+  return ramBytes === undefined ? LLAMA_SERVER_CACHE_RAM_MIB : Math.min(MAX_CACHE_RAM_MIB, Math.ceil(ramBytes / 2 ** 20));
+}
 
 /**
  * What the child's prompt cache may give to evicted conversations: `--cache-ram` less a copy of every slot
  * full (llama-server also copies idle slots into it, `--cache-idle-slots`, which the mirror does not follow),
  * and one token's K and V by the model's shape (`kvBytesPerToken`; null when the header lacks the shape:
- * then the cache counts as llama-server's own floor, every slot's cells once).
+ * then the cache counts as llama-server's own floor, every slot's cells once). Null when the cache is off.
  */
-export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: number | null): HostPromptCacheLimits {
+export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: number | null): HostPromptCacheLimits | null {
+  const mib = cacheRamMib(input);
+  if (mib === 0) return null;
   const load = loadOptionsSchema.parse(input);
   const cells = load.slots * load.contextSize;
-  const cacheBytes = LLAMA_SERVER_CACHE_RAM_MIB * 1024 * 1024;
+  const cacheBytes = mib * 1024 * 1024;
   if (kvBytesPerToken === null) return { budgetBytes: cacheBytes, bytesPerToken: Math.ceil(cacheBytes / cells) };
   return { budgetBytes: Math.max(0, cacheBytes - cells * kvBytesPerToken), bytesPerToken: kvBytesPerToken };
 }
@@ -35,7 +51,7 @@ export type ListenAddress = { readonly socketPath: string } | { readonly port: n
 export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string): string[] {
   const load = loadOptionsSchema.parse(input);
   const args = ['-m', load.modelPath, ...('socketPath' in listen ? ['--host', listen.socketPath] : ['--host', '127.0.0.1', '--port', String(listen.port)])];
-  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(LLAMA_SERVER_CACHE_RAM_MIB), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
+  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(cacheRamMib(input)), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));

@@ -29,7 +29,7 @@ import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import { SilenceClock } from '../supervisor/silence-clock.js';
-import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
+import { cacheRamMib, llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
 
@@ -129,7 +129,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     return this.folder === undefined ? undefined : slotFolderIn(this.folder);
   }
 
-  /** What the running child's host-memory prompt cache may hold (`--cache-ram`); null before the first start. */
+  /** What the running child's host-memory prompt cache may hold (`--cache-ram`); null before the first start, and when the cache is off. */
   get promptCache(): HostPromptCacheLimits | null {
     return this.promptCacheLimits;
   }
@@ -341,12 +341,13 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 }
 
-/** The child's prompt-cache limits, one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
-async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<HostPromptCacheLimits> {
+/** The child's prompt-cache limits (null when it is off), one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
+async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<HostPromptCacheLimits | null> {
+  if (cacheRamMib(input) === 0) return null;
   const load = loadOptionsSchema.parse(input);
   const perToken = await readModelFileHeader(load.modelPath).then(
     (header) => kvCacheBytes(header, { contextSize: 1, slots: 1, kvType: load.kvType }),
     () => null,
   );
-  return promptCacheLimits(load, perToken);
+  return promptCacheLimits(input, perToken);
 }
