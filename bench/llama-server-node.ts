@@ -18,6 +18,8 @@ export interface LlamaServerNodeOptions {
   port?: number;
   /** How long the model may take to load. */
   readyTimeoutMs?: number;
+  /** Its host-memory prompt cache (`--cache-ram`, MiB; 0 turns it off); llama.cpp's default when absent. */
+  cacheRamMib?: number;
 }
 
 export interface LlamaServerNode {
@@ -36,6 +38,7 @@ export async function startLlamaServerNode(options: LlamaServerNodeOptions): Pro
   const url = `http://127.0.0.1:${port}`;
   const args = ['-m', options.model, '--host', '127.0.0.1', '--port', String(port), '-np', String(options.slots)];
   args.push('-c', String(options.slots * options.contextSize), '-t', String(options.threads), '--no-webui', '--no-kv-unified');
+  if (options.cacheRamMib !== undefined) args.push('--cache-ram', String(options.cacheRamMib));
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const keep = (chunk: Buffer): void => {

@@ -1,10 +1,14 @@
 /**
- * peer-chat (part 2 of `bench -- peer`): one llama-server holding all the slots against Manifold with
+ * peer-chat (parts 2 and 3 of `bench -- peer`): one llama-server holding all the slots against Manifold with
  * the same slots split into replicas (prefix routing), on the same model file and cores, on the
  * realistic multi-turn chat of bench/chat-workload.ts, side by side in one run, each server freshly
  * started: throughput, TTFT p50/p90, cache hit and its share of the oracle line. llama-server gets
- * `threads` threads; each Manifold replica gets its share of them, at least one.
+ * `threads` threads; each Manifold replica gets its share of them, at least one. Part 3 runs the same
+ * again with the cache of evicted conversations off — llama-server's host-memory prompt cache
+ * (`--cache-ram 0`), Manifold's tiered prefix cache (`engine.prefixCache` budgets of 0, which a
+ * llama-server engine takes as `--cache-ram 0`) — so each cache's gain reads beside the others'.
  */
+import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import type { EngineKind } from '../electron/core/config/run-config.js';
 import { Tokenizer } from '../electron/core/tokenizer.js';
 import { oracleOf, realisticChat, type ChatTurnResult, type ChatWorkloadOptions } from './chat-workload.js';
@@ -12,6 +16,12 @@ import { startLlamaServerNode } from './llama-server-node.js';
 import { withServed } from './served-replicas.js';
 import { table } from './stats.js';
 import { summarise } from './workload.js';
+
+/** A Manifold layout: replica count (it must divide `slots`) and the engine kind the replicas run. */
+export interface PeerLayout {
+  replicas: number;
+  kind: EngineKind;
+}
 
 export interface PeerChatOptions {
   model: string;
@@ -21,46 +31,87 @@ export interface PeerChatOptions {
   threads: number;
   /** Tokens per slot. */
   contextSize: number;
-  /** The Manifold layouts to measure: replica counts (each must divide `slots`) and the engine kind they run. */
-  layouts: { replicas: number; kind: EngineKind }[];
+  /** Part 2: the Manifold layouts to measure, the cache of evicted conversations on. */
+  layouts: PeerLayout[];
+  /** Part 3: the layouts to measure again with that cache off, and llama-server alone with it off; none skips part 3. */
+  cacheOff: PeerLayout[];
   chat: ChatWorkloadOptions;
 }
 
-type Row = ReturnType<typeof summarise> & { server: string; threads: number; oracle: number };
+type Row = ReturnType<typeof summarise> & { server: string; threads: number; oracle: number; cache: boolean };
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
+/** Each Manifold row against llama-server's row with the cache as it had it. */
+function againstPeer(rows: readonly Row[]) {
+  return rows
+    .filter((r) => r.server.startsWith('Manifold'))
+    .map((r) => {
+      const peer = rows.find((p) => p.server.startsWith('llama-server') && p.cache === r.cache)!;
+      return { server: r.server, cache: r.cache, throughput: r.requestsPerSecond / peer.requestsPerSecond, ttftP50: r.ttftP50Ms / peer.ttftP50Ms, ttftP90: r.ttftP90Ms / peer.ttftP90Ms };
+    });
+}
+
+/** For each server measured both ways: what the cache of evicted conversations gave it. */
+function cacheGains(rows: readonly Row[]) {
+  return rows
+    .filter((r) => !r.cache)
+    .map((off) => {
+      const on = rows.find((r) => r.server === off.server && r.cache)!;
+      return { server: off.server, hitOn: on.cacheHitRate, hitOff: off.cacheHitRate, throughput: on.requestsPerSecond / off.requestsPerSecond, ttftP50: on.ttftP50Ms / off.ttftP50Ms, ttftP90: on.ttftP90Ms / off.ttftP90Ms };
+    });
+}
+
+const rowTable = (rows: readonly Row[]): string =>
+  table(
+    ['server', 'threads', 'evicted cache', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'total tok/s'],
+    rows.map((r) => [r.server, String(r.threads), r.cache ? 'on' : 'off', String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.totalTokensPerSecond]),
+  );
+
+const ratioLines = (ratios: ReturnType<typeof againstPeer>): string[] =>
+  ratios.map((r) => `${r.server} / llama-server, the cache ${r.cache ? 'on' : 'off'} in both: throughput ${r.throughput.toFixed(2)}× (above 1: Manifold serves more), TTFT p50 ${r.ttftP50.toFixed(2)}×, p90 ${r.ttftP90.toFixed(2)}× (below 1: Manifold answers sooner)`);
+
 export async function runPeerChat(options: PeerChatOptions) {
-  for (const { replicas } of options.layouts) {
+  for (const { replicas } of [...options.layouts, ...options.cacheOff]) {
     if (options.slots % replicas !== 0) throw new Error(`peer-chat: ${options.slots} slots do not split evenly into ${replicas} replicas`);
   }
   const tokenizer = await Tokenizer.open(options.model);
   const rows: Row[] = [];
-  const measure = async (server: string, threads: number, run: { results: ChatTurnResult[]; wallMs: number }) => {
-    rows.push({ server, threads, ...summarise(run.results, run.wallMs), oracle: (await oracleOf(run.results, tokenizer)).share });
+  const measure = async (server: string, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number }) => {
+    rows.push({ server, threads, cache, ...summarise(run.results, run.wallMs), oracle: (await oracleOf(run.results, tokenizer)).share });
   };
-  try {
-    const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads });
+  const peer = async (cache: boolean): Promise<void> => {
+    const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads, ...(cache ? {} : { cacheRamMib: 0 }) });
     try {
-      await measure(`llama-server, 1 × ${options.slots} slots`, options.threads, await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat));
+      await measure(`llama-server, 1 × ${options.slots} slots`, options.threads, cache, await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat));
     } finally {
       await node.stop();
     }
-    for (const { replicas, kind } of options.layouts) {
-      const threads = Math.max(1, Math.floor(options.threads / replicas));
-      const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize } };
-      const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
-      await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, replicas * threads, await withServed(config, (target) => realisticChat(target, options.chat)));
-    }
+  };
+  const manifold = async ({ replicas, kind }: PeerLayout, cache: boolean): Promise<void> => {
+    const threads = Math.max(1, Math.floor(options.threads / replicas));
+    const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize, ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }) } };
+    const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
+    await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, replicas * threads, cache, await withServed(config, (target) => realisticChat(target, options.chat)));
+  };
+  try {
+    await peer(true);
+    for (const layout of options.layouts) await manifold(layout, true);
+    if (options.cacheOff.length) await peer(false);
+    for (const layout of options.cacheOff) await manifold(layout, false);
   } finally {
     await tokenizer.dispose();
   }
-  const text = table(
-    ['server', 'threads', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'total tok/s'],
-    rows.map((r) => [r.server, String(r.threads), String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.totalTokensPerSecond]),
+  const ratios = againstPeer(rows);
+  const gains = cacheGains(rows);
+  const on = rows.filter((r) => r.cache);
+  const text = `${rowTable(on)}\n\n${ratioLines(ratios.filter((r) => r.cache)).join('\n')}`;
+  const measuredOff = new Set(rows.filter((r) => !r.cache).map((r) => r.server));
+  const gainLines = gains.map(
+    (g) => `${g.server}: the cache on / off: hit ${percent(g.hitOn)} / ${percent(g.hitOff)}, throughput ${g.throughput.toFixed(2)}× (above 1: the cache serves more), TTFT p50 ${g.ttftP50.toFixed(2)}×, p90 ${g.ttftP90.toFixed(2)}× (below 1: the cache answers sooner)`,
   );
-  const [peer, ...manifold] = rows as [Row, ...Row[]];
-  const ratios = manifold.map((r) => ({ server: r.server, throughput: r.requestsPerSecond / peer.requestsPerSecond, ttftP50: r.ttftP50Ms / peer.ttftP50Ms, ttftP90: r.ttftP90Ms / peer.ttftP90Ms }));
-  const readings = ratios.map((r) => `${r.server} / llama-server: throughput ${r.throughput.toFixed(2)}× (above 1: Manifold serves more), TTFT p50 ${r.ttftP50.toFixed(2)}×, p90 ${r.ttftP90.toFixed(2)}× (below 1: Manifold answers sooner)`);
-  return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\n${readings.join('\n')}` };
+  const offText = measuredOff.size
+    ? `${rowTable(rows.filter((r) => measuredOff.has(r.server)))}\n\n${[...ratioLines(ratios.filter((r) => !r.cache)), ...gainLines].join('\n')}`
+    : null;
+  return { config: { ...options, model: undefined }, rows, ratios, gains, text, offText };
 }

@@ -7,7 +7,8 @@
  * fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output rate). The
  * front's share is what the client measures beyond what each server reports of itself. A full run does part 1
  * at 2 threads (every core of the machine it was written on) and at 1 (a core left to the front and the
- * client). Further parts add their own entry to runPeer.
+ * client). Parts 2 and 3 (bench/peer-chat.ts) split the slots into replicas on a multi-turn chat, the cache
+ * of evicted conversations on and then off.
  */
 import OpenAI from 'openai';
 import { runPeerChat, type PeerChatOptions } from './peer-chat.js';
@@ -146,7 +147,7 @@ export interface PeerOptions {
   chat: PeerChatOptions;
 }
 
-/** Both parts, in one run: one server against one replica (at each thread count), then all the slots against replicas on a multi-turn chat. */
+/** Every part, in one run: one server against one replica (at each thread count), then all the slots against replicas on a multi-turn chat, with the cache of evicted conversations on and off. */
 export async function runPeer(options: PeerOptions) {
   const serve: Awaited<ReturnType<typeof runPeerServe>>[] = [];
   for (const serveOptions of options.serve) serve.push(await runPeerServe(serveOptions));
@@ -156,6 +157,7 @@ export async function runPeer(options: PeerOptions) {
       (o, i) => `### 1. one llama-server (-np ${o.slots}, ${o.threads} thread${o.threads === 1 ? '' : 's'}) vs one Manifold replica with ${o.slots} slots and as many threads\n\n${serve[i]!.text}`,
     ),
     `### 2. one llama-server (-np ${options.chat.slots}) vs Manifold with ${options.chat.slots} slots split into replicas, multi-turn chat\n\n${chat.text}`,
+    ...(chat.offText ? [`### 3. the same with the cache of evicted conversations off, beside it on\n\n${chat.offText}`] : []),
   ].join('\n\n');
   return { serve, chat, text };
 }

@@ -118,6 +118,13 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         { replicas: 4, kind: 'llama-server' },
         { replicas: 2, kind: 'llama-server' },
         { replicas: 1, kind: 'llama-server' },
+      ],
+      // Part 3: the layouts where slot pressure is highest, of each kind, with the cache of evicted conversations off.
+      cacheOff: quick ? [{ replicas: 2, kind: 'node-llama-cpp' }] : [
+        { replicas: 4, kind: 'node-llama-cpp' },
+        { replicas: 2, kind: 'node-llama-cpp' },
+        { replicas: 4, kind: 'llama-server' },
+        { replicas: 2, kind: 'llama-server' },
       ], chat },
     }),
   // Part 1 of peer on a GPU (skips without one): the bench model, and in a full run a model big enough to be bound by memory bandwidth.
