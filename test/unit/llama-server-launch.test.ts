@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
-import { llamaServerArgs, promptCacheLimits } from '../../electron/core/llama-server/llama-server-args.js';
+import { cacheRamMib, llamaServerArgs, promptCacheLimits } from '../../electron/core/llama-server/llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from '../../electron/core/llama-server/llama-server-folder.js';
 import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 
@@ -20,18 +20,18 @@ afterEach(() => {
 
 describe('llama-server replicas', () => {
   it('gives each slot its share of -c, on its Unix socket or a loopback port, with its slot folder, the budget of its prompt cache and the engine options in llama.cpp flags', () => {
-    expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { socketPath: '/tmp/r0/http.sock' }, '/tmp/r0')).toEqual([
+    expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { socketPath: '/tmp/r0/http.sock' }, '/tmp/r0', 8192)).toEqual([
       '-m', '/proc/1/fd/9', '--host', '/tmp/r0/http.sock',
       '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/r0', '--cache-ram', '8192', '-sps', '0.1',
       '-t', '1', '-ngl', '0', '-fa', 'auto', '-ctk', 'f16', '-ctv', 'f16',
     ]);
-    expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { port: 4321 }, '/tmp/slots-r0')).toEqual([
+    expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { port: 4321 }, '/tmp/slots-r0', 8192)).toEqual([
       '-m', '/proc/1/fd/9', '--host', '127.0.0.1', '--port', '4321',
       '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/slots-r0', '--cache-ram', '8192', '-sps', '0.1',
       '-t', '1', '-ngl', '0', '-fa', 'auto', '-ctk', 'f16', '-ctv', 'f16',
     ]);
     // threads 0 and gpuLayers auto are llama.cpp's own choice: no flag.
-    const args = llamaServerArgs({ modelPath: 'm.gguf', batchSize: 256, flashAttention: true, kvType: 'q8_0' }, { port: 1 }, 's');
+    const args = llamaServerArgs({ modelPath: 'm.gguf', batchSize: 256, flashAttention: true, kvType: 'q8_0' }, { port: 1 }, 's', 8192);
     expect(args).not.toContain('-t');
     expect(args).not.toContain('-ngl');
     expect(args.join(' ')).toContain('-np 1 -c 4096 --no-kv-unified --no-webui --slot-save-path s --cache-ram 8192 -sps 0.1 -b 256 -fa on -ctk q8_0 -ctv q8_0');
@@ -39,29 +39,28 @@ describe('llama-server replicas', () => {
 
   it("counts the prompt cache's budget less a copy of every slot, by the model's KV bytes a token (llama-server's floor without them)", () => {
     const gib8 = 8192 * 1024 * 1024;
-    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, 1000)).toEqual({ budgetBytes: gib8 - 4096 * 1000, bytesPerToken: 1000 });
-    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, null)).toEqual({ budgetBytes: gib8, bytesPerToken: gib8 / 4096 });
-    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 8, contextSize: 1 << 20 }, 4096)?.budgetBytes).toBe(0);
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, 1000, 8192)).toEqual({ budgetBytes: gib8 - 4096 * 1000, bytesPerToken: 1000 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, null, 8192)).toEqual({ budgetBytes: gib8, bytesPerToken: gib8 / 4096 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 8, contextSize: 1 << 20 }, 4096, 8192)?.budgetBytes).toBe(0);
   });
 
   it("takes the prompt cache's size from the run config's RAM budget when it sets one (rounded up to MiB, 0 off), llama.cpp's 8 GiB when not", () => {
-    const cacheRam = (ramBytes?: number) => {
-      const args = llamaServerArgs({ modelPath: 'm.gguf', ...(ramBytes === undefined ? {} : { prefixCache: { ramBytes } }) }, { port: 1 }, 's');
-      return args[args.indexOf('--cache-ram') + 1];
-    };
-    expect(cacheRam()).toBe('8192');
-    expect(cacheRam(512 * 2 ** 20)).toBe('512');
-    expect(cacheRam(512 * 2 ** 20 + 1)).toBe('513');
-    expect(cacheRam(1)).toBe('1');
-    expect(cacheRam(0)).toBe('0');
-    expect(cacheRam(Number.MAX_SAFE_INTEGER)).toBe(String(2 ** 31 - 1));
-    // The config's diskBytes alone leaves llama-server's default; a parsed config passes its budgets through unfilled.
-    expect(llamaServerArgs({ modelPath: 'm.gguf', prefixCache: { diskBytes: 0 } }, { port: 1 }, 's').join(' ')).toContain('--cache-ram 8192');
-    const config = parseRunConfig({ model: 'm.gguf', engine: { kind: 'llama-server', prefixCache: { ramBytes: 2 ** 30 } } });
-    expect(llamaServerArgs({ modelPath: 'm.gguf', ...config.engine }, { port: 1 }, 's').join(' ')).toContain('--cache-ram 1024');
-    // The mirror counts with the same budget, and keeps nothing when the cache is off.
-    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 1, contextSize: 1024, prefixCache: { ramBytes: 2 ** 30 } }, 1000)).toEqual({ budgetBytes: 2 ** 30 - 1024 * 1000, bytesPerToken: 1000 });
-    expect(promptCacheLimits({ modelPath: 'm.gguf', prefixCache: { ramBytes: 0 } }, 1000)).toBeNull();
+    expect(cacheRamMib(undefined)).toBe(8192);
+    expect(cacheRamMib({})).toBe(8192);
+    // diskBytes alone leaves llama-server's default: it has no disk tier.
+    expect(cacheRamMib({ diskBytes: 0 })).toBe(8192);
+    expect(cacheRamMib({ ramBytes: 512 * 2 ** 20 })).toBe(512);
+    expect(cacheRamMib({ ramBytes: 512 * 2 ** 20 + 1 })).toBe(513);
+    expect(cacheRamMib({ ramBytes: 1 })).toBe(1);
+    expect(cacheRamMib({ ramBytes: 0 })).toBe(0);
+    expect(cacheRamMib({ ramBytes: Number.MAX_SAFE_INTEGER })).toBe(2 ** 31 - 1);
+    // The run config's budgets as parsed, no default filled in (a node-llama-cpp engine's is 512 MiB).
+    expect(cacheRamMib(parseRunConfig({ model: 'm.gguf', engine: { kind: 'llama-server', prefixCache: { ramBytes: 2 ** 30 } } }).engine?.prefixCache)).toBe(1024);
+    expect(cacheRamMib(parseRunConfig({ model: 'm.gguf', engine: { kind: 'llama-server' } }).engine?.prefixCache)).toBe(8192);
+    expect(llamaServerArgs({ modelPath: 'm.gguf' }, { port: 1 }, 's', 0).join(' ')).toContain('--cache-ram 0 -sps 0.1');
+    // The mirror counts with the same size, and keeps nothing when the cache is off.
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 1, contextSize: 1024 }, 1000, 1024)).toEqual({ budgetBytes: 2 ** 30 - 1024 * 1000, bytesPerToken: 1000 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf' }, 1000, 0)).toBeNull();
   });
 
   it('makes a private folder with a slot folder, listens on a socket there (the stale one gone), and on a loopback port where the path is too long', async () => {

@@ -7,40 +7,43 @@
  * stays on for the slot view, and the slot actions save to and restore from `slotFolder`
  * (`--slot-save-path`, for live resize). The host-memory prompt cache (`--cache-ram`) gets the run config's
  * RAM budget for the prefix cache when it sets one (`engine.prefixCache.ramBytes`, 0 turning it off) and
- * llama.cpp's default otherwise, and the slot choice llama.cpp's default similarity: both named, so core's
- * mirror of the cache (router/host-prompt-cache.ts) counts with the same figures whichever binary runs.
+ * llama.cpp's default otherwise, worked out once per replica (`cacheRamMib`), and the slot choice
+ * llama.cpp's default similarity: both named, so core's mirror of the cache (router/host-prompt-cache.ts)
+ * counts with the same figures whichever binary runs.
  */
 import { loadOptionsSchema, type LoadOptionsInput } from '../../../common/engine-protocol.js';
-import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits } from '../../../common/prefix-cache.js';
+import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits, type PrefixCacheBudgets } from '../../../common/prefix-cache.js';
 
 /** The child's host-memory prompt cache (`--cache-ram`, MiB) when the run config sets no RAM budget: llama.cpp's default, given explicitly. */
-export const LLAMA_SERVER_CACHE_RAM_MIB = 8192;
+const LLAMA_SERVER_CACHE_RAM_MIB = 8192;
 
 /** `--cache-ram` takes an int32 of MiB. */
 const MAX_CACHE_RAM_MIB = 2 ** 31 - 1;
 
+const MIB = 2 ** 20;
+
 /**
- * The child's `--cache-ram` in MiB: the load's `prefixCache.ramBytes` as the run config gave it, rounded up to
- * whole MiB (0 turns the cache off), else llama.cpp's default. Read before the load options' defaults fill
- * in a node-llama-cpp engine's RAM tier (512 MiB), which is not llama-server's.
+ * The child's `--cache-ram` in MiB from the run config's prefix-cache budgets (`engine.prefixCache`, before
+ * any default: a node-llama-cpp engine's 512 MiB RAM tier is not llama-server's): `ramBytes` rounded up to
+ * whole MiB (0 turns the cache off), else llama.cpp's default. A llama-server child has no disk tier.
  */
-export function cacheRamMib(input: LoadOptionsInput): number {
-  const ramBytes = input.prefixCache?.ramBytes;
-  return ramBytes === undefined ? LLAMA_SERVER_CACHE_RAM_MIB : Math.min(MAX_CACHE_RAM_MIB, Math.ceil(ramBytes / 2 ** 20));
+export function cacheRamMib(budgets: PrefixCacheBudgets | undefined): number {
+  const ramBytes = budgets?.ramBytes;
+  return ramBytes === undefined ? LLAMA_SERVER_CACHE_RAM_MIB : Math.min(MAX_CACHE_RAM_MIB, Math.ceil(ramBytes / MIB));
 }
 
 /**
- * What the child's prompt cache may give to evicted conversations: `--cache-ram` less a copy of every slot
- * full (llama-server also copies idle slots into it, `--cache-idle-slots`, which the mirror does not follow),
- * and one token's K and V by the model's shape (`kvBytesPerToken`; null when the header lacks the shape:
- * then the cache counts as llama-server's own floor, every slot's cells once). Null when the cache is off.
+ * What the child's prompt cache of `cacheRamMib` may give to evicted conversations: the cache less a copy of
+ * every slot full (llama-server also copies idle slots into it, `--cache-idle-slots`, which the mirror does
+ * not follow; a cache smaller than that leaves the mirror nothing, so it misses entries rather than claim
+ * any), and one token's K and V by the model's shape (`kvBytesPerToken`; null when the header lacks the
+ * shape: then the cache counts as llama-server's own floor, every slot's cells once). Null when it is off.
  */
-export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: number | null): HostPromptCacheLimits | null {
-  const mib = cacheRamMib(input);
-  if (mib === 0) return null;
+export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: number | null, cacheRamMib: number): HostPromptCacheLimits | null {
+  if (cacheRamMib === 0) return null;
   const load = loadOptionsSchema.parse(input);
   const cells = load.slots * load.contextSize;
-  const cacheBytes = mib * 1024 * 1024;
+  const cacheBytes = cacheRamMib * MIB;
   if (kvBytesPerToken === null) return { budgetBytes: cacheBytes, bytesPerToken: Math.ceil(cacheBytes / cells) };
   return { budgetBytes: Math.max(0, cacheBytes - cells * kvBytesPerToken), bytesPerToken: kvBytesPerToken };
 }
@@ -48,10 +51,11 @@ export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: numb
 /** Where the child listens: a Unix socket's path (ending in `.sock`, which is how llama-server tells it from a host), or a loopback port. */
 export type ListenAddress = { readonly socketPath: string } | { readonly port: number };
 
-export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string): string[] {
+/** The command line; `cacheRamMib`: the host-memory prompt cache's size (`cacheRamMib()` of the run config's budgets). */
+export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string, cacheRamMib: number): string[] {
   const load = loadOptionsSchema.parse(input);
   const args = ['-m', load.modelPath, ...('socketPath' in listen ? ['--host', listen.socketPath] : ['--host', '127.0.0.1', '--port', String(listen.port)])];
-  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(cacheRamMib(input)), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
+  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(cacheRamMib), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));

@@ -29,7 +29,7 @@ import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import { SilenceClock } from '../supervisor/silence-clock.js';
-import { cacheRamMib, llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
+import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
 
@@ -42,6 +42,8 @@ export interface LlamaServerSupervisorOptions {
   env: Readonly<Record<string, string>>;
   /** What it loads: the same options a node-llama-cpp engine gets. */
   load: LoadOptionsInput;
+  /** Its host-memory prompt cache (`--cache-ram`, MiB; 0: off): `cacheRamMib` of the run config's prefix-cache budgets. */
+  cacheRamMib: number;
   log: LogSink;
   /** Also append log lines to this rotating file (`<log>.r<i>`). */
   logFile?: string | null;
@@ -155,7 +157,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     const startedAt = performance.now();
     this.folder ??= await makeChildFolder(this.options.replica);
     const { listen, peer } = await listenIn(this.folder);
-    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolderIn(this.folder)), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolderIn(this.folder), this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const onLine = (line: string): void => {
       if (!line.trim()) return;
@@ -181,7 +183,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
     const pinnedAtSpawn = pin();
     // Read while the child loads, not after: the header's KV shape, for the prompt cache's limits (never rejects).
-    const cacheLimits = promptCacheLimitsOf(this.load);
+    const cacheLimits = promptCacheLimitsOf(this.load, this.options.cacheRamMib);
     try {
       await this.waitHealthy(child, peer, startedAt);
       const description = await describePeer(peer, 'llama-server', this.connectMs);
@@ -342,12 +344,13 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
 }
 
 /** The child's prompt-cache limits (null when it is off), one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
-async function promptCacheLimitsOf(input: LoadOptionsInput): Promise<HostPromptCacheLimits | null> {
-  if (cacheRamMib(input) === 0) return null;
+async function promptCacheLimitsOf(input: LoadOptionsInput, cacheRamMib: number): Promise<HostPromptCacheLimits | null> {
+  // A cache that is off needs no header.
+  if (cacheRamMib === 0) return null;
   const load = loadOptionsSchema.parse(input);
   const perToken = await readModelFileHeader(load.modelPath).then(
     (header) => kvCacheBytes(header, { contextSize: 1, slots: 1, kvType: load.kvType }),
     () => null,
   );
-  return promptCacheLimits(input, perToken);
+  return promptCacheLimits(load, perToken, cacheRamMib);
 }

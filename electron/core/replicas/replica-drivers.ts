@@ -5,6 +5,7 @@
  */
 import { findLlamaServer, llamaServerPath } from '../../../common/node/llama-server-binary.js';
 import { ConfigError, type ReplicaPlan } from '../config/run-config.js';
+import { cacheRamMib } from '../llama-server/llama-server-args.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import type { ExpectedModel } from '../remote/model-match.js';
 import { RemoteLink } from '../remote/remote-link.js';
@@ -24,7 +25,12 @@ export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOption
     pinCpus,
   };
   if (plan.engineKind === 'llama-server') {
-    return new LlamaServerSupervisor({ ...supervision, binary: llamaServerBinary(options.llamaServerBinary), load: { modelPath: options.modelPath, ...plan.engine } });
+    return new LlamaServerSupervisor({
+      ...supervision,
+      binary: llamaServerBinary(options.llamaServerBinary),
+      load: { modelPath: options.modelPath, ...plan.engine },
+      cacheRamMib: cacheRamMib(plan.engine.prefixCache),
+    });
   }
   return new EngineSupervisor({
     ...supervision,

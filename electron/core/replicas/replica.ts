@@ -90,7 +90,7 @@ export class Replica {
     return (this.engine && this.info?.prefixCacheShare?.layout) || null;
   }
 
-  /** Its llama-server child's host-memory prompt cache, which the routing index mirrors; null for any other driver. */
+  /** Its llama-server child's host-memory prompt cache, which the routing index mirrors; null for any other driver, before the child's first start, and when the cache is off. */
   get hostPromptCache(): HostPromptCacheLimits | null {
     return this.driver instanceof LlamaServerSupervisor ? this.driver.promptCache : null;
   }
