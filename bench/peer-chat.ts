@@ -38,16 +38,17 @@ export interface PeerChatOptions {
   chat: ChatWorkloadOptions;
 }
 
-type Row = ReturnType<typeof summarise> & { server: string; threads: number; oracle: number; cache: boolean };
+/** `peer`: llama-server alone; `cache`: whether the cache of evicted conversations was on. */
+type Row = ReturnType<typeof summarise> & { server: string; peer: boolean; threads: number; oracle: number; cache: boolean };
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
 /** Each Manifold row against llama-server's row with the cache as it had it. */
 function againstPeer(rows: readonly Row[]) {
   return rows
-    .filter((r) => r.server.startsWith('Manifold'))
+    .filter((r) => !r.peer)
     .map((r) => {
-      const peer = rows.find((p) => p.server.startsWith('llama-server') && p.cache === r.cache)!;
+      const peer = rows.find((p) => p.peer && p.cache === r.cache)!;
       return { server: r.server, cache: r.cache, throughput: r.requestsPerSecond / peer.requestsPerSecond, ttftP50: r.ttftP50Ms / peer.ttftP50Ms, ttftP90: r.ttftP90Ms / peer.ttftP90Ms };
     });
 }
@@ -62,28 +63,33 @@ function cacheGains(rows: readonly Row[]) {
     });
 }
 
-const rowTable = (rows: readonly Row[]): string =>
+/** The rows, with a column for the cache of evicted conversations where they differ in it. */
+const rowTable = (rows: readonly Row[], cacheColumn: boolean): string =>
   table(
-    ['server', 'threads', 'evicted cache', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'total tok/s'],
-    rows.map((r) => [r.server, String(r.threads), r.cache ? 'on' : 'off', String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.totalTokensPerSecond]),
+    ['server', 'threads', ...(cacheColumn ? ['evicted cache'] : []), 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'total tok/s'],
+    rows.map((r) => [r.server, String(r.threads), ...(cacheColumn ? [r.cache ? 'on' : 'off'] : []), String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.totalTokensPerSecond]),
   );
 
 const ratioLines = (ratios: ReturnType<typeof againstPeer>): string[] =>
   ratios.map((r) => `${r.server} / llama-server, the cache ${r.cache ? 'on' : 'off'} in both: throughput ${r.throughput.toFixed(2)}× (above 1: Manifold serves more), TTFT p50 ${r.ttftP50.toFixed(2)}×, p90 ${r.ttftP90.toFixed(2)}× (below 1: Manifold answers sooner)`);
 
 export async function runPeerChat(options: PeerChatOptions) {
-  for (const { replicas } of [...options.layouts, ...options.cacheOff]) {
+  for (const { replicas } of options.layouts) {
     if (options.slots % replicas !== 0) throw new Error(`peer-chat: ${options.slots} slots do not split evenly into ${replicas} replicas`);
+  }
+  // Part 3 reads each layout beside its part 2 row.
+  for (const off of options.cacheOff) {
+    if (!options.layouts.some((l) => l.replicas === off.replicas && l.kind === off.kind)) throw new Error(`peer-chat: ${off.replicas} ${off.kind} replicas with the cache off are not among the layouts with it on`);
   }
   const tokenizer = await Tokenizer.open(options.model);
   const rows: Row[] = [];
-  const measure = async (server: string, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number }) => {
-    rows.push({ server, threads, cache, ...summarise(run.results, run.wallMs), oracle: (await oracleOf(run.results, tokenizer)).share });
+  const measure = async (server: string, peer: boolean, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number }) => {
+    rows.push({ server, peer, threads, cache, ...summarise(run.results, run.wallMs), oracle: (await oracleOf(run.results, tokenizer)).share });
   };
   const peer = async (cache: boolean): Promise<void> => {
     const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads, ...(cache ? {} : { cacheRamMib: 0 }) });
     try {
-      await measure(`llama-server, 1 × ${options.slots} slots`, options.threads, cache, await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat));
+      await measure(`llama-server, 1 × ${options.slots} slots`, true, options.threads, cache, await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat));
     } finally {
       await node.stop();
     }
@@ -92,7 +98,7 @@ export async function runPeerChat(options: PeerChatOptions) {
     const threads = Math.max(1, Math.floor(options.threads / replicas));
     const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize, ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }) } };
     const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
-    await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, replicas * threads, cache, await withServed(config, (target) => realisticChat(target, options.chat)));
+    await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, false, replicas * threads, cache, await withServed(config, (target) => realisticChat(target, options.chat)));
   };
   try {
     await peer(true);
@@ -105,13 +111,13 @@ export async function runPeerChat(options: PeerChatOptions) {
   const ratios = againstPeer(rows);
   const gains = cacheGains(rows);
   const on = rows.filter((r) => r.cache);
-  const text = `${rowTable(on)}\n\n${ratioLines(ratios.filter((r) => r.cache)).join('\n')}`;
+  const text = `${rowTable(on, false)}\n\n${ratioLines(ratios.filter((r) => r.cache)).join('\n')}`;
   const measuredOff = new Set(rows.filter((r) => !r.cache).map((r) => r.server));
   const gainLines = gains.map(
     (g) => `${g.server}: the cache on / off: hit ${percent(g.hitOn)} / ${percent(g.hitOff)}, throughput ${g.throughput.toFixed(2)}× (above 1: the cache serves more), TTFT p50 ${g.ttftP50.toFixed(2)}×, p90 ${g.ttftP90.toFixed(2)}× (below 1: the cache answers sooner)`,
   );
   const offText = measuredOff.size
-    ? `${rowTable(rows.filter((r) => measuredOff.has(r.server)))}\n\n${[...ratioLines(ratios.filter((r) => !r.cache)), ...gainLines].join('\n')}`
+    ? `${rowTable(rows.filter((r) => measuredOff.has(r.server)), true)}\n\n${[...ratioLines(ratios.filter((r) => !r.cache)), ...gainLines].join('\n')}`
     : null;
   return { config: { ...options, model: undefined }, rows, ratios, gains, text, offText };
 }
