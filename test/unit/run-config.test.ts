@@ -55,6 +55,10 @@ describe('run config', () => {
     expect(plans[0]!.engine).toEqual({ contextSize: 4096, slots: 4 });
     expect(plans[1]!.engine).toEqual({ contextSize: 8192, slots: 4 });
     expect(plans[1]!.env).toMatchObject({ A: '1', B: '2', CUDA_VISIBLE_DEVICES: '2,3' });
+    // Prefix-cache budgets merge one by one: a group turning its disk tier off keeps the base's RAM budget.
+    const budgets = plan({ replicas: [{ gpus: [0] }, { gpus: [1], args: { prefixCache: { diskBytes: 0 } } }], engine: { prefixCache: { ramBytes: 0 } } });
+    expect(budgets.map((p) => p.engine.prefixCache)).toEqual([{ ramBytes: 0 }, { ramBytes: 0, diskBytes: 0 }]);
+    expect(plan({ replicas: [{ gpus: [0] }, { gpus: [1], args: { prefixCache: { ramBytes: 1 } } }] }).map((p) => p.engine.prefixCache)).toEqual([undefined, { ramBytes: 1 }]);
   });
 
   it('refuses a group without cards, a card in two groups, and cards that are not numbers', () => {
