@@ -43,14 +43,14 @@ type Row = ReturnType<typeof summarise> & { server: string; peer: boolean; threa
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
+/** `row`'s throughput and TTFT over `base`'s. */
+const over = (row: Row, base: Row) => ({ throughput: row.requestsPerSecond / base.requestsPerSecond, ttftP50: row.ttftP50Ms / base.ttftP50Ms, ttftP90: row.ttftP90Ms / base.ttftP90Ms });
+
 /** Each Manifold row against llama-server's row with the cache as it had it. */
 function againstPeer(rows: readonly Row[]) {
   return rows
     .filter((r) => !r.peer)
-    .map((r) => {
-      const peer = rows.find((p) => p.peer && p.cache === r.cache)!;
-      return { server: r.server, cache: r.cache, throughput: r.requestsPerSecond / peer.requestsPerSecond, ttftP50: r.ttftP50Ms / peer.ttftP50Ms, ttftP90: r.ttftP90Ms / peer.ttftP90Ms };
-    });
+    .map((r) => ({ server: r.server, cache: r.cache, ...over(r, rows.find((p) => p.peer && p.cache === r.cache)!) }));
 }
 
 /** For each server measured both ways: what the cache of evicted conversations gave it. */
@@ -59,7 +59,7 @@ function cacheGains(rows: readonly Row[]) {
     .filter((r) => !r.cache)
     .map((off) => {
       const on = rows.find((r) => r.server === off.server && r.cache)!;
-      return { server: off.server, hitOn: on.cacheHitRate, hitOff: off.cacheHitRate, throughput: on.requestsPerSecond / off.requestsPerSecond, ttftP50: on.ttftP50Ms / off.ttftP50Ms, ttftP90: on.ttftP90Ms / off.ttftP90Ms };
+      return { server: off.server, hitOn: on.cacheHitRate, hitOff: off.cacheHitRate, ...over(on, off) };
     });
 }
 
