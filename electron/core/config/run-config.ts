@@ -310,6 +310,12 @@ function remotePlanOf(url: string, entry: ReplicaEntry): RemotePlan {
   };
 }
 
+/** A group's engine options over the base's: each option replaced, the prefix-cache budgets one by one. */
+function mergeEngineOptions(base: EngineOptions, over: EngineOptions | undefined): EngineOptions {
+  const prefixCache = base.prefixCache || over?.prefixCache ? { prefixCache: { ...base.prefixCache, ...over?.prefixCache } } : {};
+  return { ...base, ...over, ...prefixCache };
+}
+
 /**
  * Resolves a parsed config into one plan per replica (a single plan means a single engine). CPU
  * engines share the cores among the local replicas; remote entries take no cards and no cores.
@@ -324,20 +330,16 @@ export function planReplicas(config: RunConfig, machine: MachineFacts): ReplicaP
   const total = typeof replicas === 'number' ? Math.max(1, replicas) : replicas.length;
   const logFor = (index: number): string | null => (config.log ? (total > 1 ? `${config.log}.r${index}` : config.log) : null);
 
-  const localPlan = (index: number, gpus: readonly number[], localCount: number, entry?: ReplicaEntry): ReplicaPlan => {
-    // A group's prefix-cache budgets merge over the base's one by one, as the other engine options do.
-    const prefixCache = base.prefixCache || entry?.args?.prefixCache ? { prefixCache: { ...base.prefixCache, ...entry?.args?.prefixCache } } : {};
-    return {
-      index,
-      gpus,
-      cpu,
-      env: { ...cardVisibilityEnv(gpus), ...baseEnv, ...entry?.env },
-      engine: cpu ? { threads: Math.max(1, Math.floor(machine.cpuCores / localCount)), ...base, gpuLayers: 0, ...entry?.args, ...prefixCache } : { ...base, ...entry?.args, ...prefixCache },
-      engineKind,
-      logFile: logFor(index),
-      remote: null,
-    };
-  };
+  const localPlan = (index: number, gpus: readonly number[], localCount: number, entry?: ReplicaEntry): ReplicaPlan => ({
+    index,
+    gpus,
+    cpu,
+    env: { ...cardVisibilityEnv(gpus), ...baseEnv, ...entry?.env },
+    engine: cpu ? mergeEngineOptions({ threads: Math.max(1, Math.floor(machine.cpuCores / localCount)), ...base, gpuLayers: 0 }, entry?.args) : mergeEngineOptions(base, entry?.args),
+    engineKind,
+    logFile: logFor(index),
+    remote: null,
+  });
 
   if (typeof replicas === 'number') {
     const indices = Array.from({ length: total }, (_, index) => index);
