@@ -33,17 +33,17 @@ export function cacheRamMib(budgets: PrefixCacheBudgets | undefined): number {
 }
 
 /**
- * What the child's prompt cache of `cacheRamMib` may give to evicted conversations: the cache less a copy of
+ * What the child's prompt cache of `ramMib` may give to evicted conversations: the cache less a copy of
  * every slot full (llama-server also copies idle slots into it, `--cache-idle-slots`, which the mirror does
  * not follow; a cache smaller than that leaves the mirror nothing, so it misses entries rather than claim
  * any), and one token's K and V by the model's shape (`kvBytesPerToken`; null when the header lacks the
  * shape: then the cache counts as llama-server's own floor, every slot's cells once). Null when it is off.
  */
-export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: number | null, cacheRamMib: number): HostPromptCacheLimits | null {
-  if (cacheRamMib === 0) return null;
+export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: number | null, ramMib: number): HostPromptCacheLimits | null {
+  if (ramMib === 0) return null;
   const load = loadOptionsSchema.parse(input);
   const cells = load.slots * load.contextSize;
-  const cacheBytes = cacheRamMib * MIB;
+  const cacheBytes = ramMib * MIB;
   if (kvBytesPerToken === null) return { budgetBytes: cacheBytes, bytesPerToken: Math.ceil(cacheBytes / cells) };
   return { budgetBytes: Math.max(0, cacheBytes - cells * kvBytesPerToken), bytesPerToken: kvBytesPerToken };
 }
@@ -51,11 +51,11 @@ export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: numb
 /** Where the child listens: a Unix socket's path (ending in `.sock`, which is how llama-server tells it from a host), or a loopback port. */
 export type ListenAddress = { readonly socketPath: string } | { readonly port: number };
 
-/** The command line; `cacheRamMib`: the host-memory prompt cache's size (`cacheRamMib()` of the run config's budgets). */
-export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string, cacheRamMib: number): string[] {
+/** The command line; `ramMib`: the host-memory prompt cache's size (`cacheRamMib` of the run config's budgets). */
+export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string, ramMib: number): string[] {
   const load = loadOptionsSchema.parse(input);
   const args = ['-m', load.modelPath, ...('socketPath' in listen ? ['--host', listen.socketPath] : ['--host', '127.0.0.1', '--port', String(listen.port)])];
-  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(cacheRamMib), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
+  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(ramMib), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));

@@ -344,13 +344,13 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
 }
 
 /** The child's prompt-cache limits (null when it is off), one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
-async function promptCacheLimitsOf(input: LoadOptionsInput, cacheRamMib: number): Promise<HostPromptCacheLimits | null> {
+async function promptCacheLimitsOf(input: LoadOptionsInput, ramMib: number): Promise<HostPromptCacheLimits | null> {
   // A cache that is off needs no header.
-  if (cacheRamMib === 0) return null;
+  if (ramMib === 0) return null;
   const load = loadOptionsSchema.parse(input);
   const perToken = await readModelFileHeader(load.modelPath).then(
     (header) => kvCacheBytes(header, { contextSize: 1, slots: 1, kvType: load.kvType }),
     () => null,
   );
-  return promptCacheLimits(load, perToken, cacheRamMib);
+  return promptCacheLimits(load, perToken, ramMib);
 }
