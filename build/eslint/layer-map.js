@@ -42,8 +42,9 @@ export const coreSublayers = [
   // The link to a remote replica and its client: a server on another machine driven as a local engine is.
   { name: 'remote', allow: ['engine', 'supervisor', 'logging', 'config'], packages: ['zod'] },
   // A replica's llama-server child (engine kind `llama-server`): supervised as the engine child is, spoken to by the remote client;
-  // and its install from llama.cpp's releases (download with ipull, unpack with tar / extract-zip).
-  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena'], packages: ['zod', 'ipull', 'tar', 'extract-zip'] },
+  // its slot files lent to the other llama-server replicas (kept by block hashes, the router's); and its install from llama.cpp's
+  // releases (download with ipull, unpack with tar / extract-zip).
+  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena', 'router'], packages: ['zod', 'ipull', 'tar', 'extract-zip'] },
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },

@@ -6,7 +6,8 @@
  * a folder of its own (no TCP port); a SIGKILLed child loses no request
  * and is healed as a new process that serves again; a rolling live resize restarts both children. A
  * conversation whose only slot another took goes back to the replica whose host-memory prompt cache saved
- * it (core's mirror of that cache), which restores it, and the replica's view shows the entry; a RAM
+ * it (core's mirror of that cache), which restores it, and the replica's view shows the entry; a
+ * conversation whose replica is busy is restored on the free one from the slot file its replica lent; a RAM
  * budget of 0 in the run config turns that cache off.
  */
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
@@ -144,7 +145,8 @@ describe('llama-server as the engine kind', () => {
     // llama-server saved a's tokens in its host-memory prompt cache; core mirrors that as replica 0's RAM tier.
     const tiers = replicas.replicaView()[0]!.prefixTiers!;
     // Its budget: `--cache-ram` (8 GiB) less a copy of the slot's 2048 cells, which llama-server also keeps there.
-    expect(tiers.map((t) => t.tier)).toEqual(['ram']);
+    // The disk tier is the slot files it lends replica 1 (below).
+    expect(tiers.map((t) => t.tier)).toEqual(['ram', 'disk']);
     expect(tiers[0]!.budgetBytes).toBeLessThan(8192 * 1024 * 1024);
     expect(tiers[0]!.budgetBytes).toBeGreaterThan(8000 * 1024 * 1024);
     expect(tiers[0]!.entries.map((e) => e.tokens)).toEqual([blockFloor(first.promptTokens + first.completionTokens)]);
@@ -157,6 +159,40 @@ describe('llama-server as the engine kind', () => {
     expect(second.cachedTokens, "llama-server's cache_n").toBeGreaterThanOrEqual(blockFloor(first.promptTokens));
     // a left the cache for the slot; c, whose slot a took, is saved in its place.
     expect(replicas.replicaView()[0]!.prefixTiers![0]!.entries.map((e) => e.tokens)).toEqual([blockFloor(c.promptTokens + c.completionTokens)]);
+  }, 300_000);
+
+  it('restores a conversation whose replica is busy on the free one from the slot file its replica lent, and shows the files as the disk tier', async () => {
+    const served = await startServed({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 } });
+    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const model = served.workstation.modelId;
+    const replicas = served.workstation.replicas;
+    const blockFloor = (n: number) => Math.floor(n / 64) * 64;
+    const diskTier = (replica: number) => replicas.replicaView()[replica]!.prefixTiers!.find((t) => t.tier === 'disk')!;
+
+    // a on replica 0, whose slot is saved to a file after the reply (the slot held all but the last token).
+    const a = opening(50);
+    const first = await chatTurn(client, model, a);
+    expect(first.replica).toBe(0);
+    const lent = await waitFor(() => diskTier(0).entries[0], 'replica 0 lending a', 20_000);
+    expect(lent.tokens).toBe(first.promptTokens + first.completionTokens - 1);
+    expect(lent.bytes).toBeGreaterThan(0);
+    expect(diskTier(0).budgetBytes).toBe(2 * 2 ** 30);
+    const folder = replicas.readyInfo(0)!.prefixCacheShare!.dirs.disk;
+    expect((await readdir(folder)).filter((f) => f.startsWith('lent-'))).toHaveLength(1);
+
+    // b keeps replica 0 busy; a's next turn goes to the free replica 1, which restores a's file instead of prefilling.
+    const b = await client.chat.completions.create({ model, messages: [...a, { role: 'user', content: 'Now something long.' }], max_tokens: 1000, temperature: 0, stream: true, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const bChunks = b[Symbol.asyncIterator]();
+    await bChunks.next();
+    expect(replicas.replicaView()[0]!.running).toBe(1);
+    const second = await chatTurn(client, model, [...a, { role: 'assistant', content: first.text }, { role: 'user', content: 'And tomorrow?' }]);
+    expect(second.replica).toBe(1);
+    expect(second.cachedTokens, "llama-server's cache_n").toBeGreaterThanOrEqual(blockFloor(first.promptTokens));
+    // The owner keeps its file, and replica 1's link to it is gone.
+    expect(diskTier(0).entries.map((e) => e.entry)).toContain(lent.entry);
+    expect((await readdir(replicas.readyInfo(1)!.prefixCacheShare!.dirs.disk)).filter((f) => f.startsWith('borrowed-'))).toEqual([]);
+    while (!(await bChunks.next()).done);
+    await served.close();
   }, 300_000);
 
   it("turns a child's prompt cache off with the run config's RAM budget of 0: nothing saved, nothing mirrored", async () => {

@@ -2,7 +2,9 @@
  * Pure unit tests of borrowing (no engines): the router counts, for a free replica, a prefix another
  * compatible replica saved in its prefix cache at a restore's cost; the dispatch plan then binds the turn
  * there instead of holding it for the busy replica that saved it; round-robin never borrows; a replica
- * without lenders (llama-server, remote) still waits; core's mirror keeps the owner's entry after a borrow.
+ * without lenders (remote, or a llama-server child lending no slot files) still waits; a llama-server
+ * child borrows another's slot files, never its prompt cache; core's mirror keeps the owner's entry after
+ * a borrow, and follows a llama-server child's slot files and a slot restored from one.
  */
 import { describe, expect, it } from 'vitest';
 import { engineRequestSchema } from '../../common/engine-protocol.js';
@@ -74,7 +76,7 @@ describe('borrowing another replica’s saved prefix', () => {
     }
   });
 
-  it('without lenders (a llama-server or remote replica free) the turn still waits for the replica that saved it', () => {
+  it('without lenders (a remote replica free, or a llama-server child lending no slot files) the turn still waits for the replica that saved it', () => {
     const index = savedOnZero();
     const all = [0, 1, 2];
     const held = plan(new Router(index), index, [turn(100)], [replica(0, 2, all), replica(1, 2, all), replica(2, 1, all, { borrowFrom: [] })]);
@@ -93,7 +95,7 @@ describe('borrowing another replica’s saved prefix', () => {
     const all = [0, 1, 2, 3];
     const measured = { prefillTokensPerMs: 1 };
     const borrow = router.choose(blocks, turnTokens.length, [replica(1, 0, all, measured)])!;
-    expect(borrow.restore).toEqual({ tokens: 640, tier: 'ram', borrow: { replica: 0, entry: 7 } });
+    expect(borrow.restore).toEqual({ tokens: 640, tier: 'ram', entry: 7, borrow: { replica: 0, entry: 7 } });
     expect(borrow.cost).toBeCloseTo(80 + 640 * ASSUMED_RESTORE_SHARE.ram);
     expect(router.choose(blocks, turnTokens.length, [replica(1, 0, all, { ...measured, restoreMsPerToken: { ram: 0.01 } })])!.cost).toBeCloseTo(80 + 6.4);
     // Among a prefill (no lenders), a borrow and a slot hit, in every order: the slot hit, then the borrow.
@@ -109,11 +111,11 @@ describe('borrowing another replica’s saved prefix', () => {
     index.setSlot(1, 1, blockHashes(conversation));
     index.saveSlot(1, 1, 3, 'ram', conversation.length / BLOCK_TOKENS);
     index.setSlot(1, 1, []);
-    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({ tokens: 640, tier: 'ram' });
+    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({ tokens: 640, tier: 'ram', entry: 3 });
     // Replica 2 saved the whole turn (720 tokens: 11 blocks); replica 1 borrows that rather than restore its own 10.
     index.setSlot(2, 0, blockHashes(turnTokens));
     index.saveSlot(2, 0, 5, 'disk', 11);
-    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({ tokens: 704, tier: 'disk', borrow: { replica: 2, entry: 5 } });
+    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({ tokens: 704, tier: 'disk', entry: 5, borrow: { replica: 2, entry: 5 } });
   });
 
   it('with measured rates, sends the turn to the free owner restoring its own entry rather than to a less busy replica borrowing it, in every order', () => {
@@ -127,6 +129,21 @@ describe('borrowing another replica’s saved prefix', () => {
     }
     // Before rates are measured a running request costs more than the restore saves: a free replica borrows.
     expect(plan(new Router(index), index, [turn()], [replica(0, 1, all), replica(1, 0, all)], {}).bindings[0]!.decision).toMatchObject({ replica: 1, restore: { borrow: { replica: 0, entry: 7 } } });
+  });
+
+  it('lets a llama-server child borrow another’s slot files (disk) and never its prompt cache (RAM), which cannot be read from outside', () => {
+    const index = savedOnZero();
+    const all = [0, 1];
+    const llamaServer = { borrowTiers: ['disk'] as const };
+    // Replica 0's prompt cache holds the conversation (RAM, mirrored): a free llama-server replica cannot take it, so the turn waits.
+    const held = plan(new Router(index), index, [turn(100)], [replica(0, 2, all, llamaServer), replica(1, 1, all, llamaServer)]);
+    expect(held.bindings).toEqual([]);
+    // Replica 0 also lent it as a slot file: replica 1 borrows that, at once.
+    index.saveBlocks(0, 2 ** 30, 'disk', blockHashes(conversation), { tokens: 640, bytes: 1, conversationId: 'c' });
+    const bound = plan(new Router(index), index, [turn(100)], [replica(0, 2, all, llamaServer), replica(1, 1, all, llamaServer)]);
+    expect(bound.bindings[0]!.decision).toMatchObject({ replica: 1, restore: { tokens: 640, tier: 'disk', entry: 2 ** 30, borrow: { replica: 0, entry: 2 ** 30 } } });
+    // Its own RAM entries still count for itself.
+    expect(new Router(index).choose(blockHashes(turnTokens), turnTokens.length, [replica(0, 0, all, llamaServer)])!.restore).toMatchObject({ tier: 'ram', entry: 7 });
   });
 
   it('never borrows under round-robin or least-loaded (the baselines keep each engine to its own cache)', () => {
@@ -183,5 +200,23 @@ describe('borrowing another replica’s saved prefix', () => {
     routing.noteStarted(0, started({ moves: [], restored: { entry: 7, tier: 'ram', tokens: 640, ms: 3 } }), blocks);
     expect(routing.cachedTokens(0, blocks)).toBe(640);
     expect(routing.savedEntries(0, 'ram')).toEqual([]);
+  });
+
+  it('follows a llama-server child’s slot files as its disk tier, and a slot restored from one without mirroring a save of what it held', () => {
+    const routing = new RoutingState('prefix');
+    const limits = { limits: { budgetBytes: 10 ** 9, bytesPerToken: 1 }, promptTokens: turnTokens.length };
+    const blocks = blockHashes(conversation);
+    routing.noteShelved(0, { entry: 2 ** 30, blocks, tokens: 640, bytes: 5, dropped: [] }, 'c');
+    expect(routing.savedEntries(0, 'disk')).toEqual([{ entry: 2 ** 30, tokens: 640, bytes: 5, conversationId: 'c' }]);
+    expect(routing.reusableTokens(0, blockHashes(turnTokens))).toBe(640);
+    routing.noteShelved(0, { entry: 2 ** 30 + 1, blocks: blockHashes(tokens(640, 3)), tokens: 640, bytes: 5, dropped: [2 ** 30] }, 'd');
+    expect(routing.savedEntries(0, 'disk').map((e) => e.entry)).toEqual([2 ** 30 + 1]);
+    // Replica 1's slot 0 held another conversation; a slot file restored there, the request kept 640 tokens.
+    const otherHistory = tokens(640, 7);
+    routing.noteDone(1, otherHistory, blockHashes(otherHistory), { slot: 0, finishReason: 'length', stoppedBy: null, text: '', completionTokens: [], usage: { promptTokens: 640, completionTokens: 0 }, reusedTokens: 0, heldTokens: 640, timings: { queuedMs: 0, prefillMs: 0, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 } }, undefined);
+    routing.noteStarted(1, { slot: 0, reusedTokens: 640, queuedMs: 0, prefixCache: { moves: [], restored: { entry: 2 ** 30, tier: 'disk', tokens: 640, ms: 2, borrowed: true } } }, blockHashes(turnTokens), limits);
+    expect(routing.cachedTokens(1, blockHashes(turnTokens))).toBe(640);
+    // A restore overwrites the slot without llama-server's prompt cache: no RAM entry of what it held.
+    expect(routing.savedEntries(1, 'ram')).toEqual([]);
   });
 });

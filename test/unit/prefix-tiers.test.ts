@@ -129,7 +129,7 @@ describe("core's mirror of the tiers", () => {
 
     expect(cost(0).cost).toBe(0);
     const restored = cost(1);
-    expect(restored.restore).toEqual({ tokens: a.length, tier: 'ram' });
+    expect(restored.restore).toEqual({ tokens: a.length, tier: 'ram', entry: 0 });
     expect(restored.cost).toBeCloseTo(a.length * ASSUMED_RESTORE_SHARE.ram);
     expect(cost(2).cost).toBe(a.length);
     expect(router.choose(prompt, a.length, [candidate(2), candidate(1), candidate(0)])!.replica).toBe(0);

@@ -1,15 +1,17 @@
 /**
  * What a `llama-server` child loaded, as the ReadyInfo a node-llama-cpp engine reports: the model's
  * figures from its `/v1/models` metadata, the slots and per-slot context from `/props`, and the rest from
- * the options it was started with (llama-server does not report its memory, so those read 0).
+ * the options it was started with (llama-server does not report its memory, so those read 0), and where it
+ * lends slot files when it does.
  */
 import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
 import type { PeerDescription } from '../remote/peer-probe.js';
 
-export function readyInfoOf(description: PeerDescription, input: LoadOptionsInput, loadMs: number): ReadyInfo {
+export function readyInfoOf(description: PeerDescription, input: LoadOptionsInput, loadMs: number, lentSlotFolder: string | null): ReadyInfo {
   const load = loadOptionsSchema.parse(input);
   const model = description.models[0];
   const meta = model?.meta;
+  const contextSize = description.contextSize ?? load.contextSize;
   return {
     model: {
       name: model?.id ?? null,
@@ -20,7 +22,7 @@ export function readyInfoOf(description: PeerDescription, input: LoadOptionsInpu
       fileBytes: meta?.size ?? 0,
     },
     sizes: {
-      contextSize: description.contextSize ?? load.contextSize,
+      contextSize,
       slots: description.slots ?? load.slots,
       gpuLayers: typeof load.gpuLayers === 'number' ? load.gpuLayers : 0,
       batchSize: load.batchSize ?? 0,
@@ -33,5 +35,10 @@ export function readyInfoOf(description: PeerDescription, input: LoadOptionsInpu
     ram: { total: 0, used: 0, free: 0 },
     loadMs,
     modelLoads: 1,
+    // Its lent slot files (slot-file-shelf.ts), in one folder as both tiers: another llama-server child of
+    // the same model file and layout restores them (the kind is in the key: a node-llama-cpp engine's states are another format).
+    ...(lentSlotFolder !== null
+      ? { prefixCacheShare: { dirs: { ram: lentSlotFolder, disk: lentSlotFolder }, layout: JSON.stringify(['llama-server', load.modelPath, meta?.size ?? 0, contextSize, load.kvType, load.flashAttention]) } }
+      : {}),
   };
 }

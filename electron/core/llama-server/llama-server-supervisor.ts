@@ -32,6 +32,8 @@ import { SilenceClock } from '../supervisor/silence-clock.js';
 import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
+import { restoreSlotFile } from './slot-file-restore.js';
+import { SlotFileShelf } from './slot-file-shelf.js';
 
 export interface LlamaServerSupervisorOptions {
   /** Replica index, for log prefixes. */
@@ -44,6 +46,11 @@ export interface LlamaServerSupervisorOptions {
   load: LoadOptionsInput;
   /** Its host-memory prompt cache (`--cache-ram`, MiB; 0: off): `cacheRamMib` of the run config's prefix-cache budgets. */
   cacheRamMib: number;
+  /**
+   * The byte budget of the slot files it lends to the other llama-server replicas of its model and layout
+   * (slot-file-shelf.ts; `engine.prefixCache.diskBytes`); 0: it lends none and borrows none.
+   */
+  slotFileBytes: number;
   log: LogSink;
   /** Also append log lines to this rotating file (`<log>.r<i>`). */
   logFile?: string | null;
@@ -98,6 +105,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   private heldExit: ExitReason | undefined;
   /** The running child's host-memory prompt cache, which core's index mirrors; null before the first start. */
   private promptCacheLimits: HostPromptCacheLimits | null = null;
+  /** The running child's lent slot files; null before the first start and when it lends none. */
+  private shelf: SlotFileShelf | null = null;
 
   constructor(private readonly options: LlamaServerSupervisorOptions) {
     super();
@@ -136,6 +145,11 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     return this.promptCacheLimits;
   }
 
+  /** The slot files the ready child lends (saved after its replies); null when it lends none. */
+  get slotFiles(): SlotFileShelf | null {
+    return this.stateValue === 'ready' ? this.shelf : null;
+  }
+
   /** True when the child is gone and its exit was announced (the replica set heals it). */
   get lost(): boolean {
     return this.stateValue === 'exited' && this.heldExit === undefined;
@@ -156,8 +170,13 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.output.length = 0;
     const startedAt = performance.now();
     this.folder ??= await makeChildFolder(this.options.replica);
+    // The last child's files belong to its layout, which a resize may have changed; the index forgot them with it.
+    await this.shelf?.clear();
+    this.shelf = null;
+    const slotFolder = slotFolderIn(this.folder);
+    const lends = this.options.slotFileBytes > 0;
     const { listen, peer } = await listenIn(this.folder);
-    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolderIn(this.folder), this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolder, this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const onLine = (line: string): void => {
       if (!line.trim()) return;
@@ -190,15 +209,18 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       if (this.child !== child || child.exitCode !== null || child.signalCode !== null) throw new Error('llama-server exited while loading');
       await pinnedAtSpawn;
       await pin();
-      const info = readyInfoOf(description, this.load, performance.now() - startedAt);
+      const info = readyInfoOf(description, this.load, performance.now() - startedAt, lends ? slotFolder : null);
       this.promptCacheLimits = await cacheLimits;
-      this.current = new RemoteClient({
+      const client: RemoteClient = new RemoteClient({
         peer,
         dialect: llamaServerDialect,
         model: null,
         contextSize: info.sizes.contextSize,
         timeouts: this.options.timeouts ?? DEFAULT_REMOTE_TIMEOUTS,
+        ...(lends ? { restoreBorrowed: (borrow, slot) => restoreSlotFile(client, borrow, slot, slotFolder) } : {}),
       });
+      this.current = client;
+      this.shelf = lends ? new SlotFileShelf(slotFolder, this.options.slotFileBytes, client) : null;
       this.stateValue = 'ready';
       this.startWatchdog(child, peer);
       this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on llama-server (${peer.url}) in ${Math.round(info.loadMs)} ms`);

@@ -58,9 +58,10 @@ export interface CompletionDialect {
   readonly takesLogprobs: boolean;
   /**
    * The request body. `model` is the peer's name for the model; `contextSize` its per-slot context when
-   * known (0 otherwise), for peers that refuse a token budget larger than what is left of it.
+   * known (0 otherwise), for peers that refuse a token budget larger than what is left of it; `slot` the
+   * slot to run in (a local llama-server's slot just restored from a file), absent to leave it to the peer.
    */
-  body(request: GenerateRequest, peer: { model: string | null; contextSize: number }): Record<string, unknown>;
+  body(request: GenerateRequest, peer: { model: string | null; contextSize: number; slot?: number }): Record<string, unknown>;
   /** One stream chunk's JSON. */
   read(chunk: unknown): Parsed<StreamPiece>;
   /** Where the peer lists its slots; null when it does not. */

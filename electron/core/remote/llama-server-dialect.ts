@@ -129,8 +129,9 @@ export const llamaServerDialect: CompletionDialect = {
   path: '/completion',
   takesGrammar: true,
   takesLogprobs: true,
-  body: (request: GenerateRequest) => ({
+  body: (request: GenerateRequest, peer) => ({
     prompt: request.tokens,
+    ...(peer.slot !== undefined ? { id_slot: peer.slot } : {}),
     n_predict: request.maxTokens,
     stream: true,
     cache_prompt: true,

@@ -10,6 +10,7 @@
  */
 import { generateRequestSchema, type GenerateDone, type GenerateRequest, type GenerateRequestInput, type SlotView } from '../../../common/engine-protocol.js';
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
+import type { PrefixBorrow, PrefixCacheReport } from '../../../common/prefix-cache.js';
 import { EngineRequestError, type GenerationHandle, type StartedInfo, type TokenChunk } from '../engine/engine-client.js';
 import type { CompletionDialect, SlotStateDialect, SlotStateResult } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
@@ -28,7 +29,16 @@ export interface RemoteClientOptions {
   /** The peer's per-slot context; 0 when unknown. */
   readonly contextSize: number;
   readonly timeouts: RemoteTimeouts;
+  /**
+   * A local llama-server's: restores a request's borrow hint (a lent slot file) into the slot the request is
+   * pinned to, before it is sent there; null when nothing was restored. Absent: borrow hints are ignored
+   * (remote peers).
+   */
+  readonly restoreBorrowed?: (borrow: PrefixBorrow, slot: number) => Promise<RestoredReport | null>;
 }
+
+/** A restore as a `started` report names it. */
+type RestoredReport = NonNullable<PrefixCacheReport['restored']>;
 
 /**
  * One timer a request re-arms as it moves from one bound to the next; firing aborts with the bound's
@@ -83,7 +93,8 @@ export class RemoteClient {
     return this.running.size;
   }
 
-  generate(input: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle {
+  /** `slot`: the peer's slot to run in, where core chooses it (a local llama-server's); absent: the peer picks one. */
+  generate(input: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void, slot?: number): GenerationHandle {
     const id = ++this.nextId;
     const controller = new AbortController();
     let cancelled = false;
@@ -102,7 +113,7 @@ export class RemoteClient {
     };
     let tokensSeen = false;
     this.running.set(id, { lose: loseWith, tokensSeen: () => tokensSeen });
-    const done = this.run(input, controller.signal, {
+    const done = this.run(input, slot, controller.signal, {
       onTokens: (chunk) => {
         tokensSeen = true;
         onTokens?.(chunk);
@@ -140,6 +151,7 @@ export class RemoteClient {
 
   private async run(
     input: GenerateRequestInput,
+    slot: number | undefined,
     signal: AbortSignal,
     hooks: {
       onTokens: (chunk: TokenChunk) => void;
@@ -169,9 +181,13 @@ export class RemoteClient {
     // requests without a token.
     deadline.arm(timeouts.firstTokenMs, noFirstToken);
     try {
+      const restored = slot !== undefined && request.borrow && this.options.restoreBorrowed ? await this.options.restoreBorrowed(request.borrow, slot) : null;
+      // The request is known to have started in its slot once a file was restored there, not only at its last chunk.
+      if (restored) hooks.onStarted({ slot: slot!, reusedTokens: Math.min(restored.tokens, request.tokens.length - 1), queuedMs: 0, prefixCache: { moves: [], restored } });
+      const body = dialect.body(request, { model: this.options.model, contextSize: this.options.contextSize, ...(slot !== undefined ? { slot } : {}) });
       let response: PeerStream;
       try {
-        response = await postPeerStream(peer, dialect.path, JSON.stringify(dialect.body(request, { model: this.options.model, contextSize: this.options.contextSize })), signal);
+        response = await postPeerStream(peer, dialect.path, JSON.stringify(body), signal);
       } catch (error) {
         return ending(error, `cannot reach it (POST ${dialect.path})`);
       }

@@ -15,9 +15,9 @@ export interface ReplicaClient {
   /**
    * Starts one generation. `done` rejects with EngineExitedError (or a subclass) when the replica is
    * lost under it — the dispatcher fails it over if no token was streamed — and with EngineRequestError
-   * when the replica refuses the request.
+   * when the replica refuses the request. `slot`: the slot to run in, where core picks it (Replica.pinsSlots).
    */
-  generate(request: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle;
+  generate(request: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void, slot?: number): GenerationHandle;
   /** Whether it constrains output by a request's `grammar` (request-needs.ts routes grammar requests only to those that do). */
   readonly takesGrammar: boolean;
   /** Whether it reports each generated token's logprobs (a request's `logprobs`). */

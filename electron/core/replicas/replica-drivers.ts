@@ -4,6 +4,7 @@
  * replica set's options; and the llama-server binary that kind needs, or a ConfigError saying how to get it.
  */
 import { findLlamaServer, llamaServerPath } from '../../../common/node/llama-server-binary.js';
+import { DEFAULT_PREFIX_CACHE_BYTES } from '../../../common/prefix-cache.js';
 import { ConfigError, type ReplicaPlan } from '../config/run-config.js';
 import { cacheRamMib } from '../llama-server/llama-server-args.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
@@ -30,6 +31,7 @@ export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOption
       binary: llamaServerBinary(options.llamaServerBinary),
       load: { modelPath: options.modelPath, ...plan.engine },
       cacheRamMib: cacheRamMib(plan.engine.prefixCache),
+      slotFileBytes: lendsSlotFiles(plan, options.plans) ? (plan.engine.prefixCache?.diskBytes ?? DEFAULT_PREFIX_CACHE_BYTES.diskBytes) : 0,
     });
   }
   return new EngineSupervisor({
@@ -42,6 +44,11 @@ export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOption
       ...(options.testOnlyEngineFaults ? { testOnlyFaults: options.testOnlyEngineFaults } : {}),
     },
   });
+}
+
+/** Whether a llama-server replica has another on this machine to lend slot files to (llama-server/slot-file-shelf.ts). */
+function lendsSlotFiles(plan: ReplicaPlan, plans: readonly ReplicaPlan[]): boolean {
+  return plans.some((other) => other !== plan && other.engineKind === 'llama-server' && !other.remote);
 }
 
 /** The binary a `llama-server` replica runs (the given one, else the build cache's); a ConfigError saying how to get it when there is none. */

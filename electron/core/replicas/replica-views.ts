@@ -41,12 +41,14 @@ export function replicaViews(replicas: readonly Replica[], routing: RoutingState
 
 /**
  * What each tier of a replica's prefix cache holds, as the exact index mirrors it: a node-llama-cpp engine's
- * tiers, or a llama-server child's host-memory prompt cache as its RAM tier; null when it keeps none.
+ * tiers, or a llama-server child's host-memory prompt cache as its RAM tier and the slot files it lends as
+ * its disk tier; null when it keeps none.
  */
 function prefixTiersOf(r: Replica, routing: RoutingState): PrefixTierView[] | null {
   const hostCache = r.hostPromptCache;
-  if (!r.engine && !hostCache) return null;
-  const { ramBytes, diskBytes } = hostCache ? { ramBytes: hostCache.budgetBytes, diskBytes: 0 } : { ...DEFAULT_PREFIX_CACHE_BYTES, ...r.plan.engine.prefixCache };
+  const slotFiles = r.slotFiles;
+  if (!r.engine && !hostCache && !slotFiles) return null;
+  const { ramBytes, diskBytes } = r.engine ? { ...DEFAULT_PREFIX_CACHE_BYTES, ...r.plan.engine.prefixCache } : { ramBytes: hostCache?.budgetBytes ?? 0, diskBytes: slotFiles?.budgetBytes ?? 0 };
   const budgets: Record<PrefixTier, number> = { ram: ramBytes, disk: diskBytes };
   const tiers = PREFIX_TIERS.filter((tier) => budgets[tier] > 0).map((tier) => {
     const entries = routing.savedEntries(r.index, tier);

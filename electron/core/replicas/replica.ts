@@ -10,6 +10,7 @@ import type { StartedInfo } from '../engine/engine-client.js';
 import type { ReplicaPlan } from '../config/run-config.js';
 import type { RouteCandidate } from '../router/router.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
+import type { SlotFileShelf } from '../llama-server/slot-file-shelf.js';
 import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
 import type { ReplicaDriver } from './replica-driver.js';
 
@@ -51,6 +52,10 @@ export class Replica {
   serviceMs: number | null = null;
   /** Measured ms per token of restoring a saved prefix from each tier of its engine's prefix cache. */
   restoreMsPerToken: Partial<Record<PrefixTier, number>> = {};
+  /** Where core picks each request's slot (pinsSlots): the slot of each request bound to it, by queue seq, until it ends. */
+  readonly pinnedSlots = new Map<number, number>();
+  /** When each slot last finished a request, as llama-server's own least-recently-used choice counts (pinsSlots). */
+  readonly slotLastUsed = new Map<number, number>();
 
   constructor(
     readonly plan: ReplicaPlan,
@@ -82,12 +87,26 @@ export class Replica {
 
   /**
    * Which replicas' prefix-cache entries its engine can restore: those with the same key, the state layout
-   * its engine reports (a node-llama-cpp engine child on this machine with its cache on; the same model
-   * file and context layout — llama.cpp refuses, or worse, a state of another); null: it never borrows
-   * (llama-server children, remote peers).
+   * its child reports (a node-llama-cpp engine child on this machine with its cache on, or a llama-server
+   * child that lends slot files; the kind, the same model file and context layout — llama.cpp refuses, or
+   * worse, a state of another); null: it never borrows (remote peers, caches off).
    */
   get borrowKey(): string | null {
-    return (this.engine && this.info?.prefixCacheShare?.layout) || null;
+    return (this.local && this.info?.prefixCacheShare?.layout) || null;
+  }
+
+  /** Its llama-server child's lent slot files (llama-server/slot-file-shelf.ts); null for any other driver and when it lends none. */
+  get slotFiles(): SlotFileShelf | null {
+    return this.driver instanceof LlamaServerSupervisor ? this.driver.slotFiles : null;
+  }
+
+  /**
+   * Whether core picks the slot of each request it sends (a llama-server child that lends slot files,
+   * replicas/slot-pin.ts): a file is restored into the slot the request then runs in, and no request of
+   * llama-server's choosing takes that slot between the two.
+   */
+  get pinsSlots(): boolean {
+    return this.slotFiles !== null;
   }
 
   /** Its llama-server child's host-memory prompt cache, which the routing index mirrors; null for any other driver, before the child's first start, and when the cache is off. */
@@ -104,6 +123,8 @@ export class Replica {
       prefillTokensPerMs: this.prefillTokensPerMs,
       pendingPrefillTokens: this.pendingPrefillTokens,
       restoreMsPerToken: this.restoreMsPerToken,
+      // Another llama-server child's RAM-tier entries are its own prompt cache, which cannot be read from outside.
+      ...(this.driver instanceof LlamaServerSupervisor ? { borrowTiers: ['disk'] as const } : {}),
     };
   }
 

@@ -4,7 +4,9 @@
  * or newly free replica takes queued work at once —, it runs there with the prefix index following the
  * engine's events, and when its engine dies before the first token it re-enters the queue at its old
  * place (failover). After a token, the death is the client's error (ReplicaDiedError). Engines are never
- * sent more requests than they have slots.
+ * sent more requests than they have slots. On a llama-server child that lends slot files to another (the
+ * slot files of llama-server/slot-file-shelf.ts), core picks each request's slot (slot-pin.ts), restores a
+ * borrowed file there first, and saves the slot after the reply.
  */
 import type { GenerateDone, GenerateRequestInput } from '../../../common/engine-protocol.js';
 import type { PrefixBorrow } from '../../../common/prefix-cache.js';
@@ -19,6 +21,7 @@ import type { Replica } from './replica.js';
 import { NoReplicaError, ReplicaDiedError } from './replica-errors.js';
 import { needsOf, noReplicaTakes, takes, type Need } from './request-needs.js';
 import type { RoutingState } from './routing-state.js';
+import { slotToPin } from './slot-pin.js';
 
 export interface ReplicaGenerateResult extends GenerateDone {
   replica: number;
@@ -94,7 +97,7 @@ export class RequestDispatcher {
       const { prefillTokens, borrow } = this.bound.get(seq) ?? { prefillTokens: 0, borrow: undefined };
       this.bound.delete(seq);
       try {
-        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, options);
+        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, options, replica.pinnedSlots.get(seq));
         return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
       } catch (error) {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
@@ -104,6 +107,11 @@ export class RequestDispatcher {
         this.options.log(`[replica ${replica.index}] died before the first token; the request goes back to its place in the queue`, 'warn');
       } finally {
         replica.running--;
+        const slot = replica.pinnedSlots.get(seq);
+        if (slot !== undefined) {
+          replica.pinnedSlots.delete(seq);
+          replica.slotLastUsed.set(slot, performance.now());
+        }
         this.dispatchSoon();
       }
     }
@@ -184,6 +192,7 @@ export class RequestDispatcher {
       replica.running++;
       replica.pendingPrefillTokens += decision.prefillTokens;
       this.bound.set(seq, { prefillTokens: decision.prefillTokens, borrow: this.borrowHint(decision) });
+      if (replica.pinsSlots) this.pinSlot(replica, seq, bySeq.get(seq)!.payload);
       routing.noteRouted(replica.index);
       const waiting = bySeq.get(seq)!;
       this.options.observer?.bound(replica.index, { queuedMs: now - waiting.enqueuedAt, routeMs: routeMs.get(seq)! });
@@ -192,21 +201,58 @@ export class RequestDispatcher {
     if (plan.nextHoldEndsInMs !== null) this.holdTimer = setTimeout(() => this.dispatch(), Math.ceil(plan.nextHoldEndsInMs) + 1).unref();
   }
 
+  /** Picks the free slot the request bound to `replica` runs in (slot-pin.ts), where core picks them. */
+  private pinSlot(replica: Replica, seq: number, { blocks, request }: QueuedGeneration): void {
+    const taken = new Set(replica.pinnedSlots.values());
+    const free = Array.from({ length: replica.slots }, (_, slot) => slot)
+      .filter((slot) => !taken.has(slot))
+      .map((slot) => ({ slot, sharedTokens: this.options.routing.heldInSlot(replica.index, slot, blocks), lastUsed: replica.slotLastUsed.get(slot) }));
+    const slot = slotToPin(free, request.tokens.length);
+    if (slot !== null) replica.pinnedSlots.set(seq, slot);
+  }
+
   /** The replicas whose saved entries `replica`'s engine can restore (the same borrow key, any state). */
   private lenders(replica: Replica): number[] {
     const key = replica.borrowKey;
     return key === null ? [] : this.options.replicas.filter((r) => r !== replica && r.borrowKey === key).map((r) => r.index);
   }
 
-  /** The hint naming the owner's entry and its engine's tier folders, when the decision borrows; else undefined. */
+  /**
+   * The hint naming the entry to restore and its owner's tier folders, when the decision borrows, or restores
+   * one of a llama-server child's own slot files (it restores those only when told; a node-llama-cpp engine
+   * restores its own entries unasked, and a llama-server child its own prompt cache's); else undefined.
+   */
   private borrowHint(decision: RouteDecision): PrefixBorrow | undefined {
-    const borrow = decision.restore?.borrow;
-    const dirs = borrow && this.options.replicas[borrow.replica]?.info?.prefixCacheShare?.dirs;
-    return borrow && dirs ? { entry: borrow.entry, tier: decision.restore!.tier, dirs } : undefined;
+    const restore = decision.restore;
+    if (!restore) return undefined;
+    const ownSlotFile = restore.tier === 'disk' && this.options.replicas[decision.replica]?.slotFiles;
+    const owner = restore.borrow?.replica ?? (ownSlotFile ? decision.replica : undefined);
+    const dirs = owner === undefined ? undefined : this.options.replicas[owner]?.info?.prefixCacheShare?.dirs;
+    return dirs ? { entry: restore.entry, tier: restore.tier, dirs } : undefined;
   }
 
-  /** Runs the request on its bound replica; its `prefillTokens` count as the replica's pending prefill until the first token. */
-  private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], prefillTokens: number, options: ReplicaGenerateOptions) {
+  /**
+   * After a reply on a llama-server child that lends slot files to another replica: saves the slot, sent as the
+   * reply ends so that the child runs it before a request pinned to the slot later; the index hears of the file
+   * as the replica's disk-tier entry (and of those the save dropped).
+   */
+  private lend(replica: Replica, done: GenerateDone, heldBlocks: readonly number[], conversationId: string | undefined): void {
+    const shelf = replica.slotFiles;
+    if (!shelf || done.slot === null || done.finishReason === 'cancelled' || this.lenders(replica).length === 0) return;
+    const { incarnation } = replica;
+    void shelf.save(done.slot, heldBlocks, done.heldTokens).then(
+      (shelved) => {
+        if (shelved && replica.incarnation === incarnation) this.options.routing.noteShelved(replica.index, shelved, conversationId);
+      },
+      () => {},
+    );
+  }
+
+  /**
+   * Runs the request on its bound replica, in `slot` where core picks it; its `prefillTokens` count as the
+   * replica's pending prefill until the first token.
+   */
+  private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], prefillTokens: number, options: ReplicaGenerateOptions, slot: number | undefined) {
     let pendingPrefill = prefillTokens;
     const prefillOver = (): void => {
       replica.pendingPrefillTokens -= pendingPrefill;
@@ -220,13 +266,17 @@ export class RequestDispatcher {
     const { routing } = this.options;
     // What the client has been sent: a peer that gives no token ids still sends text, one chunk a token.
     let tokensSent = 0;
-    const handle = client.generate(request, (chunk) => {
-      if (chunk.tokens.length || chunk.text) {
-        tokensSent += Math.max(1, chunk.tokens.length);
-        prefillOver();
-      }
-      options.onTokens?.({ ...chunk, replica: replica.index });
-    });
+    const handle = client.generate(
+      request,
+      (chunk) => {
+        if (chunk.tokens.length || chunk.text) {
+          tokensSent += Math.max(1, chunk.tokens.length);
+          prefillOver();
+        }
+        options.onTokens?.({ ...chunk, replica: replica.index });
+      },
+      slot,
+    );
     const abort = (): void => void handle.cancel().catch(() => {});
     options.signal?.addEventListener('abort', abort, { once: true });
     if (options.signal?.aborted) abort();
@@ -240,8 +290,9 @@ export class RequestDispatcher {
     );
     try {
       const done = await handle.done;
-      routing.noteDone(replica.index, request.tokens, blocks, done, request.conversationId);
+      const heldBlocks = routing.noteDone(replica.index, request.tokens, blocks, done, request.conversationId);
       replica.noteDone(done);
+      this.lend(replica, done, heldBlocks, request.conversationId);
       return { ...done, replica: replica.index, globalSlot: done.slot === null ? null : this.options.slotOffset(replica.index) + done.slot };
     } catch (error) {
       if (error instanceof EngineExitedError && tokensSent > 0) throw new ReplicaDiedError(replica.index, tokensSent);

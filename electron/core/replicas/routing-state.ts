@@ -15,9 +15,10 @@ import type { HostPromptCacheLimits, PrefixTier, SavedEntryView, TierMove } from
 import type { PrefixReport } from '../../../common/rebuild.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
+import type { ShelvedSlot } from '../llama-server/slot-file-shelf.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
 import { HostPromptCacheMirror, type HostPromptCacheMoves } from '../router/host-prompt-cache.js';
-import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../router/prefix-index.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex, sharedBlocks, type PrefixIndex } from '../router/prefix-index.js';
 import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
 
 /** A llama-server child's prompt cache as a request starts on it: the cache's limits, and the prompt's length in tokens. */
@@ -79,9 +80,13 @@ export class RoutingState {
   noteStarted(replica: number, started: StartedInfo, promptBlocks: readonly number[], hostPromptCache: HostPromptCacheContext | null = null): void {
     const { slot, reusedTokens, prefixCache } = started;
     if (slot < 0) return;
+    const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
+    // A llama-server child's slot restored from a slot file before the request held what it kept, and its
+    // prompt cache had no part in it (a restore overwrites the slot without saving it there).
+    if (hostPromptCache && prefixCache?.restored) this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     const { moves, restored }: { moves: readonly TierMove[]; restored: { entry: number; borrowed?: true } | null } = hostPromptCache
       ? this.mirrorHostCache(replica, slot, promptBlocks, reusedTokens, hostPromptCache)
-      : { moves: prefixCache?.moves ?? [], restored: prefixCache?.restored ?? null };
+      : { moves: prefixCache?.moves ?? [], restored: null };
     for (const move of moves) {
       if (move.fromSlot !== undefined && move.tier) {
         const tokens = move.tokens ?? 0;
@@ -91,10 +96,10 @@ export class RoutingState {
         this.index.moveSaved(replica, move.entry, move.tier);
       }
     }
-    const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
-    if (restored) {
+    const restoredFrom = restored ?? prefixCache?.restored ?? null;
+    if (restoredFrom) {
       // A borrowed entry stays its owner's (the borrower linked the file); an own one left the cache for the slot.
-      if (!restored.borrowed) this.index.moveSaved(replica, restored.entry, null);
+      if (!restoredFrom.borrowed) this.index.moveSaved(replica, restoredFrom.entry, null);
       this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     } else {
       this.index.truncateSlot(replica, slot, keepBlocks);
@@ -108,8 +113,8 @@ export class RoutingState {
     return mirror.served(slot, this.index.slotBlocks(replica, slot), promptBlocks, promptTokens, reusedTokens);
   }
 
-  /** What the slot holds after the request, and the conversation's replica. */
-  noteDone(replica: number, prompt: readonly number[], promptBlocks: readonly number[], done: GenerateDone, conversationId: string | undefined): void {
+  /** What the slot holds after the request (its blocks are returned), and the conversation's replica. */
+  noteDone(replica: number, prompt: readonly number[], promptBlocks: readonly number[], done: GenerateDone, conversationId: string | undefined): readonly number[] {
     const held = [...prompt, ...done.completionTokens].slice(0, done.heldTokens);
     const heldBlocks = held.length >= prompt.length ? blockHashes(held) : promptBlocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
     if (done.slot !== null) {
@@ -126,6 +131,13 @@ export class RoutingState {
       this.conversationReplica.set(conversationId, replica);
       if (this.conversationReplica.size > CONVERSATIONS_REMEMBERED) this.conversationReplica.delete(this.conversationReplica.keys().next().value!);
     }
+    return heldBlocks;
+  }
+
+  /** A llama-server child saved a slot to a lent slot file (its disk-tier entry), dropping the files that save removed. */
+  noteShelved(replica: number, shelved: ShelvedSlot, conversationId: string | undefined): void {
+    for (const entry of shelved.dropped) this.index.moveSaved(replica, entry, null);
+    this.index.saveBlocks(replica, shelved.entry, 'disk', shelved.blocks, { tokens: shelved.tokens, bytes: shelved.bytes, conversationId: conversationId ?? null });
   }
 
   forgetReplica(replica: number): void {
@@ -149,6 +161,11 @@ export class RoutingState {
     this.slotConversations.set(replica, new Map(moves.map((m) => [m.to, conversations?.get(m.from) ?? null])));
   }
 
+  /** Prompt tokens (these block hashes) the index says slot `slot` of `replica` holds, in whole blocks. */
+  heldInSlot(replica: number, slot: number, blocks: readonly number[]): number {
+    return sharedBlocks(this.index.slotBlocks(replica, slot), blocks) * BLOCK_TOKENS;
+  }
+
   /** Prompt tokens of `tokens` the index says `replica` holds, in whole blocks (what the router sees). */
   heldPrefixTokens(replica: number, tokens: readonly number[]): number {
     return this.cachedTokens(replica, blockHashes(tokens));
@@ -169,7 +186,7 @@ export class RoutingState {
 function combine(exact: ExactPrefixIndex, estimated: EstimatedPrefixIndex): PrefixIndex {
   return {
     matchedBlocks: (replica, blocks) => Math.max(exact.matchedBlocks(replica, blocks), estimated.matchedBlocks(replica, blocks)),
-    matchedSaved: (replica, blocks) => exact.matchedSaved(replica, blocks),
+    matchedSaved: (replica, blocks, tiers) => exact.matchedSaved(replica, blocks, tiers),
     forgetReplica: (replica) => {
       exact.forgetReplica(replica);
       estimated.forgetReplica(replica);

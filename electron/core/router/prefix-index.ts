@@ -19,8 +19,8 @@ export interface SavedMatch {
 export interface PrefixIndex {
   /** Leading blocks of `blocks` that `replica` holds. */
   matchedBlocks(replica: number, blocks: readonly number[]): number;
-  /** The longest leading run of `blocks` in one of `replica`'s saved entries; null when none (or not known). */
-  matchedSaved(replica: number, blocks: readonly number[]): SavedMatch | null;
+  /** The longest leading run of `blocks` in one of `replica`'s saved entries (only those in `tiers` when given); null when none (or not known). */
+  matchedSaved(replica: number, blocks: readonly number[], tiers?: readonly PrefixTier[]): SavedMatch | null;
   /** Forget everything of a replica (it restarted, unloaded, or dropped its cache). */
   forgetReplica(replica: number): void;
   /** Blocks held in all (for memory accounting and the dashboard). */
@@ -79,7 +79,11 @@ export class ExactPrefixIndex implements PrefixIndex {
 
   /** The engine saved slot `slot`'s first `keepBlocks` blocks as prefix-cache entry `entry`, in `tier`. */
   saveSlot(replica: number, slot: number, entry: number, tier: PrefixTier, keepBlocks: number, about: SavedEntryAbout = { tokens: 0, bytes: 0, conversationId: null }): void {
-    const held = this.slots.get(replica)?.get(slot)?.slice(0, keepBlocks) ?? [];
+    this.saveBlocks(replica, entry, tier, this.slots.get(replica)?.get(slot)?.slice(0, keepBlocks) ?? [], about);
+  }
+
+  /** The replica saved these blocks as prefix-cache entry `entry`, in `tier` (a slot as it was when saved). */
+  saveBlocks(replica: number, entry: number, tier: PrefixTier, held: readonly number[], about: SavedEntryAbout): void {
     let saved = this.saved.get(replica);
     if (!saved) this.saved.set(replica, (saved = new Map()));
     this.moveSaved(replica, entry, null);
@@ -111,9 +115,10 @@ export class ExactPrefixIndex implements PrefixIndex {
     return best;
   }
 
-  matchedSaved(replica: number, blocks: readonly number[]): SavedMatch | null {
+  matchedSaved(replica: number, blocks: readonly number[], tiers?: readonly PrefixTier[]): SavedMatch | null {
     let best: SavedMatch | null = null;
     for (const [entry, { tier, blocks: held }] of this.saved.get(replica) ?? []) {
+      if (tiers && !tiers.includes(tier)) continue;
       const shared = sharedBlocks(held, blocks);
       if (shared > 0 && (!best || shared > best.blocks || (shared === best.blocks && tier === 'ram'))) best = { blocks: shared, tier, entry };
     }

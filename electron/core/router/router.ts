@@ -42,6 +42,8 @@ export interface RouteCandidate {
    * of the same model and context layout, in any state); absent or empty: it never borrows.
    */
   readonly borrowFrom?: readonly number[];
+  /** The tiers of those replicas' entries it can restore (a llama-server child: their slot files, `disk`); absent: every tier. */
+  readonly borrowTiers?: readonly PrefixTier[];
 }
 
 /** A saved entry of another replica that the chosen one would restore. */
@@ -58,8 +60,11 @@ export interface RouteDecision {
   readonly prefillTokens: number;
   readonly cost: number;
   readonly costKind: 'baseline' | 'measured' | 'policy';
-  /** Prompt tokens the replica's prefix cache would restore (more than its slots hold) — or borrow from another's (`borrow`); absent when none. */
-  readonly restore?: { readonly tokens: number; readonly tier: PrefixTier; readonly borrow?: BorrowedEntry };
+  /**
+   * Prompt tokens the replica's prefix cache would restore (more than its slots hold), from its saved entry
+   * `entry` — or another's (`borrow`, whose `entry` it is); absent when none.
+   */
+  readonly restore?: { readonly tokens: number; readonly tier: PrefixTier; readonly entry: number; readonly borrow?: BorrowedEntry };
 }
 
 /**
@@ -163,12 +168,12 @@ export class Router {
   private restorable(c: RouteCandidate, blocks: readonly number[], promptTokens: number, hit: number, borrowing: boolean): RouteDecision['restore'] | undefined {
     let best: (SavedMatch & { owner: number }) | null = null;
     for (const owner of [c.replica, ...(borrowing ? (c.borrowFrom ?? []) : [])]) {
-      const saved = this.index.matchedSaved(owner, blocks);
+      const saved = this.index.matchedSaved(owner, blocks, owner === c.replica ? undefined : c.borrowTiers);
       if (saved && (!best || saved.blocks > best.blocks || (saved.blocks === best.blocks && saved.tier === 'ram' && best.tier === 'disk'))) best = { ...saved, owner };
     }
     const tokens = best ? Math.min(best.blocks * BLOCK_TOKENS, promptTokens) : 0;
     if (!best || tokens <= hit) return undefined;
-    return { tokens, tier: best.tier, ...(best.owner !== c.replica ? { borrow: { replica: best.owner, entry: best.entry } } : {}) };
+    return { tokens, tier: best.tier, entry: best.entry, ...(best.owner !== c.replica ? { borrow: { replica: best.owner, entry: best.entry } } : {}) };
   }
 
   /**
