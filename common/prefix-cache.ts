@@ -55,7 +55,10 @@ export const prefixCacheReportSchema = z.object({
       tier: prefixTierSchema,
       tokens: count,
       ms: z.number().nonnegative(),
-      /** Borrowed from another replica's entry (`entry` is that replica's id: it keeps its entry; this engine's cache is unchanged). */
+      /**
+       * The entry stays its owner's (`entry` is the owner's id; this engine's cache is unchanged): borrowed from
+       * another replica's entry, or restored from a llama-server child's own slot file, which stays lent.
+       */
       borrowed: z.literal(true).optional(),
     })
     .optional(),

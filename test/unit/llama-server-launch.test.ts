@@ -10,6 +10,7 @@ import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-ser
 import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
 import { cacheRamMib, llamaServerArgs, promptCacheLimits } from '../../electron/core/llama-server/llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from '../../electron/core/llama-server/llama-server-folder.js';
+import { readyInfoOf } from '../../electron/core/llama-server/llama-server-ready-info.js';
 import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 
 const savedBinary = process.env.MANIFOLD_LLAMA_SERVER;
@@ -106,5 +107,19 @@ describe('llama-server replicas', () => {
     );
     // The default kind needs no binary.
     expect(ReplicaSet.fromConfig(parseRunConfig({ model: 'm.gguf', gpu: 'cpu' }), { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} }).size).toBe(1);
+  });
+});
+
+describe('a llama-server child that lends slot files', () => {
+  const description = { kind: 'llama-server' as const, models: [], slots: 4, contextSize: 2048, latencyMs: 1 };
+  const load = { modelPath: '/models/m.gguf', slots: 4, contextSize: 2048 };
+
+  it('reports its slot folder and a layout key with its slot count, which llama.cpp checks when it loads a state', () => {
+    const lending = readyInfoOf(description, load, 1, '/tmp/r0/slots');
+    expect(lending.prefixCacheShare?.dirs).toEqual({ ram: '/tmp/r0/slots', disk: '/tmp/r0/slots' });
+    const fewerSlots = readyInfoOf({ ...description, slots: 2 }, { ...load, slots: 2 }, 1, '/tmp/r1/slots');
+    expect(fewerSlots.prefixCacheShare?.layout).not.toBe(lending.prefixCacheShare?.layout);
+    expect(readyInfoOf(description, load, 1, '/tmp/r2/slots').prefixCacheShare?.layout).toBe(lending.prefixCacheShare?.layout);
+    expect(readyInfoOf(description, load, 1, null).prefixCacheShare).toBeUndefined();
   });
 });

@@ -45,6 +45,10 @@ describe('the slot files a llama-server child lends', () => {
     const saved = await shelf.save(2, blocks(1, 10), 640);
     expect(saved).toEqual({ entry: SLOT_FILE_ENTRY_BASE, blocks: blocks(1, 9), tokens: 639, bytes: 63_900, dropped: [] });
     expect(await files()).toEqual([slotFileName(SLOT_FILE_ENTRY_BASE)]);
+    // A new child's shelf in the same folder numbers on from where the last one stopped.
+    const next = new SlotFileShelf(folder, 10 ** 9, child, shelf.nextEntryNumber);
+    held.set(0, 320);
+    expect((await next.save(0, blocks(2, 5), 320))!.entry).toBe(SLOT_FILE_ENTRY_BASE + 1);
   });
 
   it('throws away a save that read another request’s tokens, and one that failed, removing the file', async () => {

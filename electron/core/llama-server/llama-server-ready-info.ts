@@ -35,10 +35,12 @@ export function readyInfoOf(description: PeerDescription, input: LoadOptionsInpu
     ram: { total: 0, used: 0, free: 0 },
     loadMs,
     modelLoads: 1,
-    // Its lent slot files (slot-file-shelf.ts), in one folder as both tiers: another llama-server child of
-    // the same model file and layout restores them (the kind is in the key: a node-llama-cpp engine's states are another format).
+    // Its lent slot files (slot-file-shelf.ts), in one folder as both tiers: another llama-server child of the
+    // same model file and layout restores them. The slot count is in the key: with a KV stream per slot
+    // (`--no-kv-unified`) a state file names its count of streams, and llama.cpp refuses another; and so is the
+    // kind: a node-llama-cpp engine's states are another format.
     ...(lentSlotFolder !== null
-      ? { prefixCacheShare: { dirs: { ram: lentSlotFolder, disk: lentSlotFolder }, layout: JSON.stringify(['llama-server', load.modelPath, meta?.size ?? 0, contextSize, load.kvType, load.flashAttention]) } }
+      ? { prefixCacheShare: { dirs: { ram: lentSlotFolder, disk: lentSlotFolder }, layout: JSON.stringify(['llama-server', load.modelPath, meta?.size ?? 0, description.slots ?? load.slots, contextSize, load.kvType, load.flashAttention]) } }
       : {}),
   };
 }

@@ -49,15 +49,27 @@ export interface ShelvedSlot {
 export class SlotFileShelf {
   /** Oldest first. */
   private readonly files: { entry: number; blocks: readonly number[]; bytes: number }[] = [];
-  private nextEntry = SLOT_FILE_ENTRY_BASE;
+  private nextEntry: number;
   /** Set by `clear`: the child this shelf served is gone, and a save still in flight keeps nothing. */
   private cleared = false;
 
+  /**
+   * `firstEntry`: where its entry numbers start — where the last child's shelf in the same folder stopped, so
+   * that a hint made before a restart never names a file of the new child's.
+   */
   constructor(
     readonly folder: string,
     readonly budgetBytes: number,
     private readonly child: SlotSaver,
-  ) {}
+    firstEntry = SLOT_FILE_ENTRY_BASE,
+  ) {
+    this.nextEntry = firstEntry;
+  }
+
+  /** The number its next file will take. */
+  get nextEntryNumber(): number {
+    return this.nextEntry;
+  }
 
   /**
    * Saves `slot`, which held `heldTokens` tokens (these block hashes) when its reply ended; null when

@@ -76,6 +76,7 @@ export class ReplicaSet {
       replica.driver.on('ready', (info) => {
         replica.info = info;
         replica.incarnation++;
+        replica.slotLastUsed.clear();
         replica.lastReadyAt = Date.now();
         replica.latchReason = null;
         this.setState(replica, 'ready');

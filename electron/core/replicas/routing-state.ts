@@ -98,7 +98,7 @@ export class RoutingState {
     }
     const restoredFrom = restored ?? prefixCache?.restored ?? null;
     if (restoredFrom) {
-      // A borrowed entry stays its owner's (the borrower linked the file); an own one left the cache for the slot.
+      // A borrowed entry (or a llama-server child's own slot file) stays its owner's; an own one left the cache for the slot.
       if (!restoredFrom.borrowed) this.index.moveSaved(replica, restoredFrom.entry, null);
       this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     } else {
