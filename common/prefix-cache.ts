@@ -64,6 +64,8 @@ export const prefixCacheReportSchema = z.object({
     .optional(),
 });
 export type PrefixCacheReport = z.infer<typeof prefixCacheReportSchema>;
+/** A restore as a `started` report names it. */
+export type PrefixRestoreReport = NonNullable<PrefixCacheReport['restored']>;
 
 /** The folder of each tier of one engine's prefix cache (core names them to another engine in a borrow hint). */
 const prefixCacheDirsSchema = z.object({ ram: z.string().min(1), disk: z.string().min(1) });

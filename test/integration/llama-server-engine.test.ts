@@ -66,6 +66,16 @@ async function listeningTcpPorts(table: string, pid: number): Promise<number[]> 
     .map((cols) => parseInt(cols[1]!.split(':')[1]!, 16));
 }
 
+/** The workstation on llama-server children, an `openai` client of its front, its model's id and its replica set. */
+async function serveLlamaServer(config: Parameters<typeof startServed>[0]) {
+  const served = await startServed(config);
+  const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  return { served, client, model: served.workstation.modelId, replicas: served.workstation.replicas };
+}
+
+/** Whole 64-token blocks of `n` tokens, in tokens (what the index counts). */
+const blockFloor = (n: number) => Math.floor(n / 64) * 64;
+
 const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
   { role: 'system', content: `You are assistant number ${i}. ${'Answer briefly and keep to the point of the question. '.repeat(20)}` },
   { role: 'user', content: `Conversation ${i}: tell me about the weather in city ${i * 7}.` },
@@ -73,10 +83,7 @@ const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
 
 describe('llama-server as the engine kind', () => {
   it('serves chats on 2 pinned llama-server children, returns each second turn home with cached tokens, and heals a SIGKILLed child', async () => {
-    const served = await startServed({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 }, heal: { cooldownMs: 500 } });
-    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const model = served.workstation.modelId;
-    const replicas = served.workstation.replicas;
+    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 }, heal: { cooldownMs: 500 } });
 
     const views = replicas.replicaView();
     expect(views.map((v) => v.state)).toEqual(['ready', 'ready']);
@@ -127,11 +134,7 @@ describe('llama-server as the engine kind', () => {
   }, 300_000);
 
   it('sends a turn whose slot another conversation took back to the replica whose prompt cache saved it, and shows the entry in its view', async () => {
-    const served = await startServed({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 } });
-    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const model = served.workstation.modelId;
-    const replicas = served.workstation.replicas;
-    const blockFloor = (n: number) => Math.floor(n / 64) * 64;
+    const { client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 } });
 
     // One slot a replica: a on replica 0; then b runs on replica 1 while c comes, so c takes replica 0's slot from a.
     const a = opening(30);
@@ -162,11 +165,7 @@ describe('llama-server as the engine kind', () => {
   }, 300_000);
 
   it('restores a conversation whose replica is busy on the free one from the slot file its replica lent, and shows the files as the disk tier', async () => {
-    const served = await startServed({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 } });
-    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const model = served.workstation.modelId;
-    const replicas = served.workstation.replicas;
-    const blockFloor = (n: number) => Math.floor(n / 64) * 64;
+    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 } });
     const diskTier = (replica: number) => replicas.replicaView()[replica]!.prefixTiers!.find((t) => t.tier === 'disk')!;
 
     // a on replica 0, whose slot is saved to a file after the reply (the slot held all but the last token).
@@ -196,10 +195,7 @@ describe('llama-server as the engine kind', () => {
   }, 300_000);
 
   it("turns a child's prompt cache off with the run config's RAM budget of 0: nothing saved, nothing mirrored", async () => {
-    const served = await startServed({ replicas: 1, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1, prefixCache: { ramBytes: 0 } } });
-    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const model = served.workstation.modelId;
-    const replicas = served.workstation.replicas;
+    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 1, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1, prefixCache: { ramBytes: 0 } } });
     const command = (await readFile(`/proc/${replicas.replicaView()[0]!.pid}/cmdline`, 'utf8')).split('\0');
     expect(command[command.indexOf('--cache-ram') + 1]).toBe('0');
 

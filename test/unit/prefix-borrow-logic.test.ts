@@ -72,7 +72,7 @@ describe('borrowing another replica’s saved prefix', () => {
       expect(bound.bindings).toHaveLength(1);
       const { decision } = bound.bindings[0]!;
       // Replicas 2 and 3 tie (each would borrow the same entry); the lower index wins in every order.
-      expect(decision).toMatchObject({ replica: 2, cachedTokens: 0, prefillTokens: 80, restore: { tokens: 640, tier: 'ram', borrow: { replica: 0, entry: 7 } } });
+      expect(decision).toMatchObject({ replica: 2, cachedTokens: 0, prefillTokens: 80, restore: { tokens: 640, tier: 'ram', entry: 7, borrow: { replica: 0 } } });
     }
   });
 
@@ -95,7 +95,7 @@ describe('borrowing another replica’s saved prefix', () => {
     const all = [0, 1, 2, 3];
     const measured = { prefillTokensPerMs: 1 };
     const borrow = router.choose(blocks, turnTokens.length, [replica(1, 0, all, measured)])!;
-    expect(borrow.restore).toEqual({ tokens: 640, tier: 'ram', entry: 7, borrow: { replica: 0, entry: 7 } });
+    expect(borrow.restore).toEqual({ tokens: 640, tier: 'ram', entry: 7, borrow: { replica: 0 } });
     expect(borrow.cost).toBeCloseTo(80 + 640 * ASSUMED_RESTORE_SHARE.ram);
     expect(router.choose(blocks, turnTokens.length, [replica(1, 0, all, { ...measured, restoreMsPerToken: { ram: 0.01 } })])!.cost).toBeCloseTo(80 + 6.4);
     // Among a prefill (no lenders), a borrow and a slot hit, in every order: the slot hit, then the borrow.
@@ -115,7 +115,7 @@ describe('borrowing another replica’s saved prefix', () => {
     // Replica 2 saved the whole turn (720 tokens: 11 blocks); replica 1 borrows that rather than restore its own 10.
     index.setSlot(2, 0, blockHashes(turnTokens));
     index.saveSlot(2, 0, 5, 'disk', 11);
-    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({ tokens: 704, tier: 'disk', entry: 5, borrow: { replica: 2, entry: 5 } });
+    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({ tokens: 704, tier: 'disk', entry: 5, borrow: { replica: 2 } });
   });
 
   it('with measured rates, sends the turn to the free owner restoring its own entry rather than to a less busy replica borrowing it, in every order', () => {
@@ -128,7 +128,7 @@ describe('borrowing another replica’s saved prefix', () => {
       expect(bound.bindings[0]!.decision.restore?.borrow).toBeUndefined();
     }
     // Before rates are measured a running request costs more than the restore saves: a free replica borrows.
-    expect(plan(new Router(index), index, [turn()], [replica(0, 1, all), replica(1, 0, all)], {}).bindings[0]!.decision).toMatchObject({ replica: 1, restore: { borrow: { replica: 0, entry: 7 } } });
+    expect(plan(new Router(index), index, [turn()], [replica(0, 1, all), replica(1, 0, all)], {}).bindings[0]!.decision).toMatchObject({ replica: 1, restore: { entry: 7, borrow: { replica: 0 } } });
   });
 
   it('lets a llama-server child borrow another’s slot files (disk) and never its prompt cache (RAM), which cannot be read from outside', () => {
@@ -141,7 +141,7 @@ describe('borrowing another replica’s saved prefix', () => {
     // Replica 0 also lent it as a slot file: replica 1 borrows that, at once.
     index.saveBlocks(0, 2 ** 30, 'disk', blockHashes(conversation), { tokens: 640, bytes: 1, conversationId: 'c' });
     const bound = plan(new Router(index), index, [turn(100)], [replica(0, 2, all, llamaServer), replica(1, 1, all, llamaServer)]);
-    expect(bound.bindings[0]!.decision).toMatchObject({ replica: 1, restore: { tokens: 640, tier: 'disk', entry: 2 ** 30, borrow: { replica: 0, entry: 2 ** 30 } } });
+    expect(bound.bindings[0]!.decision).toMatchObject({ replica: 1, restore: { tokens: 640, tier: 'disk', entry: 2 ** 30, borrow: { replica: 0 } } });
     // Its own RAM entries still count for itself.
     expect(new Router(index).choose(blockHashes(turnTokens), turnTokens.length, [replica(0, 0, all, llamaServer)])!.restore).toMatchObject({ tier: 'ram', entry: 7 });
   });

@@ -30,6 +30,12 @@ const child = {
   },
 };
 const files = async () => (await readdir(folder)).sort();
+/** A shelf of `budgetBytes` in the folder, serving the stand-in child. */
+const servingShelf = (budgetBytes: number): SlotFileShelf => {
+  const shelf = new SlotFileShelf(folder, budgetBytes);
+  shelf.serve(child);
+  return shelf;
+};
 
 beforeEach(async () => {
   folder = await mkdtemp(join(tmpdir(), 'manifold-shelf-'));
@@ -40,19 +46,20 @@ afterEach(() => rm(folder, { recursive: true, force: true }));
 
 describe('the slot files a llama-server child lends', () => {
   it('keeps a save of what the slot held at its reply, cut to the blocks the file holds (the last token is never evaluated)', async () => {
-    const shelf = new SlotFileShelf(folder, 10 ** 9, child);
+    const shelf = servingShelf(10 ** 9);
     held.set(2, 639);
     const saved = await shelf.save(2, blocks(1, 10), 640);
     expect(saved).toEqual({ entry: SLOT_FILE_ENTRY_BASE, blocks: blocks(1, 9), tokens: 639, bytes: 63_900, dropped: [] });
     expect(await files()).toEqual([slotFileName(SLOT_FILE_ENTRY_BASE)]);
-    // A new child's shelf in the same folder numbers on from where the last one stopped.
-    const next = new SlotFileShelf(folder, 10 ** 9, child, shelf.nextEntryNumber);
+    // The next child in the same folder numbers on from where the last one stopped.
+    await shelf.clear();
+    shelf.serve(child);
     held.set(0, 320);
-    expect((await next.save(0, blocks(2, 5), 320))!.entry).toBe(SLOT_FILE_ENTRY_BASE + 1);
+    expect((await shelf.save(0, blocks(2, 5), 320))!.entry).toBe(SLOT_FILE_ENTRY_BASE + 1);
   });
 
   it('throws away a save that read another request’s tokens, and one that failed, removing the file', async () => {
-    const shelf = new SlotFileShelf(folder, 10 ** 9, child);
+    const shelf = servingShelf(10 ** 9);
     held.set(0, 900);
     expect(await shelf.save(0, blocks(1, 8), 540)).toBeNull();
     failNext = true;
@@ -61,7 +68,7 @@ describe('the slot files a llama-server child lends', () => {
   });
 
   it('drops the files a save contains (an earlier turn of the conversation) and skips a save a file already holds', async () => {
-    const shelf = new SlotFileShelf(folder, 10 ** 9, child);
+    const shelf = servingShelf(10 ** 9);
     held.set(0, 320);
     const first = await shelf.save(0, blocks(1, 5), 320);
     held.set(1, 320);
@@ -74,7 +81,7 @@ describe('the slot files a llama-server child lends', () => {
   });
 
   it('drops the oldest past its budget, and keeps nothing larger than the whole budget', async () => {
-    const shelf = new SlotFileShelf(folder, 70_000, child);
+    const shelf = servingShelf(70_000);
     held.set(0, 320);
     const a = await shelf.save(0, blocks(1, 5), 320);
     const b = await shelf.save(0, blocks(2, 5), 320);
@@ -87,7 +94,7 @@ describe('the slot files a llama-server child lends', () => {
   });
 
   it('removes every file when its child is gone, and a save still in flight then keeps nothing', async () => {
-    const shelf = new SlotFileShelf(folder, 10 ** 9, child);
+    const shelf = servingShelf(10 ** 9);
     held.set(0, 320);
     await shelf.save(0, blocks(1, 5), 320);
     const inFlight = shelf.save(0, blocks(2, 5), 320);

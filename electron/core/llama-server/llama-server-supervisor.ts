@@ -33,7 +33,7 @@ import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
 import { restoreSlotFile } from './slot-file-restore.js';
-import { SLOT_FILE_ENTRY_BASE, SlotFileShelf } from './slot-file-shelf.js';
+import { SlotFileShelf } from './slot-file-shelf.js';
 
 export interface LlamaServerSupervisorOptions {
   /** Replica index, for log prefixes. */
@@ -105,10 +105,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   private heldExit: ExitReason | undefined;
   /** The running child's host-memory prompt cache, which core's index mirrors; null before the first start. */
   private promptCacheLimits: HostPromptCacheLimits | null = null;
-  /** The running child's lent slot files; null before the first start and when it lends none. */
+  /** The slot files its children lend, in its slot folder; null before the first start and when it lends none. */
   private shelf: SlotFileShelf | null = null;
-  /** The entry number the next child's first slot file takes: numbers go on across children in the same folder. */
-  private nextSlotFile = SLOT_FILE_ENTRY_BASE;
 
   constructor(private readonly options: LlamaServerSupervisorOptions) {
     super();
@@ -172,12 +170,11 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.output.length = 0;
     const startedAt = performance.now();
     this.folder ??= await makeChildFolder(this.options.replica);
-    // The last child's files belong to its layout, which a resize may have changed; the index forgot them with it.
-    if (this.shelf) this.nextSlotFile = this.shelf.nextEntryNumber;
-    await this.shelf?.clear();
-    this.shelf = null;
     const slotFolder = slotFolderIn(this.folder);
     const lends = this.options.slotFileBytes > 0;
+    if (lends) this.shelf ??= new SlotFileShelf(slotFolder, this.options.slotFileBytes);
+    // The last child's files belong to its layout, which a resize may have changed; the index forgot them with it.
+    await this.shelf?.clear();
     const { listen, peer } = await listenIn(this.folder);
     const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolder, this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
@@ -223,7 +220,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
         ...(lends ? { restoreBorrowed: (borrow, slot) => restoreSlotFile(client, borrow, slot, slotFolder) } : {}),
       });
       this.current = client;
-      this.shelf = lends ? new SlotFileShelf(slotFolder, this.options.slotFileBytes, client, this.nextSlotFile) : null;
+      this.shelf?.serve(client);
       this.stateValue = 'ready';
       this.startWatchdog(child, peer);
       this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on llama-server (${peer.url}) in ${Math.round(info.loadMs)} ms`);

@@ -10,7 +10,7 @@
  */
 import { copyFile, link, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { PrefixBorrow, PrefixCacheReport } from '../../../common/prefix-cache.js';
+import type { PrefixBorrow, PrefixRestoreReport } from '../../../common/prefix-cache.js';
 import type { SlotStateResult } from '../remote/completion-dialect.js';
 import { slotFileName } from './slot-file-shelf.js';
 
@@ -25,7 +25,7 @@ export interface SlotRestorer {
 let nextLink = 0;
 
 /** Restores the hint's file into slot `slot` of the child whose slot folder is `ownFolder`: the restore as a `started` report names it, or null. */
-export async function restoreSlotFile(child: SlotRestorer, borrow: PrefixBorrow, slot: number, ownFolder: string): Promise<NonNullable<PrefixCacheReport['restored']> | null> {
+export async function restoreSlotFile(child: SlotRestorer, borrow: PrefixBorrow, slot: number, ownFolder: string): Promise<PrefixRestoreReport | null> {
   const linked = join(ownFolder, `borrowed-${nextLink++}.bin`);
   try {
     const source = join(borrow.dirs.disk, slotFileName(borrow.entry));

@@ -46,29 +46,26 @@ export interface ShelvedSlot {
   readonly dropped: readonly number[];
 }
 
+/**
+ * One replica's shelf, for the life of its slot folder: each child started there is served in turn (`serve`),
+ * and a restart clears the last one's files (`clear`). Entry numbers go on across children, so a hint made
+ * before a restart never names a file of the new child's.
+ */
 export class SlotFileShelf {
   /** Oldest first. */
   private readonly files: { entry: number; blocks: readonly number[]; bytes: number }[] = [];
-  private nextEntry: number;
-  /** Set by `clear`: the child this shelf served is gone, and a save still in flight keeps nothing. */
-  private cleared = false;
+  private nextEntry = SLOT_FILE_ENTRY_BASE;
+  /** The ready child whose slots it saves; null between children (a save still in flight for the last one then keeps nothing). */
+  private child: SlotSaver | null = null;
 
-  /**
-   * `firstEntry`: where its entry numbers start — where the last child's shelf in the same folder stopped, so
-   * that a hint made before a restart never names a file of the new child's.
-   */
   constructor(
     readonly folder: string,
     readonly budgetBytes: number,
-    private readonly child: SlotSaver,
-    firstEntry = SLOT_FILE_ENTRY_BASE,
-  ) {
-    this.nextEntry = firstEntry;
-  }
+  ) {}
 
-  /** The number its next file will take. */
-  get nextEntryNumber(): number {
-    return this.nextEntry;
+  /** Saves the slots of `child`, the child now ready in the folder. */
+  serve(child: SlotSaver): void {
+    this.child = child;
   }
 
   /**
@@ -77,18 +74,19 @@ export class SlotFileShelf {
    * it is larger than the whole budget.
    */
   async save(slot: number, blocks: readonly number[], heldTokens: number): Promise<ShelvedSlot | null> {
-    if (blocks.length === 0 || this.files.some((f) => sharedBlocks(f.blocks, blocks) === blocks.length)) return null;
+    const child = this.child;
+    if (!child || blocks.length === 0 || this.files.some((f) => sharedBlocks(f.blocks, blocks) === blocks.length)) return null;
     const entry = this.nextEntry++;
     let saved: SlotStateResult;
     try {
-      saved = await this.child.slotAction(slot, 'save', slotFileName(entry), SAVE_TIMEOUT_MS);
+      saved = await child.slotAction(slot, 'save', slotFileName(entry), SAVE_TIMEOUT_MS);
     } catch {
       await this.remove(entry);
       return null;
     }
     // The reply's last token was sampled, never evaluated: the slot holds one fewer than the reply says.
     const caughtAnother = saved.tokens > heldTokens || saved.tokens < heldTokens - 1;
-    if (this.cleared || caughtAnother || saved.bytes > this.budgetBytes) {
+    if (this.child !== child || caughtAnother || saved.bytes > this.budgetBytes) {
       await this.remove(entry);
       return null;
     }
@@ -106,7 +104,7 @@ export class SlotFileShelf {
 
   /** Removes every file (the child restarted: its files may not fit the new layout, and the index forgot them). */
   async clear(): Promise<void> {
-    this.cleared = true;
+    this.child = null;
     const all = this.files.splice(0).map((f) => f.entry);
     await Promise.all(all.map((entry) => this.remove(entry)));
   }

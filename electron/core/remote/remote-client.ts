@@ -10,7 +10,7 @@
  */
 import { generateRequestSchema, type GenerateDone, type GenerateRequest, type GenerateRequestInput, type SlotView } from '../../../common/engine-protocol.js';
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
-import type { PrefixBorrow, PrefixCacheReport } from '../../../common/prefix-cache.js';
+import type { PrefixBorrow, PrefixRestoreReport } from '../../../common/prefix-cache.js';
 import { EngineRequestError, type GenerationHandle, type StartedInfo, type TokenChunk } from '../engine/engine-client.js';
 import type { CompletionDialect, SlotStateDialect, SlotStateResult } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
@@ -34,11 +34,8 @@ export interface RemoteClientOptions {
    * pinned to, before it is sent there; null when nothing was restored. Absent: borrow hints are ignored
    * (remote peers).
    */
-  readonly restoreBorrowed?: (borrow: PrefixBorrow, slot: number) => Promise<RestoredReport | null>;
+  readonly restoreBorrowed?: (borrow: PrefixBorrow, slot: number) => Promise<PrefixRestoreReport | null>;
 }
-
-/** A restore as a `started` report names it. */
-type RestoredReport = NonNullable<PrefixCacheReport['restored']>;
 
 /**
  * One timer a request re-arms as it moves from one bound to the next; firing aborts with the bound's

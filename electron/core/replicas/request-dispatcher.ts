@@ -192,9 +192,9 @@ export class RequestDispatcher {
       replica.running++;
       replica.pendingPrefillTokens += decision.prefillTokens;
       this.bound.set(seq, { prefillTokens: decision.prefillTokens, borrow: this.borrowHint(decision) });
-      if (replica.pinsSlots) this.pinSlot(replica, seq, bySeq.get(seq)!.payload);
-      routing.noteRouted(replica.index);
       const waiting = bySeq.get(seq)!;
+      if (replica.pinsSlots) this.pinSlot(replica, seq, waiting.payload);
+      routing.noteRouted(replica.index);
       this.options.observer?.bound(replica.index, { queuedMs: now - waiting.enqueuedAt, routeMs: routeMs.get(seq)! });
       this.queue.bind(waiting, replica);
     }

@@ -46,12 +46,6 @@ export interface RouteCandidate {
   readonly borrowTiers?: readonly PrefixTier[];
 }
 
-/** A saved entry of another replica that the chosen one would restore. */
-export interface BorrowedEntry {
-  readonly replica: number;
-  readonly entry: number;
-}
-
 export interface RouteDecision {
   readonly replica: number;
   /** Prompt tokens the index says that replica holds. */
@@ -61,10 +55,10 @@ export interface RouteDecision {
   readonly cost: number;
   readonly costKind: 'baseline' | 'measured' | 'policy';
   /**
-   * Prompt tokens the replica's prefix cache would restore (more than its slots hold), from its saved entry
-   * `entry` — or another's (`borrow`, whose `entry` it is); absent when none.
+   * Prompt tokens the replica's prefix cache would restore (more than its slots hold), from saved entry
+   * `entry` — its own, or with `borrow` the entry of another replica; absent when none.
    */
-  readonly restore?: { readonly tokens: number; readonly tier: PrefixTier; readonly entry: number; readonly borrow?: BorrowedEntry };
+  readonly restore?: { readonly tokens: number; readonly tier: PrefixTier; readonly entry: number; readonly borrow?: { readonly replica: number } };
 }
 
 /**
@@ -173,7 +167,7 @@ export class Router {
     }
     const tokens = best ? Math.min(best.blocks * BLOCK_TOKENS, promptTokens) : 0;
     if (!best || tokens <= hit) return undefined;
-    return { tokens, tier: best.tier, entry: best.entry, ...(best.owner !== c.replica ? { borrow: { replica: best.owner, entry: best.entry } } : {}) };
+    return { tokens, tier: best.tier, entry: best.entry, ...(best.owner !== c.replica ? { borrow: { replica: best.owner } } : {}) };
   }
 
   /**
