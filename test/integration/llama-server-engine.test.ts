@@ -2,7 +2,8 @@
  * Engine kind `llama-server`: two local replicas, each a supervised llama-server child of the test model
  * (the binary test/global-setup.ts builds), behind the OpenAI front, driven by the `openai` client with
  * SSE. Each child is pinned to its replica's cores; a conversation's second turn goes to the replica
- * that holds its first (cached tokens reported by llama-server); each child listens on a Unix socket in
+ * that holds its first (cached tokens reported by llama-server), or where that one is busy to the other,
+ * which restores the slot file its first replica lent; each child listens on a Unix socket in
  * a folder of its own (no TCP port); a SIGKILLed child loses no request
  * and is healed as a new process that serves again; a rolling live resize restarts both children. A
  * conversation whose only slot another took goes back to the replica whose host-memory prompt cache saved
@@ -82,7 +83,7 @@ const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
 ];
 
 describe('llama-server as the engine kind', () => {
-  it('serves chats on 2 pinned llama-server children, returns each second turn home with cached tokens, and heals a SIGKILLed child', async () => {
+  it('serves chats on 2 pinned llama-server children, returns each second turn home (or to the other, which restores the slot file home lent) with cached tokens, and heals a SIGKILLed child', async () => {
     const { served, client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 }, heal: { cooldownMs: 500 } });
 
     const views = replicas.replicaView();
@@ -102,7 +103,10 @@ describe('llama-server as the engine kind', () => {
     }
     expect(served.logs.some((l) => /^\[replica 1 \d+\] ready: 2 slots × 2048 tokens on llama-server/.test(l))).toBe(true);
 
-    // Four conversations at once fill the four slots; each second turn goes to the replica holding its first.
+    // Four conversations at once fill the four slots; each second turn goes to the replica holding its first,
+    // or to the other where the router costs that one cheaper (a restore costs a millisecond or two, so a
+    // replica measured faster or less loaded wins), which restores the slot file the first replica lent:
+    // either way it starts from its first turn's tokens.
     const histories = [0, 1, 2, 3].map(opening);
     const firsts = await Promise.all(histories.map((messages) => chatTurn(client, model, messages)));
     expect(new Set(firsts.map((t) => t.replica))).toEqual(new Set([0, 1]));
@@ -111,8 +115,9 @@ describe('llama-server as the engine kind', () => {
       histories.map((messages, i) => chatTurn(client, model, [...messages, { role: 'assistant', content: firsts[i]!.text }, { role: 'user', content: 'And tomorrow?' }])),
     );
     for (const [i, second] of seconds.entries()) {
-      expect(second.replica, `conversation ${i}`).toBe(firsts[i]!.replica);
-      expect(second.cachedTokens, `conversation ${i}: llama-server's cache_n`).toBeGreaterThan(0);
+      const home = second.replica === firsts[i]!.replica;
+      if (!home) console.log(`conversation ${i} moved from replica ${firsts[i]!.replica} to ${second.replica} with ${second.cachedTokens} cached tokens`);
+      expect(second.cachedTokens, `conversation ${i} (${home ? 'home' : 'moved'}): llama-server's cache_n`).toBeGreaterThanOrEqual(home ? 1 : blockFloor(firsts[i]!.promptTokens));
       expect(second.promptTokens).toBeGreaterThan(firsts[i]!.promptTokens);
     }
 
