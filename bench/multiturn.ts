@@ -5,11 +5,15 @@
  * takes its slot) and enough slots — and on a shared-prefix workload. Each row reads its cache hit
  * against the oracle line (bench/oracle.ts): the share of prompt tokens any router could have reused.
  * Both policies run with the engines' prefix cache on; a regime may add round-robin with it off, the
- * baseline as it was before the cache existed. Every run is on freshly started replicas so none inherits
- * another's cache.
+ * baseline as it was before the cache existed. A regime may name its replicas' engine kind (slot pressure
+ * on llama-server children, the default engine wherever its binary is installed, where prefixes move
+ * between replicas as slot files); otherwise it runs the process's default. Every run is on freshly
+ * started replicas so none inherits another's cache.
  */
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
-import type { RoutingPolicy } from '../electron/core/config/run-config.js';
+import { ensureLlamaServer } from '../build/llama-server.js';
+import { defaultEngineKind } from '../electron/core/config/default-engine-kind.js';
+import type { EngineKind, RoutingPolicy } from '../electron/core/config/run-config.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { withServed } from './served-replicas.js';
 import { table } from './stats.js';
@@ -21,6 +25,8 @@ export interface ChatRegime {
   slots: number;
   /** Also run round-robin with the engines' prefix cache off. */
   uncachedBaseline?: boolean;
+  /** The replicas' engine kind (`llama-server` builds its binary first if need be); absent: the process's default. */
+  kind?: EngineKind;
 }
 
 export interface MultiTurnBenchOptions {
@@ -34,38 +40,39 @@ export interface MultiTurnBenchOptions {
 
 const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin'];
 
-type Row = ReturnType<typeof summarise> & { workload: string; layout: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number };
+type Row = ReturnType<typeof summarise> & { workload: string; layout: string; engine: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number };
 
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
 export async function runMultiTurn(options: MultiTurnBenchOptions) {
   const rows: Row[] = [];
-  const config = (policy: RoutingPolicy, replicas: number, slots: number, prefixCache = true) => ({
+  const config = (policy: RoutingPolicy, replicas: number, slots: number, prefixCache = true, kind?: EngineKind) => ({
     model: options.model,
     replicas,
     routing: policy,
-    engine: { slots, threads: options.threads, contextSize: options.contextSize, ...(prefixCache ? {} : { prefixCache: PREFIX_CACHE_OFF }) },
+    engine: { ...(kind ? { kind } : {}), slots, threads: options.threads, contextSize: options.contextSize, ...(prefixCache ? {} : { prefixCache: PREFIX_CACHE_OFF }) },
   });
   for (const regime of options.regimes) {
+    if (regime.kind === 'llama-server') await ensureLlamaServer();
     const variants = [...POLICIES.map((policy) => ({ policy, prefixCache: true })), ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : [])];
     for (const { policy, prefixCache } of variants) {
-      const row = await withServed(config(policy, regime.replicas, regime.slots, prefixCache), async (target, served) => {
+      const row = await withServed(config(policy, regime.replicas, regime.slots, prefixCache, regime.kind), async (target, served) => {
         const run = await realisticChat(target, options.chat);
         const oracle = await oracleOf(run.results, served.workstation.tokenizer);
         return { ...summarise(run.results, run.wallMs), oracle: oracle.share, oracleMismatches: oracle.mismatched };
       });
-      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, policy, prefixCache, ...row });
+      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, engine: regime.kind ?? defaultEngineKind(), policy, prefixCache, ...row });
     }
   }
   const shared = options.sharedPrefix;
   for (const policy of POLICIES) {
     const run = await withServed(config(policy, shared.replicas, shared.slots), (target) => sharedPrefix(target, shared));
-    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, policy, prefixCache: true, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
+    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, engine: defaultEngineKind(), policy, prefixCache: true, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
   }
   const text = table(
-    ['workload', 'replicas', 'policy', 'prefix cache', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'out tok/s', 'stay'],
-    rows.map((r) => [r.workload, r.layout, r.policy, r.prefixCache ? 'on' : 'off', String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.completionTokensPerSecond, percent(r.stickiness)]),
+    ['workload', 'replicas', 'engine', 'policy', 'prefix cache', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'out tok/s', 'stay'],
+    rows.map((r) => [r.workload, r.layout, r.engine, r.policy, r.prefixCache ? 'on' : 'off', String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.completionTokensPerSecond, percent(r.stickiness)]),
   );
   const ratios = Object.fromEntries(
     [...options.regimes.map((r) => r.name), 'shared-prefix'].map((workload) => {

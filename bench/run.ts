@@ -78,6 +78,8 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         : [
             { name: 'slot pressure', replicas: 4, slots: 2, uncachedBaseline: true },
             { name: 'enough slots', replicas: 4, slots: 4 },
+            // The same pressure on llama-server children, the default engine wherever its binary is installed.
+            { name: 'slot pressure, llama-server', replicas: 4, slots: 2, uncachedBaseline: true, kind: 'llama-server' },
           ],
       chat,
       sharedPrefix: quick
