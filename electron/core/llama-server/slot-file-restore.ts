@@ -11,26 +11,17 @@
 import { copyFile, link, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { PrefixBorrow, PrefixRestoreReport } from '../../../common/prefix-cache.js';
-import type { SlotStateResult } from '../remote/completion-dialect.js';
-import { slotFileName } from './slot-file-shelf.js';
-
-/** A restore reads a copy of a slot's KV state; one that has not answered in this long is left to the hang check. */
-const RESTORE_TIMEOUT_MS = 30_000;
-
-/** What the child does for a restore: structurally its RemoteClient's. */
-export interface SlotRestorer {
-  slotAction(slot: number, action: 'restore', filename: string, timeoutMs: number): Promise<SlotStateResult>;
-}
+import { SLOT_FILE_TIMEOUT_MS, slotFileName, type SlotFileActions } from './slot-file-shelf.js';
 
 let nextLink = 0;
 
 /** Restores the hint's file into slot `slot` of the child whose slot folder is `ownFolder`: the restore as a `started` report names it, or null. */
-export async function restoreSlotFile(child: SlotRestorer, borrow: PrefixBorrow, slot: number, ownFolder: string): Promise<PrefixRestoreReport | null> {
+export async function restoreSlotFile(child: SlotFileActions, borrow: PrefixBorrow, slot: number, ownFolder: string): Promise<PrefixRestoreReport | null> {
   const linked = join(ownFolder, `borrowed-${nextLink++}.bin`);
   try {
     const source = join(borrow.dirs.disk, slotFileName(borrow.entry));
     await link(source, linked).catch(() => copyFile(source, linked));
-    const result = await child.slotAction(slot, 'restore', basename(linked), RESTORE_TIMEOUT_MS);
+    const result = await child.slotAction(slot, 'restore', basename(linked), SLOT_FILE_TIMEOUT_MS);
     return { entry: borrow.entry, tier: borrow.tier, tokens: result.tokens, ms: result.ms, borrowed: true };
   } catch {
     return null;

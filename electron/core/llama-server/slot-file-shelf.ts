@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { BLOCK_TOKENS } from '../router/block-hash.js';
 import { sharedBlocks } from '../router/prefix-index.js';
 import type { SlotStateResult } from '../remote/completion-dialect.js';
+import type { RemoteClient } from '../remote/remote-client.js';
 
 /**
  * The index keys a replica's saved entries by number, and a llama-server replica's RAM-tier entries (its
@@ -29,13 +30,11 @@ export const SLOT_FILE_ENTRY_BASE = 2 ** 30;
 /** The file in the owner's slot folder that holds entry `entry`. */
 export const slotFileName = (entry: number): string => `lent-${entry}.bin`;
 
-/** A save takes a copy of the slot's KV state; a child that has not answered in this long is left to its hang check. */
-const SAVE_TIMEOUT_MS = 30_000;
+/** A save or restore copies a slot's KV state; a child that has not answered in this long is left to its hang check. */
+export const SLOT_FILE_TIMEOUT_MS = 30_000;
 
-/** What the child does for a save: structurally its RemoteClient's. */
-export interface SlotSaver {
-  slotAction(slot: number, action: 'save', filename: string, timeoutMs: number): Promise<SlotStateResult>;
-}
+/** What the child does with its slot files: its RemoteClient's slot actions. */
+export type SlotFileActions = Pick<RemoteClient, 'slotAction'>;
 
 /** A slot saved to the shelf: its entry and the blocks it holds, and the entries the save dropped (contained in it, or past the budget). */
 export interface ShelvedSlot {
@@ -56,7 +55,7 @@ export class SlotFileShelf {
   private readonly files: { entry: number; blocks: readonly number[]; bytes: number }[] = [];
   private nextEntry = SLOT_FILE_ENTRY_BASE;
   /** The ready child whose slots it saves; null between children (a save still in flight for the last one then keeps nothing). */
-  private child: SlotSaver | null = null;
+  private child: SlotFileActions | null = null;
 
   constructor(
     readonly folder: string,
@@ -64,7 +63,7 @@ export class SlotFileShelf {
   ) {}
 
   /** Saves the slots of `child`, the child now ready in the folder. */
-  serve(child: SlotSaver): void {
+  serve(child: SlotFileActions): void {
     this.child = child;
   }
 
@@ -79,7 +78,7 @@ export class SlotFileShelf {
     const entry = this.nextEntry++;
     let saved: SlotStateResult;
     try {
-      saved = await child.slotAction(slot, 'save', slotFileName(entry), SAVE_TIMEOUT_MS);
+      saved = await child.slotAction(slot, 'save', slotFileName(entry), SLOT_FILE_TIMEOUT_MS);
     } catch {
       await this.remove(entry);
       return null;
