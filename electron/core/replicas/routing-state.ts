@@ -82,11 +82,12 @@ export class RoutingState {
     if (slot < 0) return;
     const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
     // A llama-server child's slot restored from a slot file before the request held what it kept, and its
-    // prompt cache had no part in it (a restore overwrites the slot without saving it there).
+    // prompt cache had no part in it (a restore overwrites the slot without saving it there): the mirror then
+    // sees a slot that kept its prompt, and nothing is left to restore below.
     if (hostPromptCache && prefixCache?.restored) this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     const { moves, restored }: { moves: readonly TierMove[]; restored: { entry: number; borrowed?: true } | null } = hostPromptCache
       ? this.mirrorHostCache(replica, slot, promptBlocks, reusedTokens, hostPromptCache)
-      : { moves: prefixCache?.moves ?? [], restored: null };
+      : { moves: prefixCache?.moves ?? [], restored: prefixCache?.restored ?? null };
     for (const move of moves) {
       if (move.fromSlot !== undefined && move.tier) {
         const tokens = move.tokens ?? 0;
@@ -96,10 +97,9 @@ export class RoutingState {
         this.index.moveSaved(replica, move.entry, move.tier);
       }
     }
-    const restoredFrom = restored ?? prefixCache?.restored ?? null;
-    if (restoredFrom) {
-      // A borrowed entry (or a llama-server child's own slot file) stays its owner's; an own one left the cache for the slot.
-      if (!restoredFrom.borrowed) this.index.moveSaved(replica, restoredFrom.entry, null);
+    if (restored) {
+      // A borrowed entry stays its owner's (the borrower linked the file); an own one left the cache for the slot.
+      if (!restored.borrowed) this.index.moveSaved(replica, restored.entry, null);
       this.index.setSlot(replica, slot, promptBlocks.slice(0, keepBlocks));
     } else {
       this.index.truncateSlot(replica, slot, keepBlocks);
