@@ -11,8 +11,7 @@ export function readyInfoOf(description: PeerDescription, input: LoadOptionsInpu
   const load = loadOptionsSchema.parse(input);
   const model = description.models[0];
   const meta = model?.meta;
-  const contextSize = description.contextSize ?? load.contextSize;
-  return {
+  const info: ReadyInfo = {
     model: {
       name: model?.id ?? null,
       architecture: meta?.architecture ?? null,
@@ -22,7 +21,7 @@ export function readyInfoOf(description: PeerDescription, input: LoadOptionsInpu
       fileBytes: meta?.size ?? 0,
     },
     sizes: {
-      contextSize,
+      contextSize: description.contextSize ?? load.contextSize,
       slots: description.slots ?? load.slots,
       gpuLayers: typeof load.gpuLayers === 'number' ? load.gpuLayers : 0,
       batchSize: load.batchSize ?? 0,
@@ -35,12 +34,13 @@ export function readyInfoOf(description: PeerDescription, input: LoadOptionsInpu
     ram: { total: 0, used: 0, free: 0 },
     loadMs,
     modelLoads: 1,
-    // Its lent slot files (slot-file-shelf.ts), in one folder as both tiers: another llama-server child of the
-    // same model file and layout restores them. The slot count is in the key: with a KV stream per slot
-    // (`--no-kv-unified`) a state file names its count of streams, and llama.cpp refuses another; and so is the
-    // kind: a node-llama-cpp engine's states are another format.
-    ...(lentSlotFolder !== null
-      ? { prefixCacheShare: { dirs: { ram: lentSlotFolder, disk: lentSlotFolder }, layout: JSON.stringify(['llama-server', load.modelPath, meta?.size ?? 0, description.slots ?? load.slots, contextSize, load.kvType, load.flashAttention]) } }
-      : {}),
   };
+  if (lentSlotFolder === null) return info;
+  // Its lent slot files (slot-file-shelf.ts), in one folder as both tiers: another llama-server child of the
+  // same model file and layout restores them. The slot count is in the key: with a KV stream per slot
+  // (`--no-kv-unified`) a state file names its count of streams, and llama.cpp refuses another; and so is the
+  // kind: a node-llama-cpp engine's states are another format.
+  const { sizes } = info;
+  const layout = JSON.stringify(['llama-server', load.modelPath, info.model.fileBytes, sizes.slots, sizes.contextSize, sizes.kvType, sizes.flashAttention]);
+  return { ...info, prefixCacheShare: { dirs: { ram: lentSlotFolder, disk: lentSlotFolder }, layout } };
 }
