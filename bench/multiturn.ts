@@ -47,6 +47,7 @@ const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixe
 
 export async function runMultiTurn(options: MultiTurnBenchOptions) {
   const rows: Row[] = [];
+  const defaultKind = defaultEngineKind();
   const config = (policy: RoutingPolicy, replicas: number, slots: number, prefixCache = true, kind?: EngineKind) => ({
     model: options.model,
     replicas,
@@ -62,13 +63,13 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
         const oracle = await oracleOf(run.results, served.workstation.tokenizer);
         return { ...summarise(run.results, run.wallMs), oracle: oracle.share, oracleMismatches: oracle.mismatched };
       });
-      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, engine: regime.kind ?? defaultEngineKind(), policy, prefixCache, ...row });
+      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, engine: regime.kind ?? defaultKind, policy, prefixCache, ...row });
     }
   }
   const shared = options.sharedPrefix;
   for (const policy of POLICIES) {
     const run = await withServed(config(policy, shared.replicas, shared.slots), (target) => sharedPrefix(target, shared));
-    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, engine: defaultEngineKind(), policy, prefixCache: true, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
+    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, engine: defaultKind, policy, prefixCache: true, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
   }
   const text = table(
     ['workload', 'replicas', 'engine', 'policy', 'prefix cache', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'out tok/s', 'stay'],
