@@ -4,6 +4,9 @@
  * regimes — slot pressure (more conversations than slots, a conversation's prefix evicted when another
  * takes its slot) and enough slots — and on a shared-prefix workload. Each row reads its cache hit
  * against the oracle line (bench/oracle.ts): the share of prompt tokens any router could have reused.
+ * Each regime's reading also says how many times prefix routing's prompt tokens round-robin prefilled,
+ * and how many times the oracle's: TTFT grows with the tokens prefilled, so the second is about the most
+ * any router could gain on TTFT over that round-robin. A regime may shape its own chat (shorter follow-ups).
  * Both policies run with the engines' prefix cache on; a regime may add round-robin with it off, the
  * baseline as it was before the cache existed. A regime may name its replicas' engine kind (slot pressure
  * on llama-server children, the default engine wherever its binary is installed, where prefixes move
@@ -27,6 +30,8 @@ export interface ChatRegime {
   uncachedBaseline?: boolean;
   /** The replicas' engine kind (`llama-server` builds its binary first if need be); absent: the process's default. */
   kind?: EngineKind;
+  /** Where its chat differs from the run's (another turn shape). */
+  chat?: Partial<ChatWorkloadOptions>;
 }
 
 export interface MultiTurnBenchOptions {
@@ -59,7 +64,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
     const variants = [...POLICIES.map((policy) => ({ policy, prefixCache: true })), ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : [])];
     for (const { policy, prefixCache } of variants) {
       const row = await withServed(config(policy, regime.replicas, regime.slots, prefixCache, regime.kind), async (target, served) => {
-        const run = await realisticChat(target, options.chat);
+        const run = await realisticChat(target, { ...options.chat, ...regime.chat });
         const oracle = await oracleOf(run.results, served.workstation.tokenizer);
         return { ...summarise(run.results, run.wallMs), oracle: oracle.share, oracleMismatches: oracle.mismatched };
       });
@@ -86,6 +91,8 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
           ttftP50RoundRobinOverPrefix: roundRobin.ttftP50Ms / prefix.ttftP50Ms,
           ttftP90RoundRobinOverPrefix: roundRobin.ttftP90Ms / prefix.ttftP90Ms,
           prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle,
+          uncachedRoundRobinOverPrefix: (1 - roundRobin.cacheHitRate) / (1 - prefix.cacheHitRate),
+          uncachedRoundRobinOverOracle: (1 - roundRobin.cacheHitRate) / (1 - prefix.oracle),
           ...(uncached ? { ttftP50UncachedRoundRobinOverPrefix: uncached.ttftP50Ms / prefix.ttftP50Ms, ttftP90UncachedRoundRobinOverPrefix: uncached.ttftP90Ms / prefix.ttftP90Ms } : {}),
         },
       ];
@@ -93,7 +100,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
   );
   const mismatches = rows.reduce((s, r) => s + r.oracleMismatches, 0);
   const readings = Object.entries(ratios).map(
-    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle` : ''}${
+    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle; round-robin prefilled ${r.uncachedRoundRobinOverPrefix.toFixed(2)}× prefix's prompt tokens, ${r.uncachedRoundRobinOverOracle.toFixed(2)}× the oracle's` : ''}${
         r.ttftP50UncachedRoundRobinOverPrefix === undefined ? '' : `; over round-robin without the prefix cache: TTFT p50 ${r.ttftP50UncachedRoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90UncachedRoundRobinOverPrefix!.toFixed(2)}× better`
       }`,
   );

@@ -80,6 +80,10 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
             { name: 'enough slots', replicas: 4, slots: 4 },
             // The same pressure on llama-server children, the default engine wherever its binary is installed.
             { name: 'slot pressure, llama-server', replicas: 4, slots: 2, uncachedBaseline: true, kind: 'llama-server' },
+            // The same pressure where each follow-up is a third of an answer, as in LMSYS-Chat-1M's million real
+            // chats (about 70 tokens a user prompt, 215 an answer), at the answer length these cores afford.
+            { name: 'short follow-ups', replicas: 4, slots: 2, uncachedBaseline: true, chat: { followUpWords: 16 } },
+            { name: 'short follow-ups, llama-server', replicas: 4, slots: 2, uncachedBaseline: true, kind: 'llama-server', chat: { followUpWords: 16 } },
           ],
       chat,
       sharedPrefix: quick
