@@ -22,13 +22,13 @@ import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
 import { forwardLines } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
-import { DEFAULT_ROTATION, LogFile } from '../logging/log-file.js';
 import { llamaServerDialect } from '../remote/llama-server-dialect.js';
 import { getPeerJson, type PeerAddress } from '../remote/peer-http.js';
 import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
-import { SilenceClock } from '../supervisor/silence-clock.js';
+import { startHeartbeat } from '../supervisor/heartbeat.js';
+import { ReplicaLog } from '../supervisor/replica-log.js';
 import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
@@ -89,8 +89,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   private stopRequested = false;
   private hung: { silentMs: number } | undefined;
   private loadFailure: string | undefined;
-  private watchdog: NodeJS.Timeout | undefined;
-  private logFile: LogFile | undefined;
+  private stopHeartbeat: (() => void) | undefined;
+  private readonly replicaLog: ReplicaLog;
   private readonly output: string[] = [];
   private readonly heartbeatMs: number;
   private readonly hangTimeoutMs: number;
@@ -115,6 +115,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 300_000;
     this.stopGraceMs = options.stopGraceMs ?? 5000;
+    this.replicaLog = new ReplicaLog(options.replica, options.log, options.logFile, () => this.pid);
   }
 
   get state(): SupervisorState {
@@ -298,36 +299,21 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private startWatchdog(child: ChildProcess, peer: PeerAddress): void {
-    const silence = new SilenceClock(this.heartbeatMs, performance.now());
-    let outstanding = false;
-    this.watchdog = setInterval(() => {
-      const silentMs = Math.round(silence.tick(performance.now()));
-      if (silentMs > this.hangTimeoutMs) {
+    this.stopHeartbeat = startHeartbeat({
+      everyMs: this.heartbeatMs,
+      hangAfterMs: this.hangTimeoutMs,
+      alive: () => getPeerJson(peer, '/health', this.hangTimeoutMs).then((answer) => answer.status === 200),
+      onHung: (silentMs) => {
         this.hung = { silentMs };
         this.log(`hung: /health silent for ${silentMs} ms; killing`, 'warn');
-        clearInterval(this.watchdog);
         child.kill('SIGKILL');
-        return;
-      }
-      if (outstanding) return;
-      outstanding = true;
-      getPeerJson(peer, '/health', this.hangTimeoutMs)
-        .then(
-          (answer) => {
-            if (answer.status === 200) silence.answered(performance.now());
-          },
-          () => {},
-        )
-        .finally(() => {
-          outstanding = false;
-        });
-    }, this.heartbeatMs);
-    this.watchdog.unref();
+      },
+    });
   }
 
   private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.child !== child || this.stateValue === 'exited') return;
-    clearInterval(this.watchdog);
+    this.stopHeartbeat?.();
     // Its generations are lost with it now, not at their timeouts (those without a token fail over).
     this.current?.abandon('the llama-server process exited', 'all');
     this.current = undefined;
@@ -346,12 +332,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private log(line: string, level: LogLevel = 'info'): void {
-    const prefixed = `[replica ${this.options.replica} ${this.pid ?? '-'}] ${line}`;
-    this.options.log(prefixed, level);
-    if (this.options.logFile) {
-      this.logFile ??= new LogFile(this.options.logFile, DEFAULT_ROTATION, (problem) => this.options.log(`[replica ${this.options.replica}] ${problem}`, 'error'));
-      this.logFile.write(level, prefixed);
-    }
+    this.replicaLog.write(line, level);
   }
 
   /** Removes the child's folder and writes out and closes the log file (after the last stop). */
@@ -359,9 +340,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     const folder = this.folder;
     this.folder = undefined;
     if (folder) await rm(folder, { recursive: true, force: true });
-    const file = this.logFile;
-    this.logFile = undefined;
-    await file?.close();
+    await this.replicaLog.close();
   }
 }
 

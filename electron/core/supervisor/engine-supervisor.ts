@@ -11,8 +11,8 @@ import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protoco
 import { EngineClient } from '../engine/engine-client.js';
 import type { EngineExit, EngineGoneReason, SpawnEngine } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
-import { DEFAULT_ROTATION, LogFile } from '../logging/log-file.js';
-import { SilenceClock } from './silence-clock.js';
+import { startHeartbeat } from './heartbeat.js';
+import { ReplicaLog } from './replica-log.js';
 
 export type ExitReason =
   | { kind: 'stopped' }
@@ -60,8 +60,8 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   private stopRequested = false;
   private hung: { silentMs: number } | undefined;
   private loadFailure: string | undefined;
-  private watchdog: NodeJS.Timeout | undefined;
-  private logFile: LogFile | undefined;
+  private stopHeartbeat: (() => void) | undefined;
+  private readonly replicaLog: ReplicaLog;
   private readonly heartbeatMs: number;
   private readonly hangTimeoutMs: number;
   private readonly loadTimeoutMs: number;
@@ -75,6 +75,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 300_000;
     this.stopGraceMs = options.stopGraceMs ?? 5000;
+    this.replicaLog = new ReplicaLog(options.replica, options.log, options.logFile, () => this.pid);
   }
 
   get state(): SupervisorState {
@@ -162,35 +163,21 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private startWatchdog(client: EngineClient): void {
-    const silence = new SilenceClock(this.heartbeatMs, performance.now());
-    let outstanding = false;
-    this.watchdog = setInterval(() => {
-      const silentMs = Math.round(silence.tick(performance.now()));
-      if (silentMs > this.hangTimeoutMs) {
+    this.stopHeartbeat = startHeartbeat({
+      everyMs: this.heartbeatMs,
+      hangAfterMs: this.hangTimeoutMs,
+      alive: () => client.ping().then(() => true),
+      onHung: (silentMs) => {
         this.hung = { silentMs };
         this.log(`hung: no heartbeat for ${silentMs} ms; killing`, 'warn');
-        clearInterval(this.watchdog);
         client.process.kill('SIGKILL');
-        return;
-      }
-      if (outstanding) return;
-      outstanding = true;
-      client.ping().then(
-        () => {
-          silence.answered(performance.now());
-          outstanding = false;
-        },
-        () => {
-          outstanding = false;
-        },
-      );
-    }, this.heartbeatMs);
-    this.watchdog.unref();
+      },
+    });
   }
 
   private onChildExit(client: EngineClient, exit: EngineExit): void {
     if (this.current !== client) return;
-    clearInterval(this.watchdog);
+    this.stopHeartbeat?.();
     const reason: ExitReason = this.stopRequested
       ? { kind: 'stopped' }
       : this.hung
@@ -204,19 +191,12 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private log(line: string, level: LogLevel = 'info'): void {
-    const prefixed = `[replica ${this.options.replica} ${this.pid ?? '-'}] ${line}`;
-    this.options.log(prefixed, level);
-    if (this.options.logFile) {
-      this.logFile ??= new LogFile(this.options.logFile, DEFAULT_ROTATION, (problem) => this.options.log(`[replica ${this.options.replica}] ${problem}`, 'error'));
-      this.logFile.write(level, prefixed);
-    }
+    this.replicaLog.write(line, level);
   }
 
   /** Writes out and closes the log file (after the last stop). */
-  async close(): Promise<void> {
-    const file = this.logFile;
-    this.logFile = undefined;
-    await file?.close();
+  close(): Promise<void> {
+    return this.replicaLog.close();
   }
 }
 
