@@ -29,13 +29,14 @@ import { RemoteClient } from '../remote/remote-client.js';
 import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
 import { startHeartbeat } from '../supervisor/heartbeat.js';
 import { ReplicaLog } from '../supervisor/replica-log.js';
+import { supervisorTiming, type SupervisorTiming } from '../supervisor/supervisor-timing.js';
 import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
 import { restoreSlotFile } from './slot-file-restore.js';
 import { SlotFileShelf } from './slot-file-shelf.js';
 
-export interface LlamaServerSupervisorOptions {
+export interface LlamaServerSupervisorOptions extends Partial<SupervisorTiming> {
   /** Replica index, for log prefixes. */
   replica: number;
   /** The `llama-server` binary (common/node/llama-server-binary.ts finds it). */
@@ -54,14 +55,6 @@ export interface LlamaServerSupervisorOptions {
   log: LogSink;
   /** Also append log lines to this rotating file (`<log>.r<i>`). */
   logFile?: string | null;
-  /** How often a ready server's `/health` is polled. */
-  heartbeatMs?: number;
-  /** A ready server whose `/health` has not answered 200 for this long is hung. */
-  hangTimeoutMs?: number;
-  /** Spawn plus load may take this long before the start fails. */
-  loadTimeoutMs?: number;
-  /** How long SIGTERM may take before SIGKILL. */
-  stopGraceMs?: number;
   /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
   pinCpus?: (pid: number) => Promise<void>;
   /** The client's bounds on each generation (connect, first token, idle). */
@@ -92,10 +85,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   private stopHeartbeat: (() => void) | undefined;
   private readonly replicaLog: ReplicaLog;
   private readonly output: string[] = [];
-  private readonly heartbeatMs: number;
-  private readonly hangTimeoutMs: number;
-  private readonly loadTimeoutMs: number;
-  private readonly stopGraceMs: number;
+  private readonly timing: SupervisorTiming;
   private load: LoadOptionsInput;
   /** The child's own folder (0700): its socket, and its slot folder `slots/`. */
   private folder: string | undefined;
@@ -111,10 +101,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   constructor(private readonly options: LlamaServerSupervisorOptions) {
     super();
     this.load = options.load;
-    this.heartbeatMs = options.heartbeatMs ?? 1000;
-    this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
-    this.loadTimeoutMs = options.loadTimeoutMs ?? 300_000;
-    this.stopGraceMs = options.stopGraceMs ?? 5000;
+    this.timing = supervisorTiming(options);
     this.replicaLog = new ReplicaLog(options.replica, options.log, options.logFile, () => this.pid);
   }
 
@@ -248,7 +235,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       }
       const answer = await getPeerJson(peer, '/health', this.connectMs).catch(() => null);
       if (answer?.status === 200) return;
-      if (performance.now() - startedAt > this.loadTimeoutMs) throw new Error(`loading took longer than ${this.loadTimeoutMs} ms`);
+      if (performance.now() - startedAt > this.timing.loadTimeoutMs) throw new Error(`loading took longer than ${this.timing.loadTimeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
     }
   }
@@ -284,7 +271,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     this.stopRequested = true;
     this.stateValue = 'stopping';
     const gone = new Promise((resolve) => child.once('close', resolve));
-    const grace = setTimeout(() => child.kill('SIGKILL'), this.stopGraceMs);
+    const grace = setTimeout(() => child.kill('SIGKILL'), this.timing.stopGraceMs);
     child.kill('SIGTERM');
     try {
       await gone;
@@ -300,9 +287,9 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
 
   private startWatchdog(child: ChildProcess, peer: PeerAddress): void {
     this.stopHeartbeat = startHeartbeat({
-      everyMs: this.heartbeatMs,
-      hangAfterMs: this.hangTimeoutMs,
-      alive: () => getPeerJson(peer, '/health', this.hangTimeoutMs).then((answer) => answer.status === 200),
+      everyMs: this.timing.heartbeatMs,
+      hangAfterMs: this.timing.hangTimeoutMs,
+      alive: () => getPeerJson(peer, '/health', this.timing.hangTimeoutMs).then((answer) => answer.status === 200),
       onHung: (silentMs) => {
         this.hung = { silentMs };
         this.log(`hung: /health silent for ${silentMs} ms; killing`, 'warn');

@@ -13,6 +13,7 @@ import type { EngineExit, EngineGoneReason, SpawnEngine } from '../engine/engine
 import type { LogSink } from '../logging/core-log.js';
 import { startHeartbeat } from './heartbeat.js';
 import { ReplicaLog } from './replica-log.js';
+import { supervisorTiming, type SupervisorTiming } from './supervisor-timing.js';
 
 export type ExitReason =
   | { kind: 'stopped' }
@@ -24,7 +25,7 @@ export type ExitReason =
 
 export type SupervisorState = 'idle' | 'starting' | 'ready' | 'stopping' | 'exited';
 
-export interface EngineSupervisorOptions {
+export interface EngineSupervisorOptions extends Partial<SupervisorTiming> {
   /** Replica index, for log prefixes. */
   replica: number;
   /** Starts the child process (fork under Node, utilityProcess in Electron). */
@@ -37,14 +38,6 @@ export interface EngineSupervisorOptions {
   log: LogSink;
   /** Also append log lines to this rotating file (`<log>.r<i>`). */
   logFile?: string | null;
-  /** How often the watchdog pings a ready engine. */
-  heartbeatMs?: number;
-  /** A ready engine that has not answered a ping for this long is hung. */
-  hangTimeoutMs?: number;
-  /** Spawn plus load may take this long before the start fails. */
-  loadTimeoutMs?: number;
-  /** How long a graceful stop may take before SIGKILL. */
-  stopGraceMs?: number;
   /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
   pinCpus?: (pid: number) => Promise<void>;
 }
@@ -62,19 +55,13 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   private loadFailure: string | undefined;
   private stopHeartbeat: (() => void) | undefined;
   private readonly replicaLog: ReplicaLog;
-  private readonly heartbeatMs: number;
-  private readonly hangTimeoutMs: number;
-  private readonly loadTimeoutMs: number;
-  private readonly stopGraceMs: number;
+  private readonly timing: SupervisorTiming;
   private load: LoadOptionsInput;
 
   constructor(private readonly options: EngineSupervisorOptions) {
     super();
     this.load = options.load;
-    this.heartbeatMs = options.heartbeatMs ?? 1000;
-    this.hangTimeoutMs = options.hangTimeoutMs ?? 10_000;
-    this.loadTimeoutMs = options.loadTimeoutMs ?? 300_000;
-    this.stopGraceMs = options.stopGraceMs ?? 5000;
+    this.timing = supervisorTiming(options);
     this.replicaLog = new ReplicaLog(options.replica, options.log, options.logFile, () => this.pid);
   }
 
@@ -109,7 +96,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
 
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`loading took longer than ${this.loadTimeoutMs} ms`)), this.loadTimeoutMs);
+      timer = setTimeout(() => reject(new Error(`loading took longer than ${this.timing.loadTimeoutMs} ms`)), this.timing.loadTimeoutMs);
     });
     try {
       const info = await Promise.race([client.load(this.load), timeout]);
@@ -149,7 +136,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     if (!client || !client.alive) return;
     this.stopRequested = true;
     this.stateValue = 'stopping';
-    const grace = setTimeout(() => client.process.kill('SIGKILL'), this.stopGraceMs);
+    const grace = setTimeout(() => client.process.kill('SIGKILL'), this.timing.stopGraceMs);
     try {
       await client.shutdown();
     } finally {
@@ -164,8 +151,8 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
 
   private startWatchdog(client: EngineClient): void {
     this.stopHeartbeat = startHeartbeat({
-      everyMs: this.heartbeatMs,
-      hangAfterMs: this.hangTimeoutMs,
+      everyMs: this.timing.heartbeatMs,
+      hangAfterMs: this.timing.hangTimeoutMs,
       alive: () => client.ping().then(() => true),
       onHung: (silentMs) => {
         this.hung = { silentMs };
