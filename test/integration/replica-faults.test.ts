@@ -1,4 +1,4 @@
-/** Replicas under faults, with real engines: a killed engine, a hung engine, an engine that never starts. */
+/** Replicas under faults, with real engines: a killed engine, a hung engine (a node-llama-cpp child, a llama-server child), an engine that never starts. */
 import { describe, expect, it } from 'vitest';
 import { ReplicaDiedError } from '../../electron/core/replicas/replica-errors.js';
 import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
@@ -116,6 +116,25 @@ describe('replica faults', () => {
     await waitForState(set, victim, 'ready', 60_000);
     const served = await set.generate({ tokens: promptTokens(70, 1), maxTokens: 2, ignoreEos: true });
     expect(served.completionTokens).toHaveLength(2);
+  }, FAULT_TEST_TIMEOUT_MS);
+
+  it('declares a SIGSTOPped llama-server child hung when its /health falls silent, kills it, and heals it', async () => {
+    const hangTimeoutMs = 1500;
+    const heartbeatMs = 200;
+    const { set, logs } = await startReplicaSet({ replicas: 2, engine: { kind: 'llama-server', contextSize: 1024, slots: 1, threads: 1 } }, { watchdog: { heartbeatMs, hangTimeoutMs } });
+    const victim = 1;
+    const pid = set.llamaServerOf(victim).pid!;
+    const stoppedAt = Date.now();
+    const exited = new Promise<{ kind: string }>((resolve) => set.llamaServerOf(victim).once('exit', resolve));
+    process.kill(pid, 'SIGSTOP');
+    const reason = await exited;
+    expect(reason.kind).toBe('hung');
+    expect(Date.now() - stoppedAt).toBeLessThan(hangTimeoutMs + 3 * heartbeatMs + 1000);
+    expect(logs.some((l) => l.includes(`[replica ${victim} ${pid}] hung: /health silent`))).toBe(true);
+    // The other replica serves meanwhile, and the victim comes back as a new process.
+    expect((await set.generate({ tokens: promptTokens(40, 3), maxTokens: 2, ignoreEos: true })).replica).toBe(0);
+    await waitForState(set, victim, 'ready', 60_000);
+    expect(set.llamaServerOf(victim).pid).not.toBe(pid);
   }, FAULT_TEST_TIMEOUT_MS);
 
   it('retries an engine that crashes at every start with back-off, then marks it failed; the other keeps serving', async () => {
