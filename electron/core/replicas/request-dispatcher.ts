@@ -285,6 +285,8 @@ export class RequestDispatcher {
         const hostCache = replica.hostPromptCache;
         routing.noteStarted(replica.index, s, blocks, hostCache && { limits: hostCache, promptTokens: request.tokens.length });
         replica.noteStarted(s);
+        // The engine saved the conversation it evicted: a request held for it may now borrow it elsewhere.
+        if (s.prefixCache?.moves.length) this.dispatchSoon();
       },
       () => {},
     );
