@@ -1,6 +1,6 @@
 /**
  * Dispatch, the late binding of waiting requests to replicas (pure: the replica set applies the plan).
- * It runs whenever a slot may have freed or a request arrived. Requests are taken oldest first; each is
+ * It runs whenever a slot may have freed, a request arrived or an engine saved a conversation it evicted. Requests are taken oldest first; each is
  * costed by the router against the replicas with a free slot, with the running counts and pending prefill of
  * the bindings made so far in this pass, and bound to the cheapest. Cache-aware dispatch, as SGLang's scheduler and Dynamo's
  * KV router do: when a replica without a free slot holds more of the request's prefix than the chosen one
