@@ -49,6 +49,8 @@ export const loadOptionsSchema = z
       failAllocation: z.enum(['before_teardown', 'after_teardown']).optional(),
       /** Fail the rollback's restore of the old sizes. */
       failRestore: z.boolean().optional(),
+      /** Hold each save of an evicted conversation this long first (a slow disk): the time between a request's dispatch and its start. */
+      delayPrefixSaveMs: z.number().int().min(0).max(60_000).optional(),
     })
     .optional(),
 })

@@ -169,7 +169,7 @@ export class ModelHost {
   private install(loaded: LoadedModel | undefined): void {
     this.loaded = loaded;
     this.scheduler.useSlots(loaded?.slots);
-    this.prefixCache.use(loaded?.options.prefixCache, loaded ? stateLayout(loaded) : '');
+    this.prefixCache.use(loaded?.options.prefixCache, loaded ? stateLayout(loaded) : '', loaded?.options.testOnlyFaults?.delayPrefixSaveMs);
   }
 
   private async loadModel(options: LoadOptions, onProgress?: (progress: number) => void): Promise<LlamaModel> {

@@ -19,6 +19,7 @@
 import { existsSync } from 'node:fs';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { PREFIX_CACHE_OFF, PREFIX_TIERS, type PrefixBorrow, type PrefixCacheOptions, type PrefixCacheShare, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
@@ -47,6 +48,8 @@ export class PrefixCache {
   private moves: TierMove[] = [];
   /** State I/O runs one operation at a time, in order. */
   private chain: Promise<unknown> = Promise.resolve();
+  /** Test-only: how long each save waits before it starts (`testOnlyFaults.delayPrefixSaveMs`). */
+  private saveDelayMs = 0;
 
   constructor(private readonly log: (line: string) => void) {}
 
@@ -54,9 +57,10 @@ export class PrefixCache {
    * The cache for a new context (a load or a rebuild's allocation), or none (`undefined`): every saved
    * state is discarded (llama.cpp refuses states of another context layout; core forgets them at the remap).
    */
-  use(options: PrefixCacheOptions | undefined, layout = ''): void {
+  use(options: PrefixCacheOptions | undefined, layout = '', saveDelayMs = 0): void {
     const discarded = this.tiers.clear();
     this.layout = layout;
+    this.saveDelayMs = saveDelayMs;
     this.tiers = new PrefixTiers(options ?? PREFIX_CACHE_OFF, this.tiers.idAfter);
     this.moves = [];
     const engineDir = (root: string): string => join(root, `${ENGINE_DIR_PREFIX}${process.pid}`);
@@ -115,6 +119,7 @@ export class PrefixCache {
   }
 
   private async save(slot: Slot, held: readonly number[]): Promise<void> {
+    if (this.saveDelayMs) await delay(this.saveDelayMs);
     const saving = join(this.dirs!.ram, 'saving.state');
     const bytes = await saveSlotState(slot, saving, this.log, 'its conversation is not kept');
     if (bytes === null) return;

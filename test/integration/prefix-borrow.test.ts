@@ -3,7 +3,8 @@
  * (B's prefill skips it, the greedy text is the one A gets restoring its own entry, and A keeps its entry);
  * a hint naming folders that are not engines' folders beside the borrower's is ignored; an entry that
  * vanished before B could link it is prefilled without an error; and through the front, a
- * turn whose replica is busy goes to the free replica, which borrows its history instead of waiting.
+ * turn whose replica is busy goes to the free replica, which borrows its history instead of waiting,
+ * also when it came while that replica was still saving it (it is re-planned once the save is reported).
  */
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,7 +87,7 @@ describe('borrowing a prefix another replica saved', () => {
       const answer = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, seed: 1 });
       return { answer, served: (answer as unknown as { manifold: Served }).manifold };
     };
-    // Prompts under 256 tokens: no prefill rate is measured, so ties break by routed count and index.
+    // Replica A's prompt is under 256 tokens, so it measures no prefill rate: costs stay baseline, and ties break by routed count and index.
     const a: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the sea and the ships on it. '.repeat(10) }];
     const a1 = await chat(a);
     const other = await chat([{ role: 'user', content: 'Write a list of mountains, rivers and lakes. '.repeat(10) }]);
@@ -108,6 +109,42 @@ describe('borrowing a prefix another replica saved', () => {
     expect(a2.served.replica).not.toBe(a1.served.replica);
     expect(a2.answer.usage!.prompt_tokens_details!.cached_tokens!, served.logs.join('\n')).toBeGreaterThanOrEqual(a1.answer.usage!.prompt_tokens);
     expect(a2.served.timings.prompt_n).toBe(a2.answer.usage!.prompt_tokens - a2.served.timings.cache_n);
+    await served.close();
+  });
+
+  it('re-plans a turn held for its busy replica once that replica reports saving it, and borrows it on the free one', async () => {
+    // Each save of an evicted conversation waits 1.5 s first, so A's next turn arrives after the long answer
+    // took A's replica but before its engine reported saving A: the index still shows A in that busy slot,
+    // and the turn is held for it (a hold longer than the test). Only the report of the save can free it.
+    const served = await startServed(
+      { replicas: 2, engine: { contextSize: 2048, slots: 1, threads: 1 }, queue: { cacheHoldMs: 600_000 } },
+      { replicaOptions: { testOnlyEngineFaults: { delayPrefixSaveMs: 1500 } } },
+    );
+    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const model = served.workstation.modelId;
+    const chat = async (messages: OpenAI.Chat.ChatCompletionMessageParam[]) => {
+      const answer = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, seed: 1 });
+      return { answer, replica: (answer as unknown as { manifold: { replica: number } }).manifold.replica };
+    };
+    const a: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the sea and the ships on it. '.repeat(10) }];
+    const a1 = await chat(a);
+    // Both prompts under 256 tokens: no replica measures a prefill rate, so the hold lasts `cacheHoldMs` (with
+    // rates it would last as long as prefilling A's history takes, milliseconds on the test model).
+    const other = await chat([{ role: 'user', content: 'Write a list of mountains, rivers and lakes. '.repeat(7) }]);
+    expect(other.replica).not.toBe(a1.replica);
+
+    const abort = new AbortController();
+    const long = await client.chat.completions.create({ model, messages: [{ role: 'user', content: LONG_ANSWER_PROMPT }], max_tokens: 3000, temperature: 0, stream: true }, { signal: abort.signal });
+    const chunks = long[Symbol.asyncIterator]();
+    // The role chunk: the long answer is bound to A's replica, whose engine is still saving A.
+    await chunks.next();
+    a.push({ role: 'assistant', content: a1.answer.choices[0]!.message.content ?? '' }, { role: 'user', content: 'And the harbours?' });
+    const a2 = await chat(a);
+    abort.abort();
+    await chunks.return?.();
+    // Held until the long answer ended, it would have gone back to A's replica, free again.
+    expect(a2.replica, served.logs.join('\n')).toBe(other.replica);
+    expect(a2.answer.usage!.prompt_tokens_details!.cached_tokens!, served.logs.join('\n')).toBeGreaterThanOrEqual(a1.answer.usage!.prompt_tokens);
     await served.close();
   });
 });
