@@ -79,10 +79,7 @@ async function main(): Promise<void> {
     ...(grace === undefined ? {} : { shutdownGraceMs: grace }),
     newToken: values['new-token'] ?? false,
   });
-  // The `manifold` CLI finds this serve (URL and control token) here; removed on exit.
-  await writeServeFile(values['data-dir'] ?? defaultDataDir(), { url: served.front.url, token: served.front.token });
-  console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
-  console.log(`Dashboard:             ${served.front.dashboardUrl}`);
+  // Ctrl-C and SIGTERM stop gracefully from before the URL is announced: whoever reads it may stop us at once.
   const cutGrace = new AbortController();
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
@@ -103,6 +100,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // The `manifold` CLI finds this serve (URL and control token) here; removed on exit.
+  await writeServeFile(values['data-dir'] ?? defaultDataDir(), { url: served.front.url, token: served.front.token });
+  console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
+  console.log(`Dashboard:             ${served.front.dashboardUrl}`);
 }
 
 function failure(error: unknown): string {
