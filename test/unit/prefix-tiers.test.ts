@@ -90,7 +90,8 @@ describe("core's mirror of the tiers", () => {
   it('moves an evicted slot’s blocks into a saved entry, follows its spill, and puts them back in the slot at a restore', () => {
     const routing = new RoutingState('prefix');
     routing.noteDone(0, a, blockHashes(a), done(0, a.length), 'A');
-    routing.noteStarted(0, started(0, 0, { moves: [{ entry: 0, tier: 'ram', fromSlot: 0, tokens: a.length }] }), blockHashes(b));
+    // It says the index gained a saved entry (the dispatcher re-plans held requests then); a start that saved nothing does not.
+    expect(routing.noteStarted(0, started(0, 0, { moves: [{ entry: 0, tier: 'ram', fromSlot: 0, tokens: a.length }] }), blockHashes(b))).toBe(true);
     routing.noteDone(0, b, blockHashes(b), done(0, b.length), 'B');
     expect(routing.cachedTokens(0, blockHashes(a))).toBe(0);
     expect(routing.cachedTokens(0, blockHashes(b))).toBe(b.length);
@@ -113,6 +114,7 @@ describe("core's mirror of the tiers", () => {
     expect(routing.cachedTokens(0, blockHashes(a))).toBe(5 * BLOCK_TOKENS);
     routing.forgetReplica(0);
     expect(routing.cachedTokens(0, blockHashes(b))).toBe(0);
+    expect(routing.noteStarted(0, started(0, 0, { moves: [] }), blockHashes(b))).toBe(false);
   });
 
   it('costs a restore cheaper than a prefill and dearer than a slot hit, at its measured rate once known', () => {

@@ -283,10 +283,10 @@ export class RequestDispatcher {
     void handle.started.then(
       (s) => {
         const hostCache = replica.hostPromptCache;
-        routing.noteStarted(replica.index, s, blocks, hostCache && { limits: hostCache, promptTokens: request.tokens.length });
+        const saved = routing.noteStarted(replica.index, s, blocks, hostCache && { limits: hostCache, promptTokens: request.tokens.length });
         replica.noteStarted(s);
         // The engine saved the conversation it evicted: a request held for it may now borrow it elsewhere.
-        if (s.prefixCache?.moves.length) this.dispatchSoon();
+        if (saved) this.dispatchSoon();
       },
       () => {},
     );

@@ -75,11 +75,12 @@ export class RoutingState {
    * The request started: the engine's prefix cache moved entries (saving a slot's evicted blocks first)
    * and maybe restored one into the slot; the slot keeps only the blocks it shares with this prompt. A
    * llama-server child reports no moves (`hostPromptCache`: its cache's limits and the prompt's length);
-   * they are mirrored from what the slot held and what the request kept.
+   * they are mirrored from what the slot held and what the request kept. Returns whether the index gained
+   * a saved entry (an evicted conversation that a request held for its replica may now borrow elsewhere).
    */
-  noteStarted(replica: number, started: StartedInfo, promptBlocks: readonly number[], hostPromptCache: HostPromptCacheContext | null = null): void {
+  noteStarted(replica: number, started: StartedInfo, promptBlocks: readonly number[], hostPromptCache: HostPromptCacheContext | null = null): boolean {
     const { slot, reusedTokens, prefixCache } = started;
-    if (slot < 0) return;
+    if (slot < 0) return false;
     const keepBlocks = Math.floor(reusedTokens / BLOCK_TOKENS);
     // A llama-server child's slot restored from a slot file before the request held what it kept, and its
     // prompt cache had no part in it (a restore overwrites the slot without saving it there): the mirror then
@@ -88,8 +89,10 @@ export class RoutingState {
     const { moves, restored }: { moves: readonly TierMove[]; restored: { entry: number; borrowed?: true } | null } = hostPromptCache
       ? this.mirrorHostCache(replica, slot, promptBlocks, reusedTokens, hostPromptCache)
       : { moves: prefixCache?.moves ?? [], restored: prefixCache?.restored ?? null };
+    let saved = false;
     for (const move of moves) {
       if (move.fromSlot !== undefined && move.tier) {
+        saved = true;
         const tokens = move.tokens ?? 0;
         const about = { tokens, bytes: move.bytes ?? 0, conversationId: this.slotConversations.get(replica)?.get(move.fromSlot) ?? null };
         this.index.saveSlot(replica, move.fromSlot, move.entry, move.tier, Math.floor(tokens / BLOCK_TOKENS), about);
@@ -104,6 +107,7 @@ export class RoutingState {
     } else {
       this.index.truncateSlot(replica, slot, keepBlocks);
     }
+    return saved;
   }
 
   /** What a llama-server child's prompt cache did as the request took `slot`, as its mirror replays it (a report as an engine's). */
