@@ -29,6 +29,37 @@ async function run(engine: EngineClient, tokens: number[], conversationId: strin
   return { started: await handle.started, done: await handle.done };
 }
 
+type ServedChat = Awaited<ReturnType<typeof startServed>>;
+
+/**
+ * Through the front of `served` (2 replicas × 1 slot): conversation A's first turn, another conversation's
+ * (`otherRepeats` sentences), then a long answer that takes A's replica (the tie goes to the lower index,
+ * which served A), evicting A's conversation into its prefix cache, and A's next turn while that answer
+ * keeps the replica's only slot busy, sent at its role chunk (`dispatch`) or its first token.
+ */
+async function turnWhileItsReplicaIsBusy(served: ServedChat, { otherRepeats, sendAt }: { otherRepeats: number; sendAt: 'dispatch' | 'first token' }) {
+  const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  const model = served.workstation.modelId;
+  type Served = { replica: number; timings: { cache_n: number; prompt_n: number } };
+  const chat = async (messages: OpenAI.Chat.ChatCompletionMessageParam[]) => {
+    const answer = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, seed: 1 });
+    return { answer, served: (answer as unknown as { manifold: Served }).manifold };
+  };
+  const a: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the sea and the ships on it. '.repeat(10) }];
+  const a1 = await chat(a);
+  const other = await chat([{ role: 'user', content: 'Write a list of mountains, rivers and lakes. '.repeat(otherRepeats) }]);
+  const abort = new AbortController();
+  const long = await client.chat.completions.create({ model, messages: [{ role: 'user', content: LONG_ANSWER_PROMPT }], max_tokens: 3000, temperature: 0, stream: true }, { signal: abort.signal });
+  const chunks = long[Symbol.asyncIterator]();
+  let next = await chunks.next();
+  if (sendAt === 'first token') while (!next.done && !next.value.choices[0]?.delta.content) next = await chunks.next();
+  a.push({ role: 'assistant', content: a1.answer.choices[0]!.message.content ?? '' }, { role: 'user', content: 'And the harbours?' });
+  const a2 = await chat(a);
+  abort.abort();
+  await chunks.return?.();
+  return { a1, other, a2 };
+}
+
 describe('borrowing a prefix another replica saved', () => {
   it("restores replica A's saved conversation on replica B, and prefills when the entry vanished before the link", async () => {
     const a = await startOneSlotEngine();
@@ -80,31 +111,11 @@ describe('borrowing a prefix another replica saved', () => {
 
   it('serves a turn on the free replica, borrowing its history, while the replica that saved it is busy', async () => {
     const served = await startServed({ replicas: 2, engine: { contextSize: 2048, slots: 1, threads: 1 } });
-    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const model = served.workstation.modelId;
-    type Served = { replica: number; timings: { cache_n: number; prompt_n: number } };
-    const chat = async (messages: OpenAI.Chat.ChatCompletionMessageParam[]) => {
-      const answer = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, seed: 1 });
-      return { answer, served: (answer as unknown as { manifold: Served }).manifold };
-    };
     // Replica A's prompt is under 256 tokens, so it measures no prefill rate: costs stay baseline, and ties break by routed count and index.
-    const a: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the sea and the ships on it. '.repeat(10) }];
-    const a1 = await chat(a);
-    const other = await chat([{ role: 'user', content: 'Write a list of mountains, rivers and lakes. '.repeat(10) }]);
+    // A's next turn goes at the long answer's first token, not its role chunk (sent when it was dispatched):
+    // the engine reported saving A's conversation (its `started`) before it.
+    const { a1, other, a2 } = await turnWhileItsReplicaIsBusy(served, { otherRepeats: 10, sendAt: 'first token' });
     expect(other.served.replica).not.toBe(a1.served.replica);
-
-    // A long answer takes A's replica (the tie goes to the lower index, which served A), evicting A's
-    // conversation into its prefix cache; it keeps that replica's only slot busy while A's next turn comes.
-    const abort = new AbortController();
-    const long = await client.chat.completions.create({ model, messages: [{ role: 'user', content: LONG_ANSWER_PROMPT }], max_tokens: 3000, temperature: 0, stream: true }, { signal: abort.signal });
-    const chunks = long[Symbol.asyncIterator]();
-    // Its first token, not the role chunk sent when it was dispatched: the engine reported saving A's
-    // conversation (its `started`) before it.
-    for (let next = await chunks.next(); !next.done && !next.value.choices[0]?.delta.content; next = await chunks.next());
-    a.push({ role: 'assistant', content: a1.answer.choices[0]!.message.content ?? '' }, { role: 'user', content: 'And the harbours?' });
-    const a2 = await chat(a);
-    abort.abort();
-    await chunks.return?.();
     expect(a2.served.replica).toBe(other.served.replica);
     expect(a2.served.replica).not.toBe(a1.served.replica);
     expect(a2.answer.usage!.prompt_tokens_details!.cached_tokens!, served.logs.join('\n')).toBeGreaterThanOrEqual(a1.answer.usage!.prompt_tokens);
@@ -113,37 +124,20 @@ describe('borrowing a prefix another replica saved', () => {
   });
 
   it('re-plans a turn held for its busy replica once that replica reports saving it, and borrows it on the free one', async () => {
-    // Each save of an evicted conversation waits 1.5 s first, so A's next turn arrives after the long answer
-    // took A's replica but before its engine reported saving A: the index still shows A in that busy slot,
-    // and the turn is held for it (a hold longer than the test). Only the report of the save can free it.
+    // Each save of an evicted conversation waits 1.5 s first, so A's next turn, sent at the long answer's role
+    // chunk, arrives after the long answer took A's replica but before its engine reported saving A: the index
+    // still shows A in that busy slot, and the turn is held for it (a hold longer than the test). Only the
+    // report of the save can free it.
     const served = await startServed(
       { replicas: 2, engine: { contextSize: 2048, slots: 1, threads: 1 }, queue: { cacheHoldMs: 600_000 } },
       { replicaOptions: { testOnlyEngineFaults: { delayPrefixSaveMs: 1500 } } },
     );
-    const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const model = served.workstation.modelId;
-    const chat = async (messages: OpenAI.Chat.ChatCompletionMessageParam[]) => {
-      const answer = await client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, seed: 1 });
-      return { answer, replica: (answer as unknown as { manifold: { replica: number } }).manifold.replica };
-    };
-    const a: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the sea and the ships on it. '.repeat(10) }];
-    const a1 = await chat(a);
     // Both prompts under 256 tokens: no replica measures a prefill rate, so the hold lasts `cacheHoldMs` (with
     // rates it would last as long as prefilling A's history takes, milliseconds on the test model).
-    const other = await chat([{ role: 'user', content: 'Write a list of mountains, rivers and lakes. '.repeat(7) }]);
-    expect(other.replica).not.toBe(a1.replica);
-
-    const abort = new AbortController();
-    const long = await client.chat.completions.create({ model, messages: [{ role: 'user', content: LONG_ANSWER_PROMPT }], max_tokens: 3000, temperature: 0, stream: true }, { signal: abort.signal });
-    const chunks = long[Symbol.asyncIterator]();
-    // The role chunk: the long answer is bound to A's replica, whose engine is still saving A.
-    await chunks.next();
-    a.push({ role: 'assistant', content: a1.answer.choices[0]!.message.content ?? '' }, { role: 'user', content: 'And the harbours?' });
-    const a2 = await chat(a);
-    abort.abort();
-    await chunks.return?.();
+    const { a1, other, a2 } = await turnWhileItsReplicaIsBusy(served, { otherRepeats: 7, sendAt: 'dispatch' });
+    expect(other.served.replica).not.toBe(a1.served.replica);
     // Held until the long answer ended, it would have gone back to A's replica, free again.
-    expect(a2.replica, served.logs.join('\n')).toBe(other.replica);
+    expect(a2.served.replica, served.logs.join('\n')).toBe(other.served.replica);
     expect(a2.answer.usage!.prompt_tokens_details!.cached_tokens!, served.logs.join('\n')).toBeGreaterThanOrEqual(a1.answer.usage!.prompt_tokens);
     await served.close();
   });
