@@ -27,6 +27,10 @@ export const chatMessageSchema = z.object({
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 export type ChatRole = ChatMessage['role'];
 
+/** An answer as an engine sampled it: the text a client got, and the ids behind it. */
+const sampledAnswerSchema = z.object({ text: z.string().min(1), tokens: tokenIdsSchema });
+export type SampledAnswer = z.infer<typeof sampledAnswerSchema>;
+
 export const tokenizerRequestSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('open'),
@@ -49,6 +53,11 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
     messages: z.array(chatMessageSchema),
     addGenerationPrompt: z.boolean(),
     tools: z.array(z.record(z.string(), z.unknown())).optional(),
+    /**
+     * Answers whose sampled ids core remembers (electron/core/tokenizer/sampled-answers.ts), in the order
+     * of the messages holding them: where the rendered text holds one, those ids stand for it.
+     */
+    answers: z.array(sampledAnswerSchema).optional(),
   }),
   /** GBNF for a JSON schema in node-llama-cpp's terms (common/json-schema-subset.ts); null asks for any JSON object. */
   z.object({ type: z.literal('jsonSchemaGrammar'), id: requestId, schema: z.record(z.string(), z.unknown()).nullable() }),

@@ -10,9 +10,10 @@ import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from
 import { CHATML_TEMPLATE } from '../common/chat-templates.js';
 import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
-import type { ChatMessage, OpenStage, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
+import type { ChatMessage, OpenStage, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
+import { spliceSampledAnswers } from './sampled-answer-splice.js';
 
 /** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
 const NATIVE_LOG_GRACE_MS = 200;
@@ -111,9 +112,16 @@ export class TokenizerHost {
 
   /**
    * The chat template applied to `messages` (with `tools` in its `tools` variable when given) and
-   * tokenized with control tokens parsed (BOS when the model wants one).
+   * tokenized with control tokens parsed (BOS when the model wants one). Where the text holds one of
+   * `answers` (in order), its sampled ids stand there and the text around it is tokenized piece by piece
+   * (spliceSampledAnswers): the prompt then holds what the engine's KV cache holds after that answer.
    */
-  applyChatTemplate(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools?: readonly Record<string, unknown>[]): { text: string; tokens: number[] } {
+  applyChatTemplate(
+    messages: readonly ChatMessage[],
+    addGenerationPrompt: boolean,
+    tools?: readonly Record<string, unknown>[],
+    answers: readonly SampledAnswer[] = [],
+  ): { text: string; tokens: number[] } {
     const { model, template } = this.need();
     let text: string;
     try {
@@ -127,7 +135,19 @@ export class TokenizerHost {
     } catch (error) {
       throw new TokenizerFailure('template_failed', `the chat template failed on these messages: ${(error as Error).message}`);
     }
-    return { text, tokens: this.tokenize(text, true, model.tokens.shouldPrependBosToken) };
+    const pieces = spliceSampledAnswers(text, answers, (ids) => this.asSampledText(ids));
+    const tokens = pieces.flatMap((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece));
+    return { text, tokens };
+  }
+
+  /** The text `ids` make, with their trailing control tokens (an end of generation) dropped; null when a control token is inside. */
+  private asSampledText(ids: readonly number[]): { text: string; ids: number[] } | null {
+    const { model } = this.need();
+    const kept = [...ids];
+    const isControl = (id: number): boolean => model.detokenize([id as Token], true) !== model.detokenize([id as Token], false);
+    while (kept.length > 0 && isControl(kept.at(-1)!)) kept.pop();
+    if (kept.some(isControl)) return null;
+    return { text: model.detokenize(kept as Token[], true), ids: kept };
   }
 
   /** GBNF for a JSON schema (null: any JSON object), by node-llama-cpp's JSON-schema grammar (json-schema-grammar.ts). */

@@ -15,6 +15,7 @@ import { TokenizerSupervisor, type TokenizerSupervisorOptions } from './tokenize
 export type { ChatMessage, ChatRole } from '../../common/tokenizer-protocol.js';
 import { UnsupportedSchemaError } from './tokenizer/tokenizer-errors.js';
 import { LruMap } from '../../common/lru-map.js';
+import { SampledAnswers } from './tokenizer/sampled-answers.js';
 export { TokenizerError, TokenizerUnavailableError, UnsupportedSchemaError } from './tokenizer/tokenizer-errors.js';
 
 export interface TokenizerOptions extends Partial<Omit<TokenizerSupervisorOptions, 'modelPath'>> {
@@ -28,6 +29,7 @@ const KEPT_SCHEMA_GRAMMARS = 32;
 export class Tokenizer {
   /** Grammars of recent schemas, by their normalized JSON. */
   private readonly schemaGrammars = new LruMap<string, string>(KEPT_SCHEMA_GRAMMARS);
+  private readonly sampledAnswers = new SampledAnswers();
 
   private constructor(
     private readonly supervisor: TokenizerSupervisor,
@@ -60,14 +62,27 @@ export class Tokenizer {
     return (await this.supervisor.call({ type: 'pieces', tokens: [...tokens] }, 'pieces')).pieces;
   }
 
-  /** The model's chat template applied to `messages`, ending with the assistant's turn opened; `tools` go in the template's `tools` variable. */
+  /**
+   * The model's chat template applied to `messages`, ending with the assistant's turn opened; `tools` go
+   * in the template's `tools` variable. An assistant turn whose text is an answer an engine sampled
+   * (rememberAnswer) keeps its sampled ids in the tokens (tokenizer/sampled-answers.ts).
+   */
   async applyChatTemplate(
     messages: readonly ChatMessage[],
     options: { addGenerationPrompt?: boolean; tools?: readonly Record<string, unknown>[] } = {},
   ): Promise<{ text: string; tokens: number[] }> {
     const { addGenerationPrompt = true, tools } = options;
-    const reply = await this.supervisor.call({ type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt, ...(tools ? { tools: [...tools] } : {}) }, 'templated');
+    const answers = this.sampledAnswers.find(messages.filter((m) => m.role === 'assistant').map((m) => m.content));
+    const reply = await this.supervisor.call(
+      { type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt, ...(tools ? { tools: [...tools] } : {}), ...(answers.length ? { answers } : {}) },
+      'templated',
+    );
     return { text: reply.text, tokens: reply.tokens };
+  }
+
+  /** Remembers the ids an engine sampled for an answer, so a later turn holding its text holds them too. */
+  rememberAnswer(text: string, tokens: readonly number[]): void {
+    this.sampledAnswers.remember(text, tokens);
   }
 
   /**

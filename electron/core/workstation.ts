@@ -322,7 +322,10 @@ export class Workstation implements ChatBackend {
     return { status: reasons.length ? 'degraded' : 'ok', reasons };
   }
 
-  /** Runs one generation through the router, counting its tokens for the throughput figures and timing it for the request metrics. */
+  /**
+   * Runs one generation through the router, counting its tokens for the throughput figures and timing it
+   * for the request metrics; the tokenizer remembers the answer's sampled ids for the conversation's next turn.
+   */
   async generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
     const timer = this.requestMetrics.startRequest();
     const result = await this.replicas.generate(request, {
@@ -334,6 +337,7 @@ export class Workstation implements ChatBackend {
       },
     });
     timer.served(result);
+    this.loaded.tokenizer?.rememberAnswer(result.text, result.completionTokens);
     return result;
   }
 
