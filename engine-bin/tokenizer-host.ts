@@ -143,11 +143,11 @@ export class TokenizerHost {
   /** The text `ids` make, with their trailing control tokens (an end of generation) dropped; null when a control token is inside. */
   private asSampledText(ids: readonly number[]): { text: string; ids: number[] } | null {
     const { model } = this.need();
-    const kept = [...ids];
-    const isControl = (id: number): boolean => model.detokenize([id as Token], true) !== model.detokenize([id as Token], false);
-    while (kept.length > 0 && isControl(kept.at(-1)!)) kept.pop();
-    if (kept.some(isControl)) return null;
-    return { text: model.detokenize(kept as Token[], true), ids: kept };
+    const kept = [...ids] as Token[];
+    while (kept.length > 0 && model.isSpecialToken(kept.at(-1))) kept.pop();
+    // A control token inside writes itself out only with special tokens shown: two native calls, not one per id.
+    const text = model.detokenize(kept, true);
+    return text === model.detokenize(kept, false) ? { text, ids: kept } : null;
   }
 
   /** GBNF for a JSON schema (null: any JSON object), by node-llama-cpp's JSON-schema grammar (json-schema-grammar.ts). */
