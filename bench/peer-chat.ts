@@ -83,13 +83,16 @@ export async function runPeerChat(options: PeerChatOptions) {
   }
   const tokenizer = await Tokenizer.open(options.model);
   const rows: Row[] = [];
-  const measure = async (server: string, peer: boolean, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number }) => {
-    rows.push({ server, peer, threads, cache, ...summarise(run.results, run.wallMs), oracle: (await oracleOf(run.results, tokenizer)).share });
+  // The oracle counts the prompts as each server tokenized them: Manifold's keep its answers' sampled ids
+  // (its workstation's tokenizer remembers them), llama-server's are tokenized from their text.
+  const measure = async (server: string, peer: boolean, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number; oracle: number }) => {
+    rows.push({ server, peer, threads, cache, ...summarise(run.results, run.wallMs), oracle: run.oracle });
   };
   const peer = async (cache: boolean): Promise<void> => {
     const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads, ...(cache ? {} : { cacheRamMib: 0 }) });
     try {
-      await measure(`llama-server, 1 × ${options.slots} slots`, true, options.threads, cache, await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat));
+      const run = await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat);
+      await measure(`llama-server, 1 × ${options.slots} slots`, true, options.threads, cache, { ...run, oracle: (await oracleOf(run.results, tokenizer)).share });
     } finally {
       await node.stop();
     }
@@ -98,7 +101,11 @@ export async function runPeerChat(options: PeerChatOptions) {
     const threads = Math.max(1, Math.floor(options.threads / replicas));
     const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize, ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }) } };
     const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
-    await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, false, replicas * threads, cache, await withServed(config, (target) => realisticChat(target, options.chat)));
+    const run = await withServed(config, async (target, served) => {
+      const chat = await realisticChat(target, options.chat);
+      return { ...chat, oracle: (await oracleOf(chat.results, served.workstation.tokenizer)).share };
+    });
+    await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, false, replicas * threads, cache, run);
   };
   try {
     await peer(true);
