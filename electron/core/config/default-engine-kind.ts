@@ -1,7 +1,8 @@
 /**
  * Which engine kind a replica runs when its config names none: `llama-server` wherever its binary is
- * installed (it is the faster engine on every figure measured side by side: docs/BENCHMARKS.md, "engine
- * kinds" and `peer`), node-llama-cpp elsewhere (nothing to install). `MANIFOLD_ENGINE_KIND` overrides the
+ * installed (the faster engine on every figure measured side by side on an AMD EPYC; on an Intel Xeon
+ * with AMX node-llama-cpp was faster at one thread: docs/BENCHMARKS.md, "engine kinds", `peer` and
+ * "Session 14"), node-llama-cpp elsewhere (nothing to install). `MANIFOLD_ENGINE_KIND` overrides the
  * choice for a whole process tree (the test suite pins node-llama-cpp with it, so each test says which
  * engine it exercises); an unknown value is an error in words, not a silent fallback.
  */
