@@ -1,11 +1,12 @@
 /**
  * `manifold`, the command line for a headless box (in the style of `lms` / `ollama`): `serve` (as
- * `npm run serve`), `pull <hf-uri>`, `ls`, `ps`, `rm <name>`, `unload`, `engine install`. Each takes
+ * `npm run serve`), `pull <hf-uri>`, `ls`, `ps`, `rm <name>`, `unload`, `engine install`, `engine calibrate`. Each takes
  * `--json` (one JSON line for scripts). It talks to the `serve` of the data dir through `serve.json`
  * (URL and control token) and the admin routes; `pull`, `ls` and `rm` work on the models folder
  * directly when no serve runs there.
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeProgress, type DownloadProgress } from '../../common/model-download.js';
 import { formatBytes } from '../../common/format-bytes.js';
@@ -16,6 +17,7 @@ import { downloadModel } from '../core/models/model-download.js';
 import { suggestLayoutFor } from '../core/models/model-inspector.js';
 import { ModelLibrary } from '../core/models/model-library.js';
 import { defaultDataDir } from '../core/serve.js';
+import { calibrateEngines } from './engine-calibrate.js';
 import { readServeFile, type ServeFile } from './serve-file.js';
 
 const USAGE = `usage: manifold <command> [--json] [--data-dir DIR] [--models-dir DIR]
@@ -25,7 +27,8 @@ const USAGE = `usage: manifold <command> [--json] [--data-dir DIR] [--models-dir
   ps                           the running serve's replicas, slots and queue
   rm <name>                    delete a model of the models folder (not the loaded one)
   unload                       unload the running serve's model
-  engine install [--backend auto|cpu|vulkan|cuda|metal]   install llama.cpp's llama-server release`;
+  engine install [--backend auto|cpu|vulkan|cuda|metal]   install llama.cpp's llama-server release
+  engine calibrate <model> [--threads N]   measure which engine kind is faster here; the default engine follows it`;
 
 class CliError extends Error {}
 
@@ -177,6 +180,25 @@ async function engineInstall(ctx: Context, backendArg: string): Promise<unknown>
   return { backend, ...result };
 }
 
+async function engineCalibrate(ctx: Context, model: string | undefined, threadsArg: string): Promise<unknown> {
+  if (!model) throw new CliError('engine calibrate: give a model, a .gguf path or a name in the models folder');
+  const path = resolve(existsSync(model) ? model : join(ctx.modelsDir, model));
+  if (!existsSync(path)) throw new CliError(`engine calibrate: no model at ${model} nor ${path}`);
+  const threads = Number(threadsArg);
+  if (!Number.isInteger(threads) || threads < 0) throw new CliError(`--threads must be a whole number (0: each engine's default), got ${threadsArg}`);
+  const rate = (n: number): string => `${n.toFixed(1)} tok/s`;
+  const { calibration, path: written } = await calibrateEngines({
+    model: path,
+    threads,
+    dataDir: ctx.dataDir,
+    onMeasured: (kind, f) => {
+      if (!ctx.json) console.log(`${kind}: prefill ${rate(f.prefillTokensPerSecond)}, decode ${rate(f.decodeTokensPerSecond)}, the request ${f.seconds.toFixed(2)} s`);
+    },
+  }).catch((error: unknown) => Promise.reject(new CliError((error as Error).message)));
+  if (!ctx.json) console.log(`faster here: ${calibration.faster} (a config without engine.kind runs it; written to ${written})`);
+  return { ...calibration, path: written };
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'serve') {
@@ -188,7 +210,14 @@ async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { json: { type: 'boolean' }, 'data-dir': { type: 'string' }, 'models-dir': { type: 'string' }, backend: { type: 'string', default: 'auto' }, help: { type: 'boolean' } },
+    options: {
+      json: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+      'models-dir': { type: 'string' },
+      backend: { type: 'string', default: 'auto' },
+      threads: { type: 'string', default: '0' },
+      help: { type: 'boolean' },
+    },
   });
   if (!command || command === 'help' || values.help) {
     console.log(USAGE);
@@ -202,7 +231,11 @@ async function main(argv: string[]): Promise<void> {
     ps: () => ps(ctx),
     rm: () => rm(ctx, positionals[0]),
     unload: () => unload(ctx),
-    engine: () => (positionals[0] === 'install' ? engineInstall(ctx, values.backend) : Promise.reject(new CliError('engine: the only subcommand is `install`'))),
+    engine: () => {
+      if (positionals[0] === 'install') return engineInstall(ctx, values.backend);
+      if (positionals[0] === 'calibrate') return engineCalibrate(ctx, positionals[1], values.threads);
+      return Promise.reject(new CliError('engine: the subcommands are `install` and `calibrate`'));
+    },
   };
   const handler = run[command];
   if (!handler) throw new CliError(`unknown command ${command}`);

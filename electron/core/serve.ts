@@ -6,6 +6,7 @@
  * those left are ended cleanly, then the engines are stopped.
  */
 import { defaultEngineKind } from './config/default-engine-kind.js';
+import { readCalibration } from './config/engine-calibration.js';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { ArenaFacts } from './arena/arena-plan.js';
@@ -70,9 +71,11 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
   // A config without a card list uses the cards NVML sees; without NVML (or a GPU), CPU engines.
   const gpuMonitor = new GpuMonitor();
   const dataDir = options.dataDir ?? defaultDataDir();
+  // This machine's `manifold engine calibrate` verdict, if any, picks the default engine kind.
+  const calibrated = readCalibration(dataDir);
   const workstation = new Workstation({
     config,
-    machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism(), defaultEngineKind: defaultEngineKind() },
+    machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism(), defaultEngineKind: defaultEngineKind(process.env, undefined, calibrated.calibration) },
     gpuMonitor,
     dataDir,
     ...(options.modelsDir === undefined ? {} : { modelsDir: options.modelsDir }),
@@ -85,6 +88,7 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     ...(options.logRotation ? { logRotation: options.logRotation } : {}),
     ...(options.replicaOptions ? { replicaOptions: options.replicaOptions } : {}),
   });
+  if (calibrated.ignored) workstation.log.warn(`the engine calibration is not followed: ${calibrated.ignored}`);
   const front = await controlToken(dataDir, { rotate: options.newToken ?? false, note: (line) => workstation.log.warn(line) })
     .then((token) => startFront(workstation, { ...options.front, token }))
     .catch(async (error: unknown) => {

@@ -2,7 +2,8 @@
  * The `manifold` CLI (bin/manifold.js) against a real `manifold serve` and a loopback Hub: serve writes
  * serve.json (0600) and removes it on exit; pull (one JSON line, plain lines, or a bar on a terminal), ls,
  * ps with a loaded model, a second load refused without replace, rm refusing the loaded model then deleting, unload; ls and rm on the folder
- * with no serve; `engine install` against a loopback release host.
+ * with no serve; `engine install` against a loopback release host; `engine calibrate` on both engine kinds,
+ * and a serve following its verdict.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -11,8 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledLlamaRelease, llamaServerCacheDir } from '../../common/node/llama-server-binary.js';
+import { bundledLlamaRelease, findLlamaServer, llamaServerCacheDir } from '../../common/node/llama-server-binary.js';
+import { CALIBRATION_FILE, fasterKind, readCalibration, thisMachine, writeCalibration, type EngineCalibration } from '../../electron/core/config/engine-calibration.js';
+import { ENGINE_KINDS } from '../../electron/core/config/run-config.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
+import { startServed } from '../helpers/served.js';
 import { startLoopbackHub, type LoopbackHub } from '../helpers/loopback-hub.js';
 import { hostRelease, tarGz, type ReleaseHost } from '../helpers/release-host.js';
 
@@ -186,4 +190,45 @@ describe('manifold CLI', () => {
       await host.close();
     }
   }, 60_000);
+
+  it('engine calibrate refuses where llama-server is not installed, saying how to install it', async () => {
+    const refused = await manifold(['engine', 'calibrate', testModelPath(), '--data-dir', join(dir, 'uncalibrated')], { MANIFOLD_LLAMA_SERVER: '', MANIFOLD_LLAMA_SERVER_CACHE: join(dir, 'no-engine-here') });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('llama-server is not installed, so node-llama-cpp is the only engine kind here: install it with `manifold engine install` first');
+    expect(existsSync(join(dir, 'uncalibrated', CALIBRATION_FILE))).toBe(false);
+  });
+
+  it.skipIf(findLlamaServer() === null)('engine calibrate measures both engine kinds on the model and keeps the faster; a serve without engine.kind then runs the kind its verdict names', async () => {
+    // A data dir not made yet: calibrate makes it.
+    const calibrated = join(dir, 'calibrated');
+    const run = await manifold(['engine', 'calibrate', testModelPath(), '--threads', '1', '--json', '--data-dir', calibrated]);
+    expect(run.code, run.stderr).toBe(0);
+    const { path, ...verdict } = json<EngineCalibration & { path: string }>(run);
+    expect(path).toBe(join(calibrated, CALIBRATION_FILE));
+    for (const kind of ENGINE_KINDS) {
+      expect(verdict.kinds[kind].prefillTokensPerSecond).toBeGreaterThan(0);
+      expect(verdict.kinds[kind].decodeTokensPerSecond).toBeGreaterThan(0);
+    }
+    expect(verdict.faster).toBe(fasterKind(verdict.kinds));
+    expect(verdict).toMatchObject({ machine: thisMachine(), threads: 1, model: testModelPath() });
+    expect(readCalibration(calibrated)).toEqual({ calibration: verdict });
+
+    // The suite pins the engine kind (MANIFOLD_ENGINE_KIND); unpinned, serve follows each verdict.
+    const pinned = process.env.MANIFOLD_ENGINE_KIND;
+    delete process.env.MANIFOLD_ENGINE_KIND;
+    try {
+      for (const faster of ENGINE_KINDS) {
+        await writeCalibration(calibrated, { ...verdict, faster });
+        const served = await startServed({ replicas: 1 }, { dataDir: calibrated });
+        try {
+          const pid = served.workstation.replicas.replicaView()[0]!.pid!;
+          expect((await readFile(`/proc/${pid}/comm`, 'utf8')).trim()).toBe(faster === 'llama-server' ? 'llama-server' : 'node');
+        } finally {
+          await served.close();
+        }
+      }
+    } finally {
+      process.env.MANIFOLD_ENGINE_KIND = pinned;
+    }
+  }, 120_000);
 });

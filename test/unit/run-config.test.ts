@@ -1,6 +1,10 @@
-/** Run config rules (DESIGN §3), each with its documented message. */
+/** Run config rules (DESIGN §3), each with its documented message; the default engine kind and the calibration it follows. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseRunConfig, planReplicas, type MachineFacts } from '../../electron/core/config/run-config.js';
+import { CALIBRATION_FILE, fasterKind, readCalibration, thisMachine, writeCalibration, type EngineCalibration } from '../../electron/core/config/engine-calibration.js';
+import { ConfigError, parseRunConfig, planReplicas, type EngineKind, type MachineFacts } from '../../electron/core/config/run-config.js';
 import { defaultEngineKind } from '../../electron/core/config/default-engine-kind.js';
 import { DEFAULT_REMOTE_TIMEOUTS } from '../../electron/core/config/remote-plan.js';
 
@@ -164,7 +168,58 @@ describe('run config: the default engine kind', () => {
     expect(defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'llama-server' }, () => false)).toBe('llama-server');
     expect(() => defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'vllm' }, () => true)).toThrow('MANIFOLD_ENGINE_KIND="vllm" is not an engine kind; use "node-llama-cpp" or "llama-server"');
   });
+
+  it("follows this machine's calibration where llama-server is installed; MANIFOLD_ENGINE_KIND still wins", () => {
+    const calibration = (faster: EngineKind): EngineCalibration => ({ ...CALIBRATION, faster });
+    expect(defaultEngineKind({}, () => true, calibration('node-llama-cpp'))).toBe('node-llama-cpp');
+    expect(defaultEngineKind({}, () => true, calibration('llama-server'))).toBe('llama-server');
+    expect(defaultEngineKind({}, () => false, calibration('llama-server'))).toBe('node-llama-cpp');
+    expect(defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'llama-server' }, () => true, calibration('node-llama-cpp'))).toBe('llama-server');
+  });
 });
+
+describe('engine calibration file', () => {
+  const dataDir = (): string => mkdtempSync(join(tmpdir(), 'manifold-calibration-'));
+
+  it('is read back as written, for this machine; none at all is no reason to warn', async () => {
+    const dir = dataDir();
+    expect(readCalibration(dir)).toEqual({ calibration: null });
+    await writeCalibration(dir, CALIBRATION);
+    expect(readCalibration(dir)).toEqual({ calibration: CALIBRATION });
+  });
+
+  it("is ignored, saying why, when it is not JSON, not a calibration, or another machine's", async () => {
+    const dir = dataDir();
+    writeFileSync(join(dir, CALIBRATION_FILE), '{"version": 1, "machine"');
+    expect(readCalibration(dir).ignored).toMatch(/engine-calibration\.json is not JSON \(.*\); run `manifold engine calibrate` again$/);
+    writeFileSync(join(dir, CALIBRATION_FILE), JSON.stringify({ ...CALIBRATION, faster: 'vllm' }));
+    expect(readCalibration(dir).ignored).toMatch(/engine-calibration\.json is not a calibration \(faster: .*\); run `manifold engine calibrate` again$/);
+    await writeCalibration(dir, { ...CALIBRATION, machine: 'Another CPU × 64' });
+    expect(readCalibration(dir)).toEqual({ calibration: null, ignored: `${join(dir, CALIBRATION_FILE)} was measured on another machine (Another CPU × 64, this is ${thisMachine()})` });
+  });
+
+  it('names the kind whose request took less time the faster', () => {
+    const figures = (seconds: number) => ({ prefillTokensPerSecond: 1, decodeTokensPerSecond: 1, seconds });
+    expect(fasterKind({ 'node-llama-cpp': figures(1.8), 'llama-server': figures(2.5) })).toBe('node-llama-cpp');
+    expect(fasterKind({ 'node-llama-cpp': figures(2.5), 'llama-server': figures(1.8) })).toBe('llama-server');
+  });
+});
+
+/** A verdict measured on this machine (the figures of a calibration run on the bench model). */
+const CALIBRATION: EngineCalibration = {
+  version: 1,
+  machine: thisMachine(),
+  measuredAt: '2026-12-05T22:11:02.031Z',
+  model: '/models/bench.gguf',
+  threads: 1,
+  promptTokens: 1024,
+  answerTokens: 128,
+  kinds: {
+    'node-llama-cpp': { prefillTokensPerSecond: 1525.2, decodeTokensPerSecond: 113.2, seconds: 1.79 },
+    'llama-server': { prefillTokensPerSecond: 1646.8, decodeTokensPerSecond: 67.7, seconds: 2.5 },
+  },
+  faster: 'node-llama-cpp',
+};
 
 describe('run config: remote replicas', () => {
   const parseError = (replicas: unknown[]): string => {
