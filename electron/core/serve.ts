@@ -89,6 +89,8 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     ...(options.replicaOptions ? { replicaOptions: options.replicaOptions } : {}),
   });
   if (calibrated.ignored) workstation.log.warn(`the engine calibration is not followed: ${calibrated.ignored}`);
+  const verdict = calibrated.calibration;
+  if (verdict) workstation.log.info(`engine calibration of ${verdict.measuredAt}: ${verdict.faster} is the faster kind here (${verdict.kinds['node-llama-cpp'].seconds.toFixed(2)} s on node-llama-cpp, ${verdict.kinds['llama-server'].seconds.toFixed(2)} s on llama-server); a config without engine.kind runs it`);
   const front = await controlToken(dataDir, { rotate: options.newToken ?? false, note: (line) => workstation.log.warn(line) })
     .then((token) => startFront(workstation, { ...options.front, token }))
     .catch(async (error: unknown) => {

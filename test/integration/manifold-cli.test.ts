@@ -223,12 +223,14 @@ describe('manifold CLI', () => {
         try {
           const pid = served.workstation.replicas.replicaView()[0]!.pid!;
           expect((await readFile(`/proc/${pid}/comm`, 'utf8')).trim()).toBe(faster === 'llama-server' ? 'llama-server' : 'node');
+          expect(served.logs.some((line) => line.includes(`${faster} is the faster kind here`))).toBe(true);
         } finally {
           await served.close();
         }
       }
     } finally {
-      process.env.MANIFOLD_ENGINE_KIND = pinned;
+      if (pinned === undefined) delete process.env.MANIFOLD_ENGINE_KIND;
+      else process.env.MANIFOLD_ENGINE_KIND = pinned;
     }
   }, 120_000);
 });
