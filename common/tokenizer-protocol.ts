@@ -27,8 +27,8 @@ export const chatMessageSchema = z.object({
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 export type ChatRole = ChatMessage['role'];
 
-/** An answer as an engine sampled it: the text a client got, and the ids behind it. */
-const sampledAnswerSchema = z.object({ text: z.string().min(1), tokens: tokenIdsSchema });
+/** An assistant message of the request whose text is an answer an engine sampled, and the ids it sampled. */
+const sampledAnswerSchema = z.object({ message: z.number().int().nonnegative(), tokens: tokenIdsSchema });
 export type SampledAnswer = z.infer<typeof sampledAnswerSchema>;
 
 export const tokenizerRequestSchema = z.discriminatedUnion('type', [
@@ -54,8 +54,8 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
     addGenerationPrompt: z.boolean(),
     tools: z.array(z.record(z.string(), z.unknown())).optional(),
     /**
-     * Answers whose sampled ids core remembers (electron/core/tokenizer/sampled-answers.ts), in the order
-     * of the messages holding them: where the rendered text holds one, those ids stand for it.
+     * Assistant messages whose text is an answer core remembers the sampled ids of
+     * (electron/core/tokenizer/sampled-answers.ts), in message order: those ids stand for that text.
      */
     answers: z.array(sampledAnswerSchema).optional(),
   }),

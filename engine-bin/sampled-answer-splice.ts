@@ -5,26 +5,48 @@
  * first id that differs. The common case: a node-llama-cpp engine's text drops the leading space of an
  * answer's first piece (as detokenizing a sequence does), so the rendered text has none there and the
  * tokens from the newline before the answer on differ; with the test model about half the answers. With
- * the sampled ids the next turn's prompt holds what the engine's KV cache holds, that space included. The
- * previous turn's prompt ended where the answer begins and was cut the same way, so its pieces come out
- * the same again. An answer is spliced only where its ids, detokenized on their own, make its text.
+ * the sampled ids the next turn's prompt holds what the engine's KV cache holds, that space included.
+ *
+ * Each answer is anchored where the prompt that asked for it ended (the tokenizer host renders the
+ * messages before it with the generation prompt: `at`), so its ids go exactly there and the text before
+ * them is cut where that prompt was. An answer is spliced only where its ids, detokenized on their own,
+ * make its text; the host also keeps an answer whole when the text after it does not start with a control
+ * token (a vocabulary that puts a space before every separately tokenized text would add one there).
  */
-import type { SampledAnswer } from '../common/tokenizer-protocol.js';
 
-/** The text sampled ids make, and the ids that make it (trailing control tokens dropped); null when they make no plain text. */
-export type SampledText = (ids: readonly number[]) => { text: string; ids: number[] } | null;
+/** The text sampled ids make, and the ids that make it (trailing special tokens dropped); null when they make no plain text. */
+export type SampledTextOf = (ids: readonly number[]) => { text: string; ids: number[] } | null;
 
-/** `text` as pieces in order: strings to tokenize, and the sampled ids of each answer found in it (searched in the order given). */
-export function spliceSampledAnswers(text: string, answers: readonly SampledAnswer[], sampledText: SampledText): (string | number[])[] {
-  const pieces: (string | number[])[] = [];
+/** An answer in the rendered prompt: where it starts, its text, and the ids its engine sampled. */
+export interface AnswerAnchor {
+  at: number;
+  text: string;
+  tokens: readonly number[];
+}
+
+/** An answer's sampled ids in the prompt, with the anchor they came from. */
+export interface SplicedAnswer {
+  anchor: AnswerAnchor;
+  ids: number[];
+}
+
+/** A piece of the prompt: text to tokenize, or a spliced answer. */
+export type PromptPiece = string | SplicedAnswer;
+
+/**
+ * `text` as pieces in order: strings to tokenize, and the sampled ids of each anchored answer whose text
+ * stands at its anchor and whose ids make that text (anchors in increasing order; one inside an earlier
+ * answer is skipped).
+ */
+export function spliceSampledAnswers(text: string, anchors: readonly AnswerAnchor[], sampledTextOf: SampledTextOf): PromptPiece[] {
+  const pieces: PromptPiece[] = [];
   let cursor = 0;
-  for (const answer of answers) {
-    const at = text.indexOf(answer.text, cursor);
-    if (at < 0) continue;
-    const sampled = sampledText(answer.tokens);
-    if (sampled === null || sampled.text !== answer.text) continue;
-    pieces.push(text.slice(cursor, at), sampled.ids);
-    cursor = at + answer.text.length;
+  for (const anchor of anchors) {
+    if (anchor.at < cursor || !text.startsWith(anchor.text, anchor.at)) continue;
+    const sampled = sampledTextOf(anchor.tokens);
+    if (sampled === null || sampled.text !== anchor.text) continue;
+    pieces.push(text.slice(cursor, anchor.at), { anchor, ids: sampled.ids });
+    cursor = anchor.at + anchor.text.length;
   }
   pieces.push(text.slice(cursor));
   return pieces;

@@ -13,7 +13,7 @@ import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../comm
 import type { ChatMessage, OpenStage, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
-import { spliceSampledAnswers } from './sampled-answer-splice.js';
+import { spliceSampledAnswers, type AnswerAnchor, type SplicedAnswer } from './sampled-answer-splice.js';
 
 /** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
 const NATIVE_LOG_GRACE_MS = 200;
@@ -112,9 +112,10 @@ export class TokenizerHost {
 
   /**
    * The chat template applied to `messages` (with `tools` in its `tools` variable when given) and
-   * tokenized with control tokens parsed (BOS when the model wants one). Where the text holds one of
-   * `answers` (in order), its sampled ids stand there and the text around it is tokenized piece by piece
-   * (spliceSampledAnswers): the prompt then holds what the engine's KV cache holds after that answer.
+   * tokenized with control tokens parsed (BOS when the model wants one). Each of `answers` (assistant
+   * messages core remembers the sampled ids of) keeps those ids where the prompt that asked for it ended,
+   * and the text around them is tokenized piece by piece (engine-bin/sampled-answer-splice.ts): the prompt
+   * then holds what the engine's KV cache holds after that answer.
    */
   applyChatTemplate(
     messages: readonly ChatMessage[],
@@ -122,10 +123,41 @@ export class TokenizerHost {
     tools?: readonly Record<string, unknown>[],
     answers: readonly SampledAnswer[] = [],
   ): { text: string; tokens: number[] } {
+    const { model } = this.need();
+    const text = this.render(messages, addGenerationPrompt, tools);
+    let anchors = this.anchorsOf(text, messages, tools, answers);
+    for (;;) {
+      const pieces = spliceSampledAnswers(text, anchors, (ids) => this.sampledTextOf(ids));
+      const tokenized = pieces.map((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece.ids));
+      // Text right after an answer must start with a control token, where whole-text tokenization starts a
+      // new fragment too; otherwise (a space-prefixing vocabulary) its own call would add a space there.
+      const unsafe = pieces.find((piece, i): piece is SplicedAnswer => typeof piece !== 'string' && tokenized[i + 1]!.length > 0 && !model.isSpecialToken(tokenized[i + 1]![0] as Token));
+      if (unsafe === undefined) return { text, tokens: tokenized.flat() };
+      anchors = anchors.filter((anchor) => anchor !== unsafe.anchor);
+    }
+  }
+
+  /** Where each remembered answer stands: right after the rendering of the messages before it with the generation prompt, when the text holds it there. */
+  private anchorsOf(text: string, messages: readonly ChatMessage[], tools: readonly Record<string, unknown>[] | undefined, answers: readonly SampledAnswer[]): AnswerAnchor[] {
+    const anchors: AnswerAnchor[] = [];
+    for (const { message, tokens } of answers) {
+      const answer = messages[message];
+      if (answer?.role !== 'assistant' || answer.content === '') continue;
+      let asked: string;
+      try {
+        asked = this.render(messages.slice(0, message), true, tools);
+      } catch {
+        continue;
+      }
+      if (text.startsWith(asked) && text.startsWith(answer.content, asked.length)) anchors.push({ at: asked.length, text: answer.content, tokens });
+    }
+    return anchors.sort((a, b) => a.at - b.at);
+  }
+
+  private render(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools?: readonly Record<string, unknown>[]): string {
     const { model, template } = this.need();
-    let text: string;
     try {
-      text = template.render({
+      return template.render({
         messages,
         ...(tools ? { tools } : {}),
         add_generation_prompt: addGenerationPrompt,
@@ -135,13 +167,10 @@ export class TokenizerHost {
     } catch (error) {
       throw new TokenizerFailure('template_failed', `the chat template failed on these messages: ${(error as Error).message}`);
     }
-    const pieces = spliceSampledAnswers(text, answers, (ids) => this.asSampledText(ids));
-    const tokens = pieces.flatMap((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece));
-    return { text, tokens };
   }
 
-  /** The text `ids` make, with their trailing control tokens (an end of generation) dropped; null when a control token is inside. */
-  private asSampledText(ids: readonly number[]): { text: string; ids: number[] } | null {
+  /** The text `ids` make, with their trailing special tokens (an end of generation) dropped; null when a control token is inside. */
+  private sampledTextOf(ids: readonly number[]): { text: string; ids: number[] } | null {
     const { model } = this.need();
     const kept = [...ids] as Token[];
     while (kept.length > 0 && model.isSpecialToken(kept.at(-1))) kept.pop();

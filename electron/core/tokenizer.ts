@@ -72,7 +72,10 @@ export class Tokenizer {
     options: { addGenerationPrompt?: boolean; tools?: readonly Record<string, unknown>[] } = {},
   ): Promise<{ text: string; tokens: number[] }> {
     const { addGenerationPrompt = true, tools } = options;
-    const answers = this.sampledAnswers.find(messages.filter((m) => m.role === 'assistant').map((m) => m.content));
+    const answers = messages.flatMap((m, message) => {
+      const tokens = m.role === 'assistant' ? this.sampledAnswers.idsOf(m.content) : undefined;
+      return tokens ? [{ message, tokens }] : [];
+    });
     const reply = await this.supervisor.call(
       { type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt, ...(tools ? { tools: [...tools] } : {}), ...(answers.length ? { answers } : {}) },
       'templated',

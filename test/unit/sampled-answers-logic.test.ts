@@ -4,69 +4,74 @@
  * (electron/core/tokenizer/sampled-answers.ts). The real tokenizer and engine: test/integration/sampled-answers.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { spliceSampledAnswers, type SampledText } from '../../engine-bin/sampled-answer-splice.js';
+import { spliceSampledAnswers, type AnswerAnchor, type SampledTextOf } from '../../engine-bin/sampled-answer-splice.js';
 import { SampledAnswers } from '../../electron/core/tokenizer/sampled-answers.js';
 
-/** A vocabulary where id n is the letter at n (97 = "a"), and 0 a control token that makes no text. */
-const letters: SampledText = (ids) => {
+/** A vocabulary where id n is the character with code n (97 = "a"), and 0 a control token that makes no text. */
+const letters: SampledTextOf = (ids) => {
   const kept = [...ids];
   while (kept.at(-1) === 0) kept.pop();
   return kept.includes(0) ? null : { text: String.fromCharCode(...kept), ids: kept };
 };
 const ids = (text: string): number[] => [...text].map((c) => c.charCodeAt(0));
+/** The anchor of `answer` at its `nth` occurrence in `text` (0: the first), with its own ids. */
+const anchor = (text: string, answer: string, nth = 0, tokens = ids(answer)): AnswerAnchor => {
+  let at = -1;
+  for (let i = 0; i <= nth; i++) at = text.indexOf(answer, at + 1);
+  return { at, text: answer, tokens };
+};
+const splice = (text: string, anchors: AnswerAnchor[]) => spliceSampledAnswers(text, anchors, letters).map((piece) => (typeof piece === 'string' ? piece : piece.ids));
 
 describe('spliceSampledAnswers', () => {
-  it('cuts the text around each answer it holds, in order, and puts the sampled ids there', () => {
+  it('cuts the text at each anchored answer, in order, and puts the sampled ids there (trailing control tokens dropped)', () => {
     const text = '<u>hi</u><a>abc</a><u>more</u><a>de</a><u>last</u><a>';
-    expect(spliceSampledAnswers(text, [{ text: 'abc', tokens: ids('abc') }, { text: 'de', tokens: [...ids('de'), 0] }], letters)).toEqual([
-      '<u>hi</u><a>',
-      ids('abc'),
-      '</a><u>more</u><a>',
-      ids('de'),
-      '</a><u>last</u><a>',
-    ]);
+    expect(splice(text, [anchor(text, 'abc'), anchor(text, 'de', 0, [...ids('de'), 0])])).toEqual(['<u>hi</u><a>', ids('abc'), '</a><u>more</u><a>', ids('de'), '</a><u>last</u><a>']);
   });
 
-  it('leaves the text whole where no answer is found after the previous one', () => {
-    const text = '<a>de</a><a>abc</a>';
-    // "de" comes before "abc" in the text, so after "abc" is found there is no "de" left to find.
-    expect(spliceSampledAnswers(text, [{ text: 'abc', tokens: ids('abc') }, { text: 'de', tokens: ids('de') }], letters)).toEqual(['<a>de</a><a>', ids('abc'), '</a>']);
-    expect(spliceSampledAnswers(text, [{ text: 'xyz', tokens: ids('xyz') }], letters)).toEqual([text]);
-    expect(spliceSampledAnswers(text, [], letters)).toEqual([text]);
+  it('splices an answer at its anchor, not where its text first appears', () => {
+    // The user quoted the answer before it was given, and "a" is inside "<a>": only the anchored one counts.
+    const text = '<u>say abc</u><a>abc</a>';
+    expect(splice(text, [anchor(text, 'abc', 1)])).toEqual(['<u>say abc</u><a>', ids('abc'), '</a>']);
+  });
+
+  it('leaves the text whole where an anchor does not hold its answer, or falls inside an earlier answer', () => {
+    const text = '<a>abcd</a>';
+    expect(splice(text, [{ at: 4, text: 'abc', tokens: ids('abc') }])).toEqual([text]);
+    expect(splice(text, [anchor(text, 'abcd'), anchor(text, 'cd')])).toEqual(['<a>', ids('abcd'), '</a>']);
+    expect(splice(text, [])).toEqual([text]);
   });
 
   it('does not splice ids that make another text, or a control token inside the answer', () => {
     const text = '<a>abc</a>';
-    expect(spliceSampledAnswers(text, [{ text: 'abc', tokens: ids('abd') }], letters)).toEqual([text]);
-    expect(spliceSampledAnswers(text, [{ text: 'abc', tokens: [97, 0, 98, 99] }], letters)).toEqual([text]);
+    expect(splice(text, [anchor(text, 'abc', 0, ids('abd'))])).toEqual([text]);
+    expect(splice(text, [anchor(text, 'abc', 0, [97, 0, 98, 99])])).toEqual([text]);
   });
 });
 
 describe('SampledAnswers', () => {
-  it('finds remembered answers in the order asked, skipping the others', () => {
+  it('gives the ids remembered for a text, and nothing for another', () => {
     const memory = new SampledAnswers(100);
     memory.remember('one', [1, 2]);
     memory.remember('two', [3]);
-    expect(memory.find(['two', 'unknown', 'one'])).toEqual([
-      { text: 'two', tokens: [3] },
-      { text: 'one', tokens: [1, 2] },
-    ]);
+    expect(memory.idsOf('two')).toEqual([3]);
+    expect(memory.idsOf('one')).toEqual([1, 2]);
+    expect(memory.idsOf('unknown')).toBeUndefined();
   });
 
   it('keeps its budget of ids, dropping the least recently used first; an answer larger than the budget is not kept', () => {
     const memory = new SampledAnswers(5);
     memory.remember('a', [1, 2]);
     memory.remember('b', [3, 4]);
-    memory.find(['a']); // a is now more recent than b
+    memory.idsOf('a'); // a is now more recent than b
     memory.remember('c', [5, 6]);
-    expect(memory.find(['a', 'b', 'c']).map((f) => f.text)).toEqual(['a', 'c']);
+    expect(['a', 'b', 'c'].map((t) => memory.idsOf(t))).toEqual([[1, 2], undefined, [5, 6]]);
     memory.remember('a', [7]); // remembered again: its old ids no longer count
     memory.remember('d', [8, 9]);
-    expect(memory.find(['a', 'c', 'd']).map((f) => f.tokens)).toEqual([[7], [5, 6], [8, 9]]);
+    expect(['a', 'c', 'd'].map((t) => memory.idsOf(t))).toEqual([[7], [5, 6], [8, 9]]);
     memory.remember('huge', [1, 2, 3, 4, 5, 6]);
-    expect(memory.find(['huge'])).toEqual([]);
+    expect(memory.idsOf('huge')).toBeUndefined();
     memory.remember('', [1]);
     memory.remember('none', []);
-    expect(memory.find(['', 'none'])).toEqual([]);
+    expect([memory.idsOf(''), memory.idsOf('none')]).toEqual([undefined, undefined]);
   });
 });

@@ -1,11 +1,10 @@
 /**
  * The ids engines sampled for recent answers, by the answer's text, within a budget of ids (least
  * recently used out first). A chat client sends an answer back as text in the next turn's history; the
- * tokenizer child puts these ids where the rendered prompt holds that text (engine-bin/sampled-answer-splice.ts),
+ * tokenizer child puts these ids where the prompt that asked for that answer ended (engine-bin/sampled-answer-splice.ts),
  * so the prompt holds what the serving engine's KV cache holds and its prefix reuse runs through the
  * answer. Only memory: after a restart a history is tokenized from its text, as before.
  */
-import type { SampledAnswer } from '../../../common/tokenizer-protocol.js';
 
 /** Ids kept in all (about 8 MiB of ids, with the texts beside them). */
 const DEFAULT_BUDGET_TOKENS = 1 << 20;
@@ -29,17 +28,13 @@ export class SampledAnswers {
     }
   }
 
-  /** The remembered answers among `texts`, in their order (each refreshed as recently used). */
-  find(texts: readonly string[]): SampledAnswer[] {
-    const found: SampledAnswer[] = [];
-    for (const text of texts) {
-      const tokens = this.byText.get(text);
-      if (tokens === undefined) continue;
-      this.byText.delete(text);
-      this.byText.set(text, tokens);
-      found.push({ text, tokens });
-    }
-    return found;
+  /** The ids remembered for `text` (refreshed as recently used), if any. */
+  idsOf(text: string): number[] | undefined {
+    const tokens = this.byText.get(text);
+    if (tokens === undefined) return undefined;
+    this.byText.delete(text);
+    this.byText.set(text, tokens);
+    return tokens;
   }
 
   private forget(text: string): void {
