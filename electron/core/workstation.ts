@@ -337,7 +337,9 @@ export class Workstation implements ChatBackend {
       },
     });
     timer.served(result);
-    this.loaded.tokenizer?.rememberAnswer(result.text, result.completionTokens);
+    // Ids outside the model's vocabulary (a remote peer's answer) must not reach the tokenizer child's native detokenizer.
+    const vocabulary = this.replicas.info().model?.vocabSize ?? 0;
+    if (result.completionTokens.every((token) => token < vocabulary)) this.loaded.tokenizer?.rememberAnswer(result.text, result.completionTokens);
     return result;
   }
 
