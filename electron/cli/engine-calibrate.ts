@@ -21,6 +21,8 @@ export interface CalibrateOptions {
   threads: number;
   /** Where the verdict is written (the data dir serve reads it from). */
   dataDir: string;
+  /** How many GPUs this machine has (part of the machine a verdict belongs to). */
+  gpus: number;
   promptTokens?: number;
   answerTokens?: number;
   /** Each kind's figures as they are measured. */
@@ -30,7 +32,7 @@ export interface CalibrateOptions {
 /** Ordinary words, for a prompt no cache holds. */
 const WORDS = 'the model of a world where each replica serves its own slot and every answer comes back in time for the next turn'.split(' ');
 
-async function measure(kind: EngineKind, options: Required<Omit<CalibrateOptions, 'onMeasured' | 'dataDir'>>): Promise<KindFigures> {
+async function measure(kind: EngineKind, options: Required<Omit<CalibrateOptions, 'onMeasured' | 'dataDir' | 'gpus'>>): Promise<KindFigures> {
   const { model, threads, promptTokens, answerTokens } = options;
   const dataDir = await mkdtemp(join(tmpdir(), 'manifold-calibrate-'));
   const config = parseRunConfig({ model, replicas: 1, engine: { kind, slots: 1, ...(threads > 0 ? { threads } : {}), contextSize: promptTokens + answerTokens + 64, prefixCache: PREFIX_CACHE_OFF } });
@@ -58,12 +60,12 @@ async function measure(kind: EngineKind, options: Required<Omit<CalibrateOptions
 /** Measures both kinds and writes the verdict; refuses where llama-server's binary is not installed. */
 export async function calibrateEngines(options: CalibrateOptions): Promise<{ calibration: EngineCalibration; path: string }> {
   if (!llamaServerFound()) throw new Error('llama-server is not installed, so node-llama-cpp is the only engine kind here: install it with `manifold engine install` first');
-  const full = { model: options.model, threads: options.threads, promptTokens: options.promptTokens ?? 1024, answerTokens: options.answerTokens ?? 128 };
+  const settings = { model: options.model, threads: options.threads, promptTokens: options.promptTokens ?? 1024, answerTokens: options.answerTokens ?? 128 };
   const kinds = {} as Record<EngineKind, KindFigures>;
   for (const kind of ENGINE_KINDS) {
-    kinds[kind] = await measure(kind, full);
+    kinds[kind] = await measure(kind, settings);
     options.onMeasured?.(kind, kinds[kind]);
   }
-  const calibration: EngineCalibration = { version: 1, machine: thisMachine(), measuredAt: new Date().toISOString(), ...full, kinds, faster: fasterKind(kinds) };
+  const calibration: EngineCalibration = { version: 1, machine: thisMachine(options.gpus), measuredAt: new Date().toISOString(), ...settings, kinds, faster: fasterKind(kinds) };
   return { calibration, path: await writeCalibration(options.dataDir, calibration) };
 }

@@ -187,10 +187,14 @@ async function engineCalibrate(ctx: Context, model: string | undefined, threadsA
   const threads = Number(threadsArg);
   if (!Number.isInteger(threads) || threads < 0) throw new CliError(`--threads must be a whole number (0: each engine's default), got ${threadsArg}`);
   const rate = (n: number): string => `${n.toFixed(1)} tok/s`;
+  const monitor = new GpuMonitor();
+  const gpus = monitor.detectedCards().length;
+  monitor.close();
   const { calibration, path: written } = await calibrateEngines({
     model: path,
     threads,
     dataDir: ctx.dataDir,
+    gpus,
     onMeasured: (kind, f) => {
       if (!ctx.json) console.log(`${kind}: prefill ${rate(f.prefillTokensPerSecond)}, decode ${rate(f.decodeTokensPerSecond)}, the request ${f.seconds.toFixed(2)} s`);
     },

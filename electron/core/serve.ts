@@ -5,8 +5,8 @@
  * stop (SIGTERM, Ctrl-C, the desktop's quit): nothing new is taken, running answers get a grace period,
  * those left are ended cleanly, then the engines are stopped.
  */
-import { defaultEngineKind } from './config/default-engine-kind.js';
-import { readCalibration } from './config/engine-calibration.js';
+import { defaultEngineKind, ENGINE_KIND_VARIABLE } from './config/default-engine-kind.js';
+import { readCalibration, thisMachine } from './config/engine-calibration.js';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { ArenaFacts } from './arena/arena-plan.js';
@@ -71,11 +71,13 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
   // A config without a card list uses the cards NVML sees; without NVML (or a GPU), CPU engines.
   const gpuMonitor = new GpuMonitor();
   const dataDir = options.dataDir ?? defaultDataDir();
+  const detectedGpus = gpuMonitor.detectedCards();
   // This machine's `manifold engine calibrate` verdict, if any, picks the default engine kind.
-  const calibrated = readCalibration(dataDir);
+  const calibrationRead = readCalibration(dataDir, thisMachine(detectedGpus.length));
+  const engineKind = defaultEngineKind({ calibration: calibrationRead.calibration });
   const workstation = new Workstation({
     config,
-    machine: { detectedGpus: gpuMonitor.detectedCards(), cpuCores: os.availableParallelism(), defaultEngineKind: defaultEngineKind(process.env, undefined, calibrated.calibration) },
+    machine: { detectedGpus, cpuCores: os.availableParallelism(), defaultEngineKind: engineKind },
     gpuMonitor,
     dataDir,
     ...(options.modelsDir === undefined ? {} : { modelsDir: options.modelsDir }),
@@ -88,9 +90,13 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     ...(options.logRotation ? { logRotation: options.logRotation } : {}),
     ...(options.replicaOptions ? { replicaOptions: options.replicaOptions } : {}),
   });
-  if (calibrated.ignored) workstation.log.warn(`the engine calibration is not followed: ${calibrated.ignored}`);
-  const verdict = calibrated.calibration;
-  if (verdict) workstation.log.info(`engine calibration of ${verdict.measuredAt}: ${verdict.faster} is the faster kind here (${verdict.kinds['node-llama-cpp'].seconds.toFixed(2)} s on node-llama-cpp, ${verdict.kinds['llama-server'].seconds.toFixed(2)} s on llama-server); a config without engine.kind runs it`);
+  if (calibrationRead.ignored) workstation.log.warn(`the engine calibration is not followed: ${calibrationRead.ignored}`);
+  const verdict = calibrationRead.calibration;
+  if (verdict) {
+    const measured = `${verdict.kinds['node-llama-cpp'].seconds.toFixed(2)} s on node-llama-cpp, ${verdict.kinds['llama-server'].seconds.toFixed(2)} s on llama-server`;
+    const runs = engineKind === verdict.faster ? 'a config without engine.kind runs it' : `a config without engine.kind runs ${engineKind} (${ENGINE_KIND_VARIABLE} names it, or llama-server is not installed)`;
+    workstation.log.info(`engine calibration of ${verdict.measuredAt}: ${verdict.faster} is the faster kind here (${measured}); ${runs}`);
+  }
   const front = await controlToken(dataDir, { rotate: options.newToken ?? false, note: (line) => workstation.log.warn(line) })
     .then((token) => startFront(workstation, { ...options.front, token }))
     .catch(async (error: unknown) => {

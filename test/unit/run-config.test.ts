@@ -159,22 +159,22 @@ describe('run config: engine kind', () => {
 
 describe('run config: the default engine kind', () => {
   it('is llama-server where its binary is installed and node-llama-cpp elsewhere', () => {
-    expect(defaultEngineKind({}, () => true)).toBe('llama-server');
-    expect(defaultEngineKind({}, () => false)).toBe('node-llama-cpp');
+    expect(defaultEngineKind({ env: {}, binaryFound: () => true })).toBe('llama-server');
+    expect(defaultEngineKind({ env: {}, binaryFound: () => false })).toBe('node-llama-cpp');
   });
 
   it('is what MANIFOLD_ENGINE_KIND names, whatever is installed, and an unknown name is an error in words', () => {
-    expect(defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'node-llama-cpp' }, () => true)).toBe('node-llama-cpp');
-    expect(defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'llama-server' }, () => false)).toBe('llama-server');
-    expect(() => defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'vllm' }, () => true)).toThrow('MANIFOLD_ENGINE_KIND="vllm" is not an engine kind; use "node-llama-cpp" or "llama-server"');
+    expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'node-llama-cpp' }, binaryFound: () => true })).toBe('node-llama-cpp');
+    expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'llama-server' }, binaryFound: () => false })).toBe('llama-server');
+    expect(() => defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'vllm' }, binaryFound: () => true })).toThrow('MANIFOLD_ENGINE_KIND="vllm" is not an engine kind; use "node-llama-cpp" or "llama-server"');
   });
 
   it("follows this machine's calibration where llama-server is installed; MANIFOLD_ENGINE_KIND still wins", () => {
     const calibration = (faster: EngineKind): EngineCalibration => ({ ...CALIBRATION, faster });
-    expect(defaultEngineKind({}, () => true, calibration('node-llama-cpp'))).toBe('node-llama-cpp');
-    expect(defaultEngineKind({}, () => true, calibration('llama-server'))).toBe('llama-server');
-    expect(defaultEngineKind({}, () => false, calibration('llama-server'))).toBe('node-llama-cpp');
-    expect(defaultEngineKind({ MANIFOLD_ENGINE_KIND: 'llama-server' }, () => true, calibration('node-llama-cpp'))).toBe('llama-server');
+    expect(defaultEngineKind({ env: {}, binaryFound: () => true, calibration: calibration('node-llama-cpp') })).toBe('node-llama-cpp');
+    expect(defaultEngineKind({ env: {}, binaryFound: () => true, calibration: calibration('llama-server') })).toBe('llama-server');
+    expect(defaultEngineKind({ env: {}, binaryFound: () => false, calibration: calibration('llama-server') })).toBe('node-llama-cpp');
+    expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'llama-server' }, binaryFound: () => true, calibration: calibration('node-llama-cpp') })).toBe('llama-server');
   });
 });
 
@@ -183,19 +183,25 @@ describe('engine calibration file', () => {
 
   it('is read back as written, for this machine; none at all is no reason to warn', async () => {
     const dir = dataDir();
-    expect(readCalibration(dir)).toEqual({ calibration: null });
+    expect(readCalibration(dir, thisMachine(0))).toEqual({ calibration: null });
     await writeCalibration(dir, CALIBRATION);
-    expect(readCalibration(dir)).toEqual({ calibration: CALIBRATION });
+    expect(readCalibration(dir, thisMachine(0))).toEqual({ calibration: CALIBRATION });
   });
 
   it("is ignored, saying why, when it is not JSON, not a calibration, or another machine's", async () => {
     const dir = dataDir();
     writeFileSync(join(dir, CALIBRATION_FILE), '{"version": 1, "machine"');
-    expect(readCalibration(dir).ignored).toMatch(/engine-calibration\.json is not JSON \(.*\); run `manifold engine calibrate` again$/);
+    expect(readCalibration(dir, thisMachine(0)).ignored).toMatch(/engine-calibration\.json is not JSON \(.*\); run `manifold engine calibrate` again$/);
     writeFileSync(join(dir, CALIBRATION_FILE), JSON.stringify({ ...CALIBRATION, faster: 'vllm' }));
-    expect(readCalibration(dir).ignored).toMatch(/engine-calibration\.json is not a calibration \(faster: .*\); run `manifold engine calibrate` again$/);
+    expect(readCalibration(dir, thisMachine(0)).ignored).toMatch(/engine-calibration\.json is not a calibration \(faster: .*\); run `manifold engine calibrate` again$/);
     await writeCalibration(dir, { ...CALIBRATION, machine: 'Another CPU × 64' });
-    expect(readCalibration(dir)).toEqual({ calibration: null, ignored: `${join(dir, CALIBRATION_FILE)} was measured on another machine (Another CPU × 64, this is ${thisMachine()})` });
+    expect(readCalibration(dir, thisMachine(0))).toEqual({
+      calibration: null,
+      ignored: `${join(dir, CALIBRATION_FILE)} was measured on another machine (Another CPU × 64, this is ${thisMachine(0)}); run \`manifold engine calibrate\` again`,
+    });
+    // A card added since is another machine too.
+    await writeCalibration(dir, CALIBRATION);
+    expect(readCalibration(dir, thisMachine(1)).ignored).toContain(`was measured on another machine (${thisMachine(0)}, this is ${thisMachine(1)})`);
   });
 
   it('names the kind whose request took less time the faster', () => {
@@ -208,7 +214,7 @@ describe('engine calibration file', () => {
 /** A verdict measured on this machine (the figures of a calibration run on the bench model). */
 const CALIBRATION: EngineCalibration = {
   version: 1,
-  machine: thisMachine(),
+  machine: thisMachine(0),
   measuredAt: '2026-12-05T22:11:02.031Z',
   model: '/models/bench.gguf',
   threads: 1,

@@ -20,11 +20,11 @@ export const llamaServerFound = (): boolean => findLlamaServer() !== null;
  * The kind for a config without `engine.kind`; `binaryFound` says whether llama-server is installed, and
  * `calibration` is this machine's verdict of `manifold engine calibrate` (engine-calibration.ts), if any.
  */
-export function defaultEngineKind(
-  env: NodeJS.ProcessEnv = process.env,
-  binaryFound: () => boolean = llamaServerFound,
-  calibration: EngineCalibration | null = null,
-): EngineKind {
+export function defaultEngineKind({
+  env = process.env,
+  binaryFound = llamaServerFound,
+  calibration = null,
+}: { env?: NodeJS.ProcessEnv; binaryFound?: () => boolean; calibration?: EngineCalibration | null } = {}): EngineKind {
   const named = env[ENGINE_KIND_VARIABLE];
   if (named !== undefined && named !== '') {
     if (!(ENGINE_KINDS as readonly string[]).includes(named)) {

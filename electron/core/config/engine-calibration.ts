@@ -41,9 +41,12 @@ const engineCalibrationSchema = z.object({
 });
 export type EngineCalibration = z.infer<typeof engineCalibrationSchema>;
 
-/** The machine a verdict belongs to: its CPU model and how many CPUs this process may use. */
-export function thisMachine(): string {
-  return `${os.cpus()[0]?.model.trim() || 'unknown CPU'} × ${os.availableParallelism()}`;
+/**
+ * The machine a verdict belongs to: its CPU model, how many CPUs this process may use, and how many GPUs
+ * it sees (`gpus`), so a card added since, or moved to another box, asks for a new calibration.
+ */
+export function thisMachine(gpus: number): string {
+  return `${os.cpus()[0]?.model.trim() || 'unknown CPU'} × ${os.availableParallelism()}, ${gpus} GPU${gpus === 1 ? '' : 's'}`;
 }
 
 /** The kind that served the calibration request sooner. */
@@ -51,8 +54,8 @@ export function fasterKind(kinds: Record<EngineKind, KindFigures>): EngineKind {
   return kinds['llama-server'].seconds <= kinds['node-llama-cpp'].seconds ? 'llama-server' : 'node-llama-cpp';
 }
 
-/** The data dir's verdict for this machine; null with the reason when there is none to follow (none at all: no reason). */
-export function readCalibration(dataDir: string): { calibration: EngineCalibration | null; ignored?: string } {
+/** The data dir's verdict for `machine` (thisMachine); null with the reason when there is none to follow (none at all: no reason). */
+export function readCalibration(dataDir: string, machine: string): { calibration: EngineCalibration | null; ignored?: string } {
   const path = join(dataDir, CALIBRATION_FILE);
   let text: string;
   try {
@@ -69,7 +72,7 @@ export function readCalibration(dataDir: string): { calibration: EngineCalibrati
   }
   const parsed = engineCalibrationSchema.safeParse(json);
   if (!parsed.success) return { calibration: null, ignored: `${path} is not a calibration (${firstIssueInWords(parsed.error).message}); run \`manifold engine calibrate\` again` };
-  if (parsed.data.machine !== thisMachine()) return { calibration: null, ignored: `${path} was measured on another machine (${parsed.data.machine}, this is ${thisMachine()})` };
+  if (parsed.data.machine !== machine) return { calibration: null, ignored: `${path} was measured on another machine (${parsed.data.machine}, this is ${machine}); run \`manifold engine calibrate\` again` };
   return { calibration: parsed.data };
 }
 
