@@ -85,14 +85,14 @@ export async function runPeerChat(options: PeerChatOptions) {
   const rows: Row[] = [];
   // The oracle counts the prompts as each server tokenized them: Manifold's keep its answers' sampled ids
   // (its workstation's tokenizer remembers them), llama-server's are tokenized from their text.
-  const measure = async (server: string, peer: boolean, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number; oracle: number }) => {
+  const measure = (server: string, peer: boolean, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number; oracle: number }): void => {
     rows.push({ server, peer, threads, cache, ...summarise(run.results, run.wallMs), oracle: run.oracle });
   };
   const peer = async (cache: boolean): Promise<void> => {
     const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads, ...(cache ? {} : { cacheRamMib: 0 }) });
     try {
       const run = await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat);
-      await measure(`llama-server, 1 × ${options.slots} slots`, true, options.threads, cache, { ...run, oracle: (await oracleOf(run.results, tokenizer)).share });
+      measure(`llama-server, 1 × ${options.slots} slots`, true, options.threads, cache, { ...run, oracle: (await oracleOf(run.results, tokenizer)).share });
     } finally {
       await node.stop();
     }
@@ -105,7 +105,7 @@ export async function runPeerChat(options: PeerChatOptions) {
       const chat = await realisticChat(target, options.chat);
       return { ...chat, oracle: (await oracleOf(chat.results, served.workstation.tokenizer)).share };
     });
-    await measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, false, replicas * threads, cache, run);
+    measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, false, replicas * threads, cache, run);
   };
   try {
     await peer(true);
