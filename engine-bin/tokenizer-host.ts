@@ -13,7 +13,7 @@ import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../comm
 import type { ChatMessage, OpenStage, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
-import { spliceSampledAnswers, type AnswerAnchor, type SplicedAnswer } from './sampled-answer-splice.js';
+import { spliceSampledAnswers, type AnswerAnchor } from './sampled-answer-splice.js';
 
 /** How long a failed load waits for llama.cpp's error line, which says why (node-llama-cpp's error does not). */
 const NATIVE_LOG_GRACE_MS = 200;
@@ -113,9 +113,9 @@ export class TokenizerHost {
   /**
    * The chat template applied to `messages` (with `tools` in its `tools` variable when given) and
    * tokenized with control tokens parsed (BOS when the model wants one). Each of `answers` (assistant
-   * messages core remembers the sampled ids of) keeps those ids where the prompt that asked for it ended,
-   * and the text around them is tokenized piece by piece (engine-bin/sampled-answer-splice.ts): the prompt
-   * then holds what the engine's KV cache holds after that answer.
+   * messages core remembers the sampled ids of) keeps those ids where its text stands, which is where the
+   * prompt that asked for it ended, and the text around them is tokenized piece by piece
+   * (engine-bin/sampled-answer-splice.ts): the prompt then holds what the engine's KV cache holds after that answer.
    */
   applyChatTemplate(
     messages: readonly ChatMessage[],
@@ -125,33 +125,47 @@ export class TokenizerHost {
   ): { text: string; tokens: number[] } {
     const { model } = this.need();
     const text = this.render(messages, addGenerationPrompt, tools);
-    let anchors = this.anchorsOf(text, messages, tools, answers);
-    for (;;) {
-      const pieces = spliceSampledAnswers(text, anchors, (ids) => this.sampledTextOf(ids));
-      const tokenized = pieces.map((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece.ids));
-      // Text right after an answer must start with a control token, where whole-text tokenization starts a
-      // new fragment too; otherwise (a space-prefixing vocabulary) its own call would add a space there.
-      const unsafe = pieces.find((piece, i): piece is SplicedAnswer => typeof piece !== 'string' && tokenized[i + 1]!.length > 0 && !model.isSpecialToken(tokenized[i + 1]![0] as Token));
-      if (unsafe === undefined) return { text, tokens: tokenized.flat() };
-      anchors = anchors.filter((anchor) => anchor !== unsafe.anchor);
-    }
+    const anchors = answers.length > 0 ? this.anchorsOf(text, messages, addGenerationPrompt, tools, answers) : [];
+    const pieces = spliceSampledAnswers(text, anchors, (ids) => this.sampledTextOf(ids));
+    return { text, tokens: pieces.flatMap((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece)) };
   }
 
-  /** Where each remembered answer stands: right after the rendering of the messages before it with the generation prompt, when the text holds it there. */
-  private anchorsOf(text: string, messages: readonly ChatMessage[], tools: readonly Record<string, unknown>[] | undefined, answers: readonly SampledAnswer[]): AnswerAnchor[] {
-    const anchors: AnswerAnchor[] = [];
-    for (const { message, tokens } of answers) {
-      const answer = messages[message];
-      if (answer?.role !== 'assistant' || answer.content === '') continue;
-      let asked: string;
-      try {
-        asked = this.render(messages.slice(0, message), true, tools);
-      } catch {
-        continue;
-      }
-      if (text.startsWith(asked) && text.startsWith(answer.content, asked.length)) anchors.push({ at: asked.length, text: answer.content, tokens });
+  /**
+   * Where each remembered answer's text stands in `text`: the messages rendered once more with a marker in
+   * place of each such answer, each marker's place moved by how much longer the answers before it are than
+   * their markers. None when the template renders a marker other than once (it transforms or repeats the
+   * text). An answer is left out unless `text` holds it there and what follows it is empty or starts with a
+   * control token, where tokenizing the whole text starts a new fragment too (a space-prefixing vocabulary
+   * would add a space to text tokenized on its own).
+   */
+  private anchorsOf(
+    text: string,
+    messages: readonly ChatMessage[],
+    addGenerationPrompt: boolean,
+    tools: readonly Record<string, unknown>[] | undefined,
+    answers: readonly SampledAnswer[],
+  ): AnswerAnchor[] {
+    const { model } = this.need();
+    const marked = new Map(answers.filter(({ message }) => messages[message]?.role === 'assistant' && messages[message].content !== '').map((answer) => [answer.message, answer]));
+    const markerOf = (message: number): string => `\u{F8FF}manifold answer ${message}\u{F8FF}`;
+    let markedText: string;
+    try {
+      markedText = this.render(messages.map((m, i) => (marked.has(i) ? { ...m, content: markerOf(i) } : m)), addGenerationPrompt, tools);
+    } catch {
+      return [];
     }
-    return anchors.sort((a, b) => a.at - b.at);
+    const places = [...marked.keys()].map((message) => ({ message, at: markedText.indexOf(markerOf(message)) }));
+    if (places.some(({ message, at }) => at < 0 || markedText.includes(markerOf(message), at + 1))) return [];
+    const anchors: AnswerAnchor[] = [];
+    let shift = 0;
+    for (const { message, at } of places.sort((a, b) => a.at - b.at)) {
+      const answer = messages[message]!.content;
+      const anchor = { at: at + shift, text: answer, tokens: marked.get(message)!.tokens };
+      shift += answer.length - markerOf(message).length;
+      const after = text.slice(anchor.at + answer.length, anchor.at + answer.length + 64);
+      if (text.startsWith(answer, anchor.at) && (after === '' || model.isSpecialToken(this.tokenize(after, true, false)[0] as Token))) anchors.push(anchor);
+    }
+    return anchors;
   }
 
   private render(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools?: readonly Record<string, unknown>[]): string {
