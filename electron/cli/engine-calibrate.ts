@@ -6,12 +6,13 @@
  * and `answerTokens` decoded greedily past end-of-generation, after a short warm-up request. Its own
  * timings give the prefill and decode rates; the kind whose request took less time wins.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PREFIX_CACHE_OFF } from '../../common/prefix-cache.js';
 import { llamaServerFound } from '../core/config/default-engine-kind.js';
-import { fasterKind, thisMachine, writeCalibration, type EngineCalibration, type KindFigures } from '../core/config/engine-calibration.js';
+import { writeFileAtomic } from '../core/chat/atomic-file.js';
+import { CALIBRATION_FILE, fasterKind, thisMachine, type EngineCalibration, type KindFigures } from '../core/config/engine-calibration.js';
 import { ENGINE_KINDS, parseRunConfig, type EngineKind } from '../core/config/run-config.js';
 import { serve } from '../core/serve.js';
 
@@ -68,4 +69,12 @@ export async function calibrateEngines(options: CalibrateOptions): Promise<{ cal
   }
   const calibration: EngineCalibration = { version: 1, machine: thisMachine(options.gpus), measuredAt: new Date().toISOString(), ...settings, kinds, faster: fasterKind(kinds) };
   return { calibration, path: await writeCalibration(options.dataDir, calibration) };
+}
+
+/** Writes the verdict into the data dir, made if need be (atomically: a reader sees the old file or the new one). */
+export async function writeCalibration(dataDir: string, calibration: EngineCalibration): Promise<string> {
+  const path = join(dataDir, CALIBRATION_FILE);
+  await mkdir(dataDir, { recursive: true });
+  await writeFileAtomic(path, `${JSON.stringify(calibration, null, 2)}\n`);
+  return path;
 }

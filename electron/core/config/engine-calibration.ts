@@ -5,11 +5,10 @@
  * it (an AMD EPYC ran llama-server 3–4× faster, an Intel Xeon with AMX node-llama-cpp 2.4× at one thread:
  * docs/BENCHMARKS.md), so the verdict is kept in the data dir with the machine it was measured on, and the
  * default engine kind follows it where llama-server's binary is found (default-engine-kind.ts). A file
- * that does not parse, or another machine's, is ignored, and the reason is given.
+ * that does not parse, or another machine's, is ignored, and the reason is given. The command writes it
+ * (`writeCalibration`, atomically, in electron/cli/engine-calibrate.ts).
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -74,14 +73,4 @@ export function readCalibration(dataDir: string, machine: string): { calibration
   if (!parsed.success) return { calibration: null, ignored: `${path} is not a calibration (${firstIssueInWords(parsed.error).message}); run \`manifold engine calibrate\` again` };
   if (parsed.data.machine !== machine) return { calibration: null, ignored: `${path} was measured on another machine (${parsed.data.machine}, this is ${machine}); run \`manifold engine calibrate\` again` };
   return { calibration: parsed.data };
-}
-
-/** Writes the verdict into the data dir, made if need be (a whole file or none: written aside, then renamed). */
-export async function writeCalibration(dataDir: string, calibration: EngineCalibration): Promise<string> {
-  const path = join(dataDir, CALIBRATION_FILE);
-  const aside = `${path}.${randomUUID()}.tmp`;
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(aside, `${JSON.stringify(engineCalibrationSchema.parse(calibration), null, 2)}\n`);
-  await rename(aside, path);
-  return path;
 }
