@@ -149,6 +149,16 @@ async function unload(ctx: Context): Promise<unknown> {
   return info;
 }
 
+/** How many GPUs NVML sees (none without NVML or a card). */
+function detectedGpuCount(): number {
+  const monitor = new GpuMonitor();
+  try {
+    return monitor.detectedCards().length;
+  } finally {
+    monitor.close();
+  }
+}
+
 /** `auto`: Metal on a Mac, a GPU NVML sees → Vulkan on Linux, CUDA on Windows; else the CPU build. */
 function autoBackend(platform: NodeJS.Platform, gpus: number): EngineBackend {
   if (platform === 'darwin') return 'metal';
@@ -160,14 +170,7 @@ async function engineInstall(ctx: Context, backendArg: string): Promise<unknown>
   const backends = ['auto', 'cpu', 'vulkan', 'cuda', 'metal'];
   if (!backends.includes(backendArg)) throw new CliError(`--backend must be one of ${backends.join(', ')}, got ${backendArg}`);
   let backend = backendArg as EngineBackend | 'auto';
-  if (backend === 'auto') {
-    const monitor = new GpuMonitor();
-    try {
-      backend = autoBackend(process.platform, monitor.detectedCards().length);
-    } finally {
-      monitor.close();
-    }
-  }
+  if (backend === 'auto') backend = autoBackend(process.platform, detectedGpuCount());
   const show = progressPrinter(ctx.json);
   const result = await installLlamaServer({
     backend,
@@ -187,14 +190,11 @@ async function engineCalibrate(ctx: Context, model: string | undefined, threadsA
   const threads = Number(threadsArg);
   if (!Number.isInteger(threads) || threads < 0) throw new CliError(`--threads must be a whole number (0: each engine's default), got ${threadsArg}`);
   const rate = (n: number): string => `${n.toFixed(1)} tok/s`;
-  const monitor = new GpuMonitor();
-  const gpus = monitor.detectedCards().length;
-  monitor.close();
   const { calibration, path: written } = await calibrateEngines({
     model: path,
     threads,
     dataDir: ctx.dataDir,
-    gpus,
+    gpus: detectedGpuCount(),
     onMeasured: (kind, f) => {
       if (!ctx.json) console.log(`${kind}: prefill ${rate(f.prefillTokensPerSecond)}, decode ${rate(f.decodeTokensPerSecond)}, the request ${f.seconds.toFixed(2)} s`);
     },
