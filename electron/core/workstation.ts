@@ -288,6 +288,11 @@ export class Workstation implements ChatBackend {
     return this.loaded.config.model || null;
   }
 
+  /** The model's vocabulary size as its replicas report it; 0 while none is ready to say. */
+  get vocabularySize(): number {
+    return this.replicas.info().model?.vocabSize ?? 0;
+  }
+
   get tokenizer(): Tokenizer {
     if (!this.loaded.tokenizer) throw new NoReplicaError(this.loading ? 'the model is still loading' : 'no model is loaded; load one on the Models page');
     return this.loaded.tokenizer;
@@ -338,7 +343,7 @@ export class Workstation implements ChatBackend {
     });
     timer.served(result);
     // Ids outside the model's vocabulary (a remote peer's answer) must not reach the tokenizer child's native detokenizer.
-    const vocabulary = this.replicas.info().model?.vocabSize ?? 0;
+    const vocabulary = this.vocabularySize;
     if (result.completionTokens.every((token) => token < vocabulary)) this.loaded.tokenizer?.rememberAnswer(result.text, result.completionTokens);
     return result;
   }

@@ -41,7 +41,7 @@ export async function handleEmbeddings(workstation: Workstation, raw: unknown, r
   const body = parseRequest(embeddingRequestSchema, raw);
   checkModel(workstation, body.model);
   const inputs = await inputTokens(workstation, body.input);
-  const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
+  const vocabulary = workstation.vocabularySize;
   for (const [i, input] of inputs.entries()) {
     const outside = vocabulary > 0 ? input.find((token) => token >= vocabulary) : undefined;
     if (outside !== undefined) throw new HttpError(400, `input[${i}]: token id ${outside} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'input');

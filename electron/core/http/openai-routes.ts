@@ -172,7 +172,7 @@ async function serveGeneration(
   const finalGrammar = tools?.grammar ?? grammar;
   checkIgnoreEos(body, finalGrammar);
   const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs });
-  const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
+  const vocabulary = workstation.vocabularySize;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
   const context = workstation.replicas.maxContext;

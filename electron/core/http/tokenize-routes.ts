@@ -37,7 +37,7 @@ export async function handleTokenize(workstation: Workstation, raw: unknown, res
 
 export async function handleDetokenize(workstation: Workstation, raw: unknown, res: ServerResponse): Promise<void> {
   const body = parseRequest(detokenizeRequestSchema, raw);
-  const vocabulary = workstation.replicas.info().model?.vocabSize ?? 0;
+  const vocabulary = workstation.vocabularySize;
   const outside = vocabulary > 0 ? body.tokens.findIndex((token) => token >= vocabulary) : -1;
   if (outside >= 0) throw new HttpError(400, `tokens[${outside}]: token id ${body.tokens[outside]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', `tokens[${outside}]`);
   const content = await tokensOf(workstation, () => workstation.tokenizer.detokenize(body.tokens), 'tokens');
