@@ -14,6 +14,11 @@
  * the replica's child, or this process while it runs the in-process path — to the last physical core and
  * this process (the front and the client) to the others, as on a machine whose engine runs on a GPU and
  * leaves the CPU to the front. Linux only; skipped, saying why, with fewer than two physical cores.
+ *
+ * TTFT is also measured on a short prompt (`shortPromptTokens`, `ttftRuns` pairs, alternating): on the
+ * long prompt a prefill's run-to-run spread (a few ms of ~250) hides a front that costs 2 ms; on a short
+ * one the prefill is a few ms and what the HTTP path adds shows, split into the engine child's own time
+ * to its first token over in-process and the rest (the front, both IPC hops and the client's HTTP).
  */
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
@@ -33,6 +38,9 @@ export interface OverheadOptions {
   promptTokens: number;
   answerTokens: number;
   runs: number;
+  /** The short prompt's length, and how many pairs measure TTFT on it. */
+  shortPromptTokens: number;
+  ttftRuns: number;
   placements: Placement[];
 }
 
@@ -100,9 +108,9 @@ export async function runOverhead(options: OverheadOptions) {
       await pinProcess(process.pid, to);
       own = to;
     };
-    const inProcess = async (): Promise<Timing> => {
+    const inProcess = async (tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
       if (cpus) await pinOwn(cpus.engine);
-      return inProcessStream(sequence, prompt, options.answerTokens);
+      return inProcessStream(sequence, tokens, answerTokens);
     };
     return withServed(
       // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
@@ -116,11 +124,11 @@ export async function runOverhead(options: OverheadOptions) {
         }
         const floor = await startHttpFloor();
         /** One stream through `target`, greedy as the in-process path. */
-        const overHttp = async (target: ClientTarget): Promise<Timing> => {
+        const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
           if (cpus) await pinOwn(cpus.front);
           const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
           clients.set(target.baseURL, client);
-          const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, 1, { temperature: 0 });
+          const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
           if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
           return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
         };
@@ -145,8 +153,24 @@ export async function runOverhead(options: OverheadOptions) {
           }
           floorRuns.push(await overHttp(floor));
         }
+        const shortPrompt = prompt.slice(0, options.shortPromptTokens);
+        const shortHttp: Timing[] = [];
+        const shortLocal: Timing[] = [];
+        const shortFront = async (): Promise<void> => void shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS));
+        const shortInProcess = async (): Promise<void> => void shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS));
+        for (let i = 0; i < options.ttftRuns; i++) {
+          // A first token of its own each run (the long runs used 300–310), so neither path starts on a cached prefix.
+          shortPrompt[0] = 320 + i;
+          if (i % 2 === 0) {
+            await shortFront();
+            await shortInProcess();
+          } else {
+            await shortInProcess();
+            await shortFront();
+          }
+        }
         await new Promise((resolve) => floor.server.close(resolve));
-        return { http, local, floor: floorRuns };
+        return { http, local, floor: floorRuns, shortHttp, shortLocal };
       },
     ).finally(() => cpus && pinProcess(process.pid, cpus.before));
   };
@@ -169,14 +193,17 @@ export async function runOverhead(options: OverheadOptions) {
   const text = placements
     .map(({ placement, cpus, summary }) => {
       const where = cpus ? `the engine on CPU ${cpus.engine.join(',')}, the front and the client on ${cpus.front.join(',')}` : 'every core shared';
-      return `${placement} (${where}):\n${summaryTable(summary)}\n\n${verdict(summary)}`;
+      return `${placement} (${where}):\n${summaryTable(summary)}\n\n${verdict(summary)}\n\n${shortPromptTable(summary.shortPrompt, options.shortPromptTokens, summary.httpFloorTtftP50Ms)}`;
     })
     .concat(skipped)
     .join('\n\n');
   return { config: { ...options, model: undefined }, placements, text };
 }
 
-type Runs = { http: Timing[]; local: Timing[]; floor: Timing[] };
+type Runs = { http: Timing[]; local: Timing[]; floor: Timing[]; shortHttp: Timing[]; shortLocal: Timing[] };
+
+/** What a run on the short prompt generates: its TTFT is all it is for. */
+const TTFT_ANSWER_TOKENS = 2;
 
 function summarise(results: Runs, answerTokens: number) {
   const p50 = (xs: Timing[], k: 'ttftMs' | 'decodeTokensPerSecond') => percentile(xs.map((x) => x[k]), 50);
@@ -200,6 +227,27 @@ function summarise(results: Runs, answerTokens: number) {
     httpFloorTtftP50Ms: p50(results.floor, 'ttftMs'),
     frontP50Ms: percentile(results.http.map((x) => x.frontMs ?? Number.NaN), 50),
     tokensPerEvent: (answerTokens * results.http.length) / results.http.reduce((sum, x) => sum + (x.events ?? 0), 0),
+    shortPrompt: summariseShortPrompt(results),
+  };
+}
+
+/** TTFT on the short prompt: each path's p50, the engine child's own, and the front's as the server reports it. */
+function summariseShortPrompt(results: Runs) {
+  const p50 = (values: number[]) => percentile(values, 50);
+  const inProcessTtftP50Ms = p50(results.shortLocal.map((x) => x.ttftMs));
+  const httpTtftP50Ms = p50(results.shortHttp.map((x) => x.ttftMs));
+  const engineTtftP50Ms = p50(results.shortHttp.map((x) => x.engineTtftMs ?? Number.NaN));
+  return {
+    runs: results.shortHttp.length,
+    inProcessTtftP50Ms,
+    httpTtftP50Ms,
+    ttftDeltaMs: httpTtftP50Ms - inProcessTtftP50Ms,
+    engineTtftP50Ms,
+    /** The engine child's time to its first token over the in-process path's: its share of the delta. */
+    engineDeltaMs: engineTtftP50Ms - inProcessTtftP50Ms,
+    /** The client's TTFT over the engine child's, run by run: the front, both IPC hops and the client's HTTP. */
+    outsideEngineP50Ms: p50(results.shortHttp.map((x) => x.ttftMs - (x.engineTtftMs ?? Number.NaN))),
+    frontP50Ms: p50(results.shortHttp.map((x) => x.frontMs ?? Number.NaN)),
   };
 }
 
@@ -216,12 +264,28 @@ function summaryTable(summary: ReturnType<typeof summarise>): string {
   );
 }
 
+function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, promptTokens: number, floorMs: number): string {
+  return table(
+    [`TTFT on a ${promptTokens}-token prompt (${short.runs} runs)`, 'p50 ms', 'over in-process ms'],
+    [
+      ['in-process node-llama-cpp', short.inProcessTtftP50Ms, 0],
+      ['HTTP front (SSE, openai)', short.httpTtftP50Ms, short.ttftDeltaMs],
+      ['  in the engine child', short.engineTtftP50Ms, short.engineDeltaMs],
+      ['  the rest: front, IPC, HTTP (run by run)', short.outsideEngineP50Ms, NaN],
+      ["  of which the front's own (front_ms)", short.frontP50Ms, NaN],
+      ['HTTP floor (a server answering at once)', floorMs, NaN],
+    ],
+  );
+}
+
 function verdict(summary: ReturnType<typeof summarise>): string {
   return [
     `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
-    `TTFT delta ${summary.ttftDeltaMs >= 0 ? '+' : ''}${summary.ttftDeltaMs.toFixed(2)} ms (target ≤ +2 ms)`,
+    `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms)`,
     `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
     `the HTTP floor ${summary.httpFloorTtftP50Ms.toFixed(2)} ms`,
     `${summary.tokensPerEvent.toFixed(2)} tokens per SSE event`,
   ].join(', ');
 }
+
+const signed = (ms: number): string => `${ms >= 0 ? '+' : ''}${ms.toFixed(2)}`;
