@@ -8,6 +8,7 @@
  * several); a `tokens` message carries the tokens of its request that were ready together, one or more.
  */
 import { z } from 'zod';
+import { tokenIdsSchema } from './token-ids.js';
 import {
   gpuLayersSchema,
   kvTypeSchema,
@@ -101,7 +102,7 @@ export const logprobOfProbability = (probability: number): number => (probabilit
 export const MAX_GRAMMAR_LENGTH = 256 * 1024;
 
 export const generateRequestSchema = z.object({
-  tokens: z.array(tokenId).min(1),
+  tokens: tokenIdsSchema({ min: 1 }),
   conversationId: z.string().max(256).optional(),
   sampling: samplingSchema.default(samplingSchema.parse({})),
   stop: z.array(z.string().min(1).max(MAX_STOP_LENGTH)).max(MAX_STOP_STRINGS).default([]),
@@ -122,7 +123,7 @@ export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
 export const MAX_EMBED_INPUTS = 2048;
 
 /** The inputs of an `embed` request: each a non-empty list of token ids, embedded on its own. */
-export const embedInputsSchema = z.array(z.array(tokenId).min(1)).min(1).max(MAX_EMBED_INPUTS);
+export const embedInputsSchema = z.array(tokenIdsSchema({ min: 1 })).min(1).max(MAX_EMBED_INPUTS);
 
 export const engineRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('load'), id: requestId, options: loadOptionsSchema }),
@@ -225,7 +226,7 @@ export const generateDoneSchema = z.object({
   /** The stop string that ended generation, when one did. */
   stoppedBy: z.string().nullable(),
   text: z.string(),
-  completionTokens: z.array(tokenId),
+  completionTokens: tokenIdsSchema(),
   usage: z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() }),
   /** The slot that served it; null when it was cancelled while waiting for a slot. */
   slot: z.number().int().nonnegative().nullable(),
@@ -280,7 +281,7 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
     prefixCache: prefixCacheReportSchema.optional(),
   }),
   /** `logprobs`: one per token, only for a request that asked for them. */
-  z.object({ type: z.literal('tokens'), id: requestId, tokens: z.array(tokenId), text: z.string(), logprobs: z.array(generatedLogprobSchema).optional() }),
+  z.object({ type: z.literal('tokens'), id: requestId, tokens: tokenIdsSchema(), text: z.string(), logprobs: z.array(generatedLogprobSchema).optional() }),
   z.object({ type: z.literal('done'), id: requestId, result: generateDoneSchema }),
   z.object({ type: z.literal('embeddings'), id: requestId, vectors: z.array(z.array(z.number())) }),
   z.object({ type: z.literal('cancelled'), id: requestId, found: z.boolean() }),

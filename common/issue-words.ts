@@ -14,7 +14,7 @@ export function fieldName(path: readonly PropertyKey[]): string {
   return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key)), '');
 }
 
-const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+export const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
 /** A value described in a few words, never dumped: `"abc"`, `2000000`, `a string of 300 characters`, `an object`. */
 export function valueInWords(value: unknown): string {

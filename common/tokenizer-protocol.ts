@@ -5,14 +5,12 @@
  * they receive with these schemas.
  */
 import { z } from 'zod';
+import { tokenIdsSchema } from './token-ids.js';
 import { toolSupportSchema } from './tool-calls/tool-call-format.js';
 
 const requestId = z.number().int().nonnegative();
 
-/** Token ids, checked in one loop: a long prompt's hundreds of thousands of ids parse in about a millisecond. */
-const tokenIdsSchema = z.custom<number[]>((value) => Array.isArray(value) && value.every((t) => Number.isSafeInteger(t) && (t as number) >= 0), {
-  message: 'expected an array of token ids (non-negative integers)',
-});
+const tokenIds = tokenIdsSchema();
 
 /** A call in an assistant turn, as chat templates read it (`arguments` an object when it is JSON). */
 const templateToolCallSchema = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.unknown() }) });
@@ -28,7 +26,7 @@ export type ChatMessage = z.infer<typeof chatMessageSchema>;
 export type ChatRole = ChatMessage['role'];
 
 /** An assistant message of the request whose text is an answer an engine sampled, and the ids it sampled. */
-const sampledAnswerSchema = z.object({ message: z.number().int().nonnegative(), tokens: tokenIdsSchema });
+const sampledAnswerSchema = z.object({ message: z.number().int().nonnegative(), tokens: tokenIds });
 export type SampledAnswer = z.infer<typeof sampledAnswerSchema>;
 
 export const tokenizerRequestSchema = z.discriminatedUnion('type', [
@@ -43,9 +41,9 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('tokenize'), id: requestId, text: z.string(), special: z.boolean(), addBos: z.boolean() }),
   z.object({ type: z.literal('tokenizePrompt'), id: requestId, text: z.string() }),
-  z.object({ type: z.literal('detokenize'), id: requestId, tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('detokenize'), id: requestId, tokens: tokenIds }),
   /** Each token's own text, control tokens written out (llama-server's `with_pieces`). */
-  z.object({ type: z.literal('pieces'), id: requestId, tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('pieces'), id: requestId, tokens: tokenIds }),
   /** `tools`: OpenAI tool objects for the template's `tools` variable (only for a template that renders them). */
   z.object({
     type: z.literal('applyChatTemplate'),
@@ -97,10 +95,10 @@ export const tokenizerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('stage'), id: requestId, stage: openStageSchema }),
   z.object({ type: z.literal('opened'), id: requestId, hasModelTemplate: z.boolean(), probeMs: z.number().nullable(), toolSupport: toolSupportSchema }),
   z.object({ type: z.literal('grammar'), id: requestId, grammar: z.string() }),
-  z.object({ type: z.literal('tokens'), id: requestId, tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('tokens'), id: requestId, tokens: tokenIds }),
   z.object({ type: z.literal('text'), id: requestId, text: z.string() }),
   z.object({ type: z.literal('pieces'), id: requestId, pieces: z.array(z.string()) }),
-  z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIdsSchema }),
+  z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIds }),
   z.object({ type: z.literal('stopping'), id: requestId }),
   z.object({ type: z.literal('error'), id: requestId.nullable(), code: tokenizerErrorCodeSchema, message: z.string() }),
 ]);

@@ -22,6 +22,7 @@ import os from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
+import { tokenIdsSchema } from '../common/token-ids.js';
 import { PREFIX_CACHE_OFF, PREFIX_TIERS, type PrefixBorrow, type PrefixCacheOptions, type PrefixCacheShare, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
 import { PrefixTiers, type TierEntry } from './prefix-tiers.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
@@ -35,7 +36,7 @@ export const MIN_CACHED_TOKENS = 64;
 const ENGINE_DIR_PREFIX = 'engine-';
 
 /** An entry's sidecar: its tokens and the context layout its state was saved under (another engine loads it only under the same). */
-const sidecarSchema = z.object({ layout: z.string(), tokens: z.array(z.number().int().nonnegative()) });
+const sidecarSchema = z.object({ layout: z.string(), tokens: tokenIdsSchema() });
 
 export class PrefixCache {
   private tiers = new PrefixTiers(PREFIX_CACHE_OFF);

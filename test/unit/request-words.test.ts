@@ -51,8 +51,8 @@ describe('OpenAI request refusals in words', () => {
 
   it('words unions, types, enums and ranges', () => {
     expect(textRefusal({ prompt: { text: 'x' } })).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an object');
-    expect(textRefusal({ prompt: [1.5] })).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an array of 1 item');
-    expect(textRefusal({ prompt: [-1] })).toBe('prompt[0]: at least 0 (got -1)');
+    expect(textRefusal({ prompt: [1.5] })).toBe('prompt[0]: a token id is a whole number ≥ 0 (got 1.5)');
+    expect(textRefusal({ prompt: [-1] })).toBe('prompt[0]: a token id is a whole number ≥ 0 (got -1)');
     expect(textRefusal({})).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got nothing');
     expect(chatRefusal({ messages: [{ role: 'function', content: 'x' }] })).toBe('messages[0].role: must be one of "system", "developer", "user", "assistant", "tool" (got "function")');
     expect(chatRefusal({ messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].tool_call_id: a tool message needs the tool_call_id of the call it answers');

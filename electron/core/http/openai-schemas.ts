@@ -12,6 +12,7 @@
  * Parse with `parseRequest` (http-error.ts) so every other refusal is in words too.
  */
 import { z } from 'zod';
+import { tokenIdsSchema } from '../../../common/token-ids.js';
 import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_GRAMMAR_LENGTH, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../../common/engine-protocol.js';
 import { expectedOneOf } from '../../../common/issue-words.js';
 import { chatLogprobsFields, completionLogprobsFields } from './logprobs.js';
@@ -136,7 +137,7 @@ export const completionRequestSchema = z
   .object({
     ...samplingFields,
     ...completionLogprobsFields,
-    prompt: z.union([z.string(), z.array(z.string()).length(1), z.array(z.number().int().nonnegative()).min(1)], {
+    prompt: z.union([z.string(), z.array(z.string()).length(1), tokenIdsSchema({ min: 1 })], {
       error: expectedOneOf('a string, an array of one string, or an array of token ids (whole numbers ≥ 0)'),
     }),
     echo: z.literal(false, { error: 'the prompt is not echoed by this server; leave echo out or false' }).nullish(),
@@ -148,7 +149,7 @@ export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 
 export type SamplingRequest = ChatCompletionRequest | CompletionRequest;
 
-const tokenIdsSchema = z.array(z.number().int().nonnegative()).min(1);
+const promptIdsSchema = tokenIdsSchema({ min: 1 });
 
 /**
  * `/v1/embeddings`: a string, strings, token ids or lists of token ids; the vectors as floats or base64
@@ -162,8 +163,8 @@ export const embeddingRequestSchema = z
       [
         z.string().min(1),
         z.array(z.string().min(1)).min(1).max(MAX_EMBED_INPUTS),
-        tokenIdsSchema,
-        z.array(tokenIdsSchema).min(1).max(MAX_EMBED_INPUTS),
+        promptIdsSchema,
+        z.array(promptIdsSchema).min(1).max(MAX_EMBED_INPUTS),
       ],
       { error: expectedOneOf(`a non-empty string, an array of at most ${MAX_EMBED_INPUTS} non-empty strings, an array of token ids, or an array of such arrays`) },
     ),

@@ -7,6 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { tokenIdsSchema } from '../../../common/token-ids.js';
 import type { Workstation } from '../workstation.js';
 import { HttpError, parseRequest, sendJson } from './http-error.js';
 import { tokensOf } from './openai-routes.js';
@@ -25,7 +26,7 @@ const tokenizeRequestSchema = z
   })
   .strict();
 
-const detokenizeRequestSchema = z.object({ tokens: z.array(z.number().int().nonnegative()).max(MAX_TOKENS) }).strict();
+const detokenizeRequestSchema = z.object({ tokens: tokenIdsSchema({ max: MAX_TOKENS }) }).strict();
 
 export async function handleTokenize(workstation: Workstation, raw: unknown, res: ServerResponse): Promise<void> {
   const body = parseRequest(tokenizeRequestSchema, raw);

@@ -7,6 +7,7 @@
  * llama-server's live resize).
  */
 import { z } from 'zod';
+import { tokenIdsSchema } from '../../../common/token-ids.js';
 import { clampLogprob, logprobOfProbability, type GeneratedLogprob, type GenerateRequest, type SlotView, type TokenLogprob } from '../../../common/engine-protocol.js';
 import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type SlotStateDialect, type StreamPiece } from './completion-dialect.js';
 
@@ -29,7 +30,7 @@ const probabilitiesSchema = candidateSchema.extend({ top_probs: z.array(candidat
 const chunkSchema = z.object({
   content: z.string().default(''),
   completion_probabilities: z.array(probabilitiesSchema).optional(),
-  tokens: z.array(tokenId).default([]),
+  tokens: tokenIdsSchema().default([]),
   stop: z.boolean(),
   /** -1 on the per-token chunks; the slot on the last one. */
   id_slot: z.number().int().min(-1).optional(),

@@ -10,10 +10,10 @@
  * text generated so far, llama.cpp's last `repeat_last_n` tokens).
  */
 import { z } from 'zod';
+import { tokenIdsSchema } from '../../../common/token-ids.js';
 import { MAX_GENERATE_TOKENS, slotViewSchema, type GenerateRequest, type SlotView } from '../../../common/engine-protocol.js';
 import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type StreamPiece } from './completion-dialect.js';
 
-const tokenId = z.number().int().nonnegative();
 const count = z.number().int().nonnegative();
 
 const usageSchema = z.object({
@@ -24,7 +24,7 @@ const usageSchema = z.object({
 
 /** Manifold's `manifold` extension: named as llama-server names its timings. */
 const manifoldSchema = z.object({
-  tokens: z.array(tokenId).optional(),
+  tokens: tokenIdsSchema().optional(),
   slot: z.number().int().nonnegative().nullish(),
   timings: z
     .object({ cache_n: count, prompt_n: count, prompt_ms: z.number().nonnegative(), predicted_n: count, predicted_ms: z.number().nonnegative(), predicted_per_second: z.number() })

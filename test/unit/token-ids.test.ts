@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { tokenIdsSchema } from '../../common/token-ids.js';
+
+const issues = (schema: z.ZodType, value: unknown): [string, string][] => {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? [] : parsed.error.issues.map((issue) => [issue.path.join('.'), issue.message]);
+};
+
+describe('token ids at a process boundary', () => {
+  const prompt = z.object({ tokens: tokenIdsSchema({ min: 1, max: 4 }) });
+
+  it('take a list of whole numbers ≥ 0 within its length, as it is', () => {
+    const ids = [0, 1, 2 ** 31, Number.MAX_SAFE_INTEGER];
+    expect(prompt.parse({ tokens: ids }).tokens).toEqual(ids);
+    expect(tokenIdsSchema().parse([])).toEqual([]);
+  });
+
+  it('name the first id that is not one at its own index', () => {
+    for (const bad of [-1, 1.5, '7', null, Number.NaN, 2 ** 53]) {
+      expect(issues(prompt, { tokens: [3, bad, -2] })).toEqual([['tokens.1', expect.stringMatching(/^a token id is a whole number ≥ 0 \(got .+\)$/)]]);
+    }
+  });
+
+  it('refuse what is not a list, and a list too short or too long, saying so', () => {
+    expect(prompt.safeParse({ tokens: 'hello' }).error?.issues).toMatchObject([{ code: 'invalid_type', expected: 'array', path: ['tokens'] }]);
+    expect(prompt.safeParse({}).error?.issues).toMatchObject([{ code: 'invalid_type', expected: 'array', path: ['tokens'] }]);
+    expect(issues(prompt, { tokens: [] })).toEqual([['tokens', 'at least 1 token id (got 0)']]);
+    expect(issues(prompt, { tokens: [1, 2, 3, 4, 5] })).toEqual([['tokens', 'at most 4 token ids (got 5)']]);
+  });
+
+  it('in a union, leave a string to its own option and a non-list to the union’s message', () => {
+    const either = z.union([z.string(), tokenIdsSchema({ min: 1 })], { error: 'a string or token ids' });
+    expect(either.parse('text')).toBe('text');
+    expect(either.parse([5])).toEqual([5]);
+    expect(issues(either, { text: 'a' })).toEqual([['', 'a string or token ids']]);
+    expect(issues(either, [5, -5])).toEqual([['1', 'a token id is a whole number ≥ 0 (got -5)']]);
+  });
+});
