@@ -9,7 +9,7 @@ import { generateRequestSchema, MAX_GENERATE_TOKENS } from '../../common/engine-
 import { inWords } from '../../common/issue-words.js';
 import { HttpError, parseRequest } from '../../electron/core/http/http-error.js';
 import { generateRequest } from '../../electron/core/http/openai-routes.js';
-import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from '../../electron/core/http/openai-schemas.js';
+import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, type SamplingRequest } from '../../electron/core/http/openai-schemas.js';
 import { fuzzBody, seededRandom } from '../helpers/request-fuzz.js';
 
 const chat = { messages: [{ role: 'user', content: 'hi' }] };
@@ -53,6 +53,10 @@ describe('OpenAI request refusals in words', () => {
     expect(textRefusal({ prompt: { text: 'x' } })).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an object');
     expect(textRefusal({ prompt: [1.5] })).toBe('prompt[0]: a token id is a whole number ≥ 0 (got 1.5)');
     expect(textRefusal({ prompt: [-1] })).toBe('prompt[0]: a token id is a whole number ≥ 0 (got -1)');
+    expect(textRefusal({ prompt: ['a', 'b'] })).toBe('prompt: exactly 1 item (got 2)');
+    expect(textRefusal({ prompt: [null] })).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an array of 1 item');
+    expect(refusal(embeddingRequestSchema, { input: [[]] }).message).toBe('input[0]: at least 1 token id (got 0)');
+    expect(refusal(embeddingRequestSchema, { input: [[1], [2, -2]] }).message).toBe('input[1][1]: a token id is a whole number ≥ 0 (got -2)');
     expect(textRefusal({})).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got nothing');
     expect(chatRefusal({ messages: [{ role: 'function', content: 'x' }] })).toBe('messages[0].role: must be one of "system", "developer", "user", "assistant", "tool" (got "function")');
     expect(chatRefusal({ messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].tool_call_id: a tool message needs the tool_call_id of the call it answers');

@@ -17,8 +17,12 @@ describe('token ids at a process boundary', () => {
   });
 
   it('name the first id that is not one at its own index', () => {
-    for (const bad of [-1, 1.5, '7', null, Number.NaN, 2 ** 53]) {
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53]) {
       expect(issues(prompt, { tokens: [3, bad, -2] })).toEqual([['tokens.1', expect.stringMatching(/^a token id is a whole number ≥ 0 \(got .+\)$/)]]);
+    }
+    // Not a number at all: a type mismatch, as zod's array of numbers reports it.
+    for (const bad of ['7', null, [1], undefined]) {
+      expect(prompt.safeParse({ tokens: [3, bad, -2] }).error?.issues).toMatchObject([{ code: 'invalid_type', expected: 'number', path: ['tokens', 1] }]);
     }
   });
 
@@ -35,5 +39,11 @@ describe('token ids at a process boundary', () => {
     expect(either.parse([5])).toEqual([5]);
     expect(issues(either, { text: 'a' })).toEqual([['', 'a string or token ids']]);
     expect(issues(either, [5, -5])).toEqual([['1', 'a token id is a whole number ≥ 0 (got -5)']]);
+    // A list of other things is not a list of ids: a type mismatch at its first element, as zod's own array of
+    // numbers says it, so the words of a refusal pass over this option to the one that had the value's shape.
+    const strings = z.union([z.array(z.string()).length(1), tokenIdsSchema({ min: 1 })]);
+    expect(strings.safeParse(['a', 'b']).error?.issues).toMatchObject([
+      { code: 'invalid_union', errors: [[{ code: 'too_big' }], [{ code: 'invalid_type', expected: 'number', path: [0] }]] },
+    ]);
   });
 });
