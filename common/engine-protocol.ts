@@ -8,7 +8,7 @@
  * several); a `tokens` message carries the tokens of its request that were ready together, one or more.
  */
 import { z } from 'zod';
-import { tokenIdsSchema } from './token-ids.js';
+import { areTokenIds, isTokenId, tokenIdsSchema } from './token-ids.js';
 import {
   gpuLayersSchema,
   kvTypeSchema,
@@ -298,15 +298,14 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
 export type EngineMessage = z.infer<typeof engineMessageSchema>;
 export type EngineMessageOf<T extends EngineMessage['type']> = Extract<EngineMessage, { type: T }>;
 
-/** A request id or a token id: a non-negative integer (zod's `int()` means a safe integer). */
-const isNonNegativeInteger = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /** A `tokens` message checked by hand for exactly its schema's shape; undefined when it is not one. */
 function asTokensMessage(raw: unknown): EngineMessageOf<'tokens'> | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { type, id, tokens, text, logprobs } = raw as Record<string, unknown>;
   // With logprobs (asked for, so off the common path) the schema checks the message.
-  if (type !== 'tokens' || logprobs !== undefined || !isNonNegativeInteger(id) || typeof text !== 'string' || !Array.isArray(tokens) || !tokens.every(isNonNegativeInteger)) return undefined;
+  // A request id is checked as a token id is: a whole number ≥ 0 (zod's `int()` means a safe integer).
+  if (type !== 'tokens' || logprobs !== undefined || !isTokenId(id) || typeof text !== 'string' || !Array.isArray(tokens) || !areTokenIds(tokens)) return undefined;
   return { type, id, tokens, text };
 }
 

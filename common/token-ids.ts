@@ -18,6 +18,15 @@ export interface TokenIdsLimits {
   max?: number;
 }
 
+/** A token id: a whole number ≥ 0 that a double holds exactly (what zod's `int().nonnegative()` takes). */
+export const isTokenId = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+
+/** Whether every element of `list` is a token id (a hole is not one); the hand checks of per-token messages use it. */
+export function areTokenIds(list: readonly unknown[]): list is number[] {
+  for (let i = 0; i < list.length; i++) if (!isTokenId(list[i])) return false;
+  return true;
+}
+
 /** The schema of a list of token ids within `limits`. */
 export function tokenIdsSchema({ min = 0, max = Number.POSITIVE_INFINITY }: TokenIdsLimits = {}): z.ZodType<number[], number[]> {
   return z.custom<number[]>().superRefine((value, ctx) => {
@@ -34,7 +43,7 @@ export function tokenIdsSchema({ min = 0, max = Number.POSITIVE_INFINITY }: Toke
     if (value.length < min) ctx.addIssue({ code: 'custom', input: value, message: `at least ${plural(min, 'token id')} (got ${value.length})` });
     for (let i = 0; i < value.length; i++) {
       const id: unknown = value[i];
-      if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) continue;
+      if (isTokenId(id)) continue;
       if (typeof id !== 'number') ctx.addIssue({ code: 'invalid_type', expected: 'number', path: [i], input: id, continue: false });
       else ctx.addIssue({ code: 'custom', path: [i], input: id, message: `a token id is a whole number ≥ 0 (got ${valueInWords(id)})` });
       return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tokenIdsSchema } from '../../common/token-ids.js';
+import { areTokenIds, isTokenId, tokenIdsSchema } from '../../common/token-ids.js';
 
 const issues = (schema: z.ZodType, value: unknown): [string, string][] => {
   const parsed = schema.safeParse(value);
@@ -24,6 +24,15 @@ describe('token ids at a process boundary', () => {
     for (const bad of ['7', null, [1], undefined]) {
       expect(prompt.safeParse({ tokens: [3, bad, -2] }).error?.issues).toMatchObject([{ code: 'invalid_type', expected: 'number', path: ['tokens', 1] }]);
     }
+  });
+
+  it('the hand checks of per-token messages agree with the schema, holes included', () => {
+    for (const id of [0, 7, Number.MAX_SAFE_INTEGER]) expect(isTokenId(id)).toBe(true);
+    for (const id of [-1, 1.5, Number.NaN, 2 ** 53, '7', null, undefined]) expect(isTokenId(id)).toBe(false);
+    expect(areTokenIds([1, 2, 3])).toBe(true);
+    expect(areTokenIds([1, -2, 3])).toBe(false);
+    expect(areTokenIds([1, , 3])).toBe(false);
+    expect(tokenIdsSchema().safeParse([1, , 3]).success).toBe(false);
   });
 
   it('refuse what is not a list, and a list too short or too long, saying so', () => {

@@ -7,7 +7,7 @@
  * llama-server's live resize).
  */
 import { z } from 'zod';
-import { tokenIdsSchema } from '../../../common/token-ids.js';
+import { areTokenIds, tokenIdsSchema } from '../../../common/token-ids.js';
 import { clampLogprob, logprobOfProbability, type GeneratedLogprob, type GenerateRequest, type SlotView, type TokenLogprob } from '../../../common/engine-protocol.js';
 import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type SlotStateDialect, type StreamPiece } from './completion-dialect.js';
 
@@ -103,12 +103,6 @@ function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
   };
 }
 
-/** Whether every element of `value` is a token id (a non-negative integer). */
-function isTokenIds(value: unknown[]): value is number[] {
-  for (const id of value) if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return false;
-  return true;
-}
-
 /**
  * The ordinary per-token chunk (`{content, tokens, stop: false, …}` with no probabilities), read by hand:
  * it is the relay's hot path (one a token, and on a machine where the engine's threads use every core
@@ -121,7 +115,7 @@ function plainTokenPiece(raw: unknown): Parsed<StreamPiece> | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const chunk = raw as Record<string, unknown>;
   const { content, tokens } = chunk;
-  if (chunk.stop !== false || typeof content !== 'string' || !Array.isArray(tokens) || !isTokenIds(tokens)) return undefined;
+  if (chunk.stop !== false || typeof content !== 'string' || !Array.isArray(tokens) || !areTokenIds(tokens)) return undefined;
   if (chunk.completion_probabilities !== undefined || chunk.error !== undefined) return undefined;
   return { ok: true, value: content === '' && tokens.length === 0 ? {} : { tokens: { ids: tokens, text: content } } };
 }
