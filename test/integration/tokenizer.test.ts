@@ -96,6 +96,9 @@ describe('tokenizer', () => {
     const crashing = await Tokenizer.open(testModelPath(), { log: (line) => logs.push(line) });
     try {
       const firstPid = crashing.pid;
+      // Stopped first, so the call is still unanswered when the kill lands: on a busy machine the child, woken by
+      // the request, could otherwise answer it before core's next line runs (CI saw it once).
+      crashing.signal('SIGSTOP');
       const inFlight = crashing.tokenize('hello the world '.repeat(1000));
       crashing.signal('SIGKILL');
       const error = await inFlight.catch((e: unknown) => e);
