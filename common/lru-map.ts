@@ -1,8 +1,16 @@
-/** A Map that keeps its `capacity` most recently used entries: `get` refreshes an entry, `set` drops the least recently used past the capacity. */
+/**
+ * A Map that keeps its most recently used entries within a capacity: `get` refreshes an entry, `set`
+ * drops the least recently used while the entries weigh more than the capacity. Each entry weighs 1
+ * unless a `weigh` is given (the sampled answers' memory weighs an answer by its ids).
+ */
 export class LruMap<K, V> {
   private readonly entries = new Map<K, V>();
+  private weight = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    private readonly weigh: (value: V) => number = () => 1,
+  ) {}
 
   get(key: K): V | undefined {
     const value = this.entries.get(key);
@@ -14,12 +22,25 @@ export class LruMap<K, V> {
   }
 
   set(key: K, value: V): void {
-    this.entries.delete(key);
+    this.delete(key);
     this.entries.set(key, value);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.weight += this.weigh(value);
+    for (const [oldest, kept] of this.entries) {
+      if (this.weight <= this.capacity) break;
+      this.entries.delete(oldest);
+      this.weight -= this.weigh(kept);
+    }
   }
 
   clear(): void {
     this.entries.clear();
+    this.weight = 0;
+  }
+
+  private delete(key: K): void {
+    const value = this.entries.get(key);
+    if (value === undefined) return;
+    this.entries.delete(key);
+    this.weight -= this.weigh(value);
   }
 }
