@@ -143,31 +143,24 @@ export async function runOverhead(options: OverheadOptions) {
         for (let i = 0; i < options.runs; i++) {
           // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
           prompt[0] = 301 + i;
-          // Alternate which goes first, so neither always runs on the other's warm caches.
-          if (i % 2 === 0) {
-            http.push(await front());
-            local.push(await inProcess());
-          } else {
-            local.push(await inProcess());
-            http.push(await front());
-          }
+          await alternately(
+            i,
+            async () => void http.push(await front()),
+            async () => void local.push(await inProcess()),
+          );
           floorRuns.push(await overHttp(floor));
         }
         const shortPrompt = prompt.slice(0, options.shortPromptTokens);
         const shortHttp: Timing[] = [];
         const shortLocal: Timing[] = [];
-        const shortFront = async (): Promise<void> => void shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS));
-        const shortInProcess = async (): Promise<void> => void shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS));
         for (let i = 0; i < options.ttftRuns; i++) {
           // A first token of its own each run (the long runs used 300–310), so neither path starts on a cached prefix.
           shortPrompt[0] = 320 + i;
-          if (i % 2 === 0) {
-            await shortFront();
-            await shortInProcess();
-          } else {
-            await shortInProcess();
-            await shortFront();
-          }
+          await alternately(
+            i,
+            async () => void shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
+            async () => void shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
+          );
         }
         await new Promise((resolve) => floor.server.close(resolve));
         return { http, local, floor: floorRuns, shortHttp, shortLocal };
@@ -204,6 +197,11 @@ type Runs = { http: Timing[]; local: Timing[]; floor: Timing[]; shortHttp: Timin
 
 /** What a run on the short prompt generates: its TTFT is all it is for. */
 const TTFT_ANSWER_TOKENS = 2;
+
+/** Runs the pair of round `round`, which one goes first alternating, so neither always runs on the other's warm caches. */
+async function alternately(round: number, first: () => Promise<void>, second: () => Promise<void>): Promise<void> {
+  for (const run of round % 2 === 0 ? [first, second] : [second, first]) await run();
+}
 
 function summarise(results: Runs, answerTokens: number) {
   const p50 = (xs: Timing[], k: 'ttftMs' | 'decodeTokensPerSecond') => percentile(xs.map((x) => x[k]), 50);
