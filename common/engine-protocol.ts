@@ -298,7 +298,6 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
 export type EngineMessage = z.infer<typeof engineMessageSchema>;
 export type EngineMessageOf<T extends EngineMessage['type']> = Extract<EngineMessage, { type: T }>;
 
-
 /** A `tokens` message checked by hand for exactly its schema's shape; undefined when it is not one. */
 function asTokensMessage(raw: unknown): EngineMessageOf<'tokens'> | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
