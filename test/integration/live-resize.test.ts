@@ -201,8 +201,15 @@ describe('rolling rebuild', () => {
     const { set } = await startReplicaSet({ replicas: 1 });
     const running = set.generate({ tokens: promptTokens(100), maxTokens: 40, ignoreEos: true });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const rebuilding = rebuild(set, { replica: 0, change: { contextSize: 2048 } });
-    await waitForState(set, 0, 'maintenance');
+    // The requests go when the rebuild reports its barrier, which it does on entering maintenance: polling the
+    // replica's state instead can miss the whole maintenance on a busy machine (CI saw it once).
+    let maintenanceEntered!: () => void;
+    const maintenance = new Promise<void>((resolve) => (maintenanceEntered = resolve));
+    const rebuilding = set.rebuild(rebuildRequestSchema.parse({ replica: 0, change: { contextSize: 2048 } }), (progress) => {
+      if (progress.stage === 'barrier') maintenanceEntered();
+    });
+    await Promise.race([maintenance, rebuilding.then((outcomes) => Promise.reject(new Error(`the rebuild ended before its barrier: ${JSON.stringify(outcomes)}`)))]);
+    expect(set.replicaView()[0]?.state).toBe('maintenance');
     const arriving = [0, 1, 2].map((i) => set.generate({ tokens: promptTokens(40, i), maxTokens: 3, ignoreEos: true }));
     const [outcome] = await rebuilding;
     expect(outcome?.outcome).toBe('Applied');
