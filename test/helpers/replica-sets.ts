@@ -1,5 +1,6 @@
 /** Test helpers: a replica set of real engine children on the generated model, closed after each test file. */
 import { afterAll } from 'vitest';
+import { rebuildRequestSchema, type RebuildRequestInput, type ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import { parseRunConfig, type RunConfig } from '../../electron/core/config/run-config.js';
 import { forkEngine } from '../../electron/core/engine/engine-process.js';
 import { ReplicaSet, type ReplicaSetOptions } from '../../electron/core/replicas/replica-set.js';
@@ -32,4 +33,21 @@ export async function startReplicaSet(config: Partial<RunConfig>, options: Parti
 
 export function waitForState(set: ReplicaSet, replica: number, state: string, timeoutMs = 20_000): Promise<true> {
   return waitFor(() => (set.replicaView()[replica]?.state === state ? true : undefined), `replica ${replica} to be ${state}`, timeoutMs);
+}
+
+/**
+ * Starts a rebuild and resolves once it has entered maintenance (the barrier it reports there), the
+ * rebuild still running in `outcomes`; rejects with its outcomes when it ends before. Polling the
+ * replica's state for 'maintenance' instead can miss a short maintenance on a busy machine.
+ */
+export async function rebuildInMaintenance(set: ReplicaSet, request: RebuildRequestInput): Promise<{ outcomes: Promise<ReplicaRebuildOutcome[]> }> {
+  let entered!: (replica: number) => void;
+  const maintenance = new Promise<number>((resolve) => (entered = resolve));
+  const outcomes = set.rebuild(rebuildRequestSchema.parse(request), (progress) => {
+    if (progress.stage === 'barrier') entered(progress.replica);
+  });
+  const replica = await Promise.race([maintenance, outcomes.then((ended) => Promise.reject(new Error(`the rebuild ended before its barrier: ${JSON.stringify(ended)}`)))]);
+  const state = set.replicaView()[replica]?.state;
+  if (state !== 'maintenance') throw new Error(`the rebuild reported its barrier with replica ${replica} ${state}, not in maintenance`);
+  return { outcomes };
 }

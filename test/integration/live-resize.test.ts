@@ -11,7 +11,7 @@ import { rebuildRequestSchema } from '../../common/rebuild.js';
 import { NoReplicaError } from '../../electron/core/replicas/replica-errors.js';
 import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
-import { startReplicaSet, waitForState } from '../helpers/replica-sets.js';
+import { rebuildInMaintenance, startReplicaSet, waitForState } from '../helpers/replica-sets.js';
 
 const rebuild = (set: ReplicaSet, request: RebuildRequestInput): Promise<ReplicaRebuildOutcome[]> => set.rebuild(rebuildRequestSchema.parse(request));
 
@@ -201,15 +201,8 @@ describe('rolling rebuild', () => {
     const { set } = await startReplicaSet({ replicas: 1 });
     const running = set.generate({ tokens: promptTokens(100), maxTokens: 40, ignoreEos: true });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    // The requests go when the rebuild reports its barrier, which it does on entering maintenance: polling the
-    // replica's state instead can miss the whole maintenance on a busy machine (CI saw it once).
-    let maintenanceEntered!: () => void;
-    const maintenance = new Promise<void>((resolve) => (maintenanceEntered = resolve));
-    const rebuilding = set.rebuild(rebuildRequestSchema.parse({ replica: 0, change: { contextSize: 2048 } }), (progress) => {
-      if (progress.stage === 'barrier') maintenanceEntered();
-    });
-    await Promise.race([maintenance, rebuilding.then((outcomes) => Promise.reject(new Error(`the rebuild ended before its barrier: ${JSON.stringify(outcomes)}`)))]);
-    expect(set.replicaView()[0]?.state).toBe('maintenance');
+    // The requests go once the rebuild has entered maintenance (it waits for the running request there).
+    const { outcomes: rebuilding } = await rebuildInMaintenance(set, { replica: 0, change: { contextSize: 2048 } });
     const arriving = [0, 1, 2].map((i) => set.generate({ tokens: promptTokens(40, i), maxTokens: 3, ignoreEos: true }));
     const [outcome] = await rebuilding;
     expect(outcome?.outcome).toBe('Applied');

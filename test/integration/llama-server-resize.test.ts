@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { rebuildRequestSchema, type RebuildRequestInput, type ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 import { promptTokens } from '../helpers/engines.js';
-import { startReplicaSet, waitForState } from '../helpers/replica-sets.js';
+import { rebuildInMaintenance, startReplicaSet } from '../helpers/replica-sets.js';
 
 const rebuild = (set: ReplicaSet, request: RebuildRequestInput): Promise<ReplicaRebuildOutcome[]> => set.rebuild(rebuildRequestSchema.parse(request));
 
@@ -39,8 +39,7 @@ describe('live resize of a llama-server replica', () => {
     const oldPid = set.llamaServerOf(0).pid;
     const first = await turns(set, 2);
 
-    const resizing = rebuild(set, { replica: 0, change: { contextSize: 2048 } });
-    await waitForState(set, 0, 'maintenance');
+    const { outcomes: resizing } = await rebuildInMaintenance(set, { replica: 0, change: { contextSize: 2048 } });
     let resized = false;
     const during = set.generate({ tokens: promptTokens(40, 7), maxTokens: 3, ignoreEos: true }).then((done) => ({ done, afterResize: resized }));
     const [applied] = await resizing;
