@@ -1,10 +1,10 @@
 /**
  * The seeded script of a realistic multi-turn chat benchmark, pure logic: C conversations × R rounds,
  * each conversation opening with a system prompt shared by all (one app, one persona) followed by its
- * own long first message (a pasted document, a question with context), then shorter follow-ups; and the
- * order in which conversations take their turns, a seeded shuffle of R tickets per conversation, so a
- * conversation comes back after a random number of others have spoken. The answers are the server's,
- * appended to the history as text by the driver (bench/chat-workload.ts).
+ * own long first message (a pasted document, a question with context), then shorter follow-ups; and who
+ * speaks next, drawn as the run goes among the conversations not waiting for an answer, so a conversation
+ * comes back after a random number of others have spoken. The answers are the server's, appended to the
+ * history as text by the driver (bench/chat-workload.ts).
  */
 import { seeded } from './stats.js';
 import { sentence } from './workload.js';
@@ -29,8 +29,6 @@ export interface ScriptedConversation {
 
 export interface ChatScript {
   conversations: ScriptedConversation[];
-  /** Conversation indices, each appearing `rounds` times: who speaks next, in this order, as soon as it can. */
-  order: number[];
 }
 
 export function chatScript(options: ChatScriptOptions): ChatScript {
@@ -43,20 +41,24 @@ export function chatScript(options: ChatScriptOptions): ChatScript {
     system,
     userMessages: Array.from({ length: options.rounds }, (_, round) => sentence(random, round === 0 ? options.openingWords : options.followUpWords)),
   }));
-  const order = Array.from({ length: options.conversations * options.rounds }, (_, i) => i % options.conversations);
-  // Fisher–Yates: every interleaving of the tickets equally likely; a conversation's own rounds stay in
-  // order because its tickets are interchangeable.
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j]!, order[i]!];
-  }
-  return { conversations, order };
+  return { conversations };
 }
 
 /**
- * The next ticket to serve: the first one in `order` (from the remaining tickets) whose conversation is
- * not waiting for an answer; -1 when every remaining ticket's conversation is busy.
+ * Who speaks next: a conversation not waiting for an answer, drawn with a weight of its rounds left (a
+ * ticket drawn from those remaining), so the one that just got its answer is no likelier to speak than
+ * any other that can. -1 when none can. (A fixed shuffle of the tickets, each served as soon as its
+ * conversation could speak, favoured it: its tickets skipped while it waited headed the queue.)
  */
-export function nextTicket(remaining: readonly number[], busy: ReadonlySet<number>): number {
-  return remaining.findIndex((conversation) => !busy.has(conversation));
+export function nextSpeaker(roundsLeft: readonly number[], busy: ReadonlySet<number>, random: () => number): number {
+  let tickets = 0;
+  for (const [conversation, rounds] of roundsLeft.entries()) if (!busy.has(conversation)) tickets += rounds;
+  if (tickets === 0) return -1;
+  let draw = Math.floor(random() * tickets);
+  for (const [conversation, rounds] of roundsLeft.entries()) {
+    if (busy.has(conversation)) continue;
+    if (draw < rounds) return conversation;
+    draw -= rounds;
+  }
+  throw new Error('unreachable: the draw is below the tickets counted');
 }

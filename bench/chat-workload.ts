@@ -3,13 +3,13 @@
  * `/v1/chat/completions` with SSE and the official `openai` client, as a chat app would. Each
  * conversation's history is kept as text (the server's answers appended as assistant messages), so its
  * prompts grow turn by turn; at most `concurrency` requests are in flight, at most one per conversation,
- * and conversations take their turns in the script's seeded order, each as soon as its previous answer
- * (and its optional think time) is over. After the run, `oracleOf` tokenizes what was sent for the
+ * and whenever a request ends the next speaker is drawn (seeded) among the conversations whose previous
+ * answer (and optional think time) is over. After the run, `oracleOf` tokenizes what was sent for the
  * oracle line (bench/oracle.ts), off the clock.
  */
 import OpenAI from 'openai';
 import type { Tokenizer } from '../electron/core/tokenizer.js';
-import { chatScript, nextTicket, type ChatScriptOptions } from './chat-script.js';
+import { chatScript, nextSpeaker, type ChatScriptOptions } from './chat-script.js';
 import { oracleShare } from './oracle.js';
 import { seeded } from './stats.js';
 import { streamRequest, type ClientTarget, type RequestResult } from './workload.js';
@@ -34,17 +34,16 @@ export async function realisticChat(target: ClientTarget, options: ChatWorkloadO
   const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
   const script = chatScript(options);
   const thinkRandom = seeded(options.seed + 7919);
+  const speakerRandom = seeded(options.seed + 104_729);
   const histories: OpenAI.ChatCompletionMessageParam[][] = script.conversations.map((c) => [{ role: 'system', content: c.system }]);
-  const roundOf = script.conversations.map(() => 0);
-  const remaining = [...script.order];
+  const roundsLeft = script.conversations.map(() => options.rounds);
   const busy = new Set<number>();
   const results: ChatTurnResult[] = [];
   let inFlight = 0;
   let sequence = 0;
   const started = performance.now();
 
-  const turn = async (conversation: number): Promise<void> => {
-    const round = roundOf[conversation]!++;
+  const turn = async (conversation: number, round: number): Promise<void> => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [...histories[conversation]!, { role: 'user', content: script.conversations[conversation]!.userMessages[round]! }];
     const sent = sequence++;
     const result = await streamRequest(client, target.model, { kind: 'chat', messages }, options.answerTokens, options.seed * 100_000 + conversation * 100 + round, { askLogprobIds: target.logprobIds ?? false });
@@ -55,12 +54,12 @@ export async function realisticChat(target: ClientTarget, options: ChatWorkloadO
   await new Promise<void>((resolve, reject) => {
     const pump = (): void => {
       while (inFlight < options.concurrency) {
-        const index = nextTicket(remaining, busy);
-        if (index < 0) break;
-        const conversation = remaining.splice(index, 1)[0]!;
+        const conversation = nextSpeaker(roundsLeft, busy, speakerRandom);
+        if (conversation < 0) break;
+        const round = options.rounds - roundsLeft[conversation]!--;
         busy.add(conversation);
         inFlight++;
-        turn(conversation).then(() => {
+        turn(conversation, round).then(() => {
           inFlight--;
           const free = (): void => {
             busy.delete(conversation);
@@ -72,7 +71,7 @@ export async function realisticChat(target: ClientTarget, options: ChatWorkloadO
           pump();
         }, reject);
       }
-      if (remaining.length === 0 && busy.size === 0) resolve();
+      if (busy.size === 0 && roundsLeft.every((rounds) => rounds === 0)) resolve();
     };
     pump();
   });

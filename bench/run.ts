@@ -84,10 +84,8 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
             // chats (about 70 tokens a user prompt, 215 an answer), at the answer length these cores afford.
             { name: 'short follow-ups', replicas: 4, slots: 2, uncachedBaseline: true, chat: { followUpWords: 16 } },
             { name: 'short follow-ups, llama-server', replicas: 4, slots: 2, uncachedBaseline: true, kind: 'llama-server', chat: { followUpWords: 16 } },
-            // The same pressure where users read before they answer (about a second, exponential): the slot an
-            // answer frees goes to another conversation, as in a chat with many users. Without it, the conversation
-            // that just finished speaks next (its tickets skipped while it was busy head the queue) and lands on the
-            // slot it just freed, where any router that binds late finds its prefix.
+            // The same pressure where users read before they answer (about a second, exponential): at times fewer
+            // conversations are ready than slots are free.
             { name: 'users think', replicas: 4, slots: 2, chat: { thinkMs: 1000 } },
             { name: 'users think, llama-server', replicas: 4, slots: 2, kind: 'llama-server', chat: { thinkMs: 1000 } },
           ],
