@@ -24,13 +24,16 @@ describe('llama-server replicas', () => {
     expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { socketPath: '/tmp/r0/http.sock' }, '/tmp/r0', 8192)).toEqual([
       '-m', '/proc/1/fd/9', '--host', '/tmp/r0/http.sock',
       '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/r0', '--cache-ram', '8192', '-sps', '0.1',
-      '-t', '1', '-ngl', '0', '-fa', 'auto', '-ctk', 'f16', '-ctv', 'f16',
+      '-t', '1', '-ngl', '0', '-fa', 'off', '-ctk', 'f16', '-ctv', 'f16',
     ]);
     expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { port: 4321 }, '/tmp/slots-r0', 8192)).toEqual([
       '-m', '/proc/1/fd/9', '--host', '127.0.0.1', '--port', '4321',
       '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/slots-r0', '--cache-ram', '8192', '-sps', '0.1',
-      '-t', '1', '-ngl', '0', '-fa', 'auto', '-ctk', 'f16', '-ctv', 'f16',
+      '-t', '1', '-ngl', '0', '-fa', 'off', '-ctk', 'f16', '-ctv', 'f16',
     ]);
+    // Flash attention asked for on the CPU is kept; on a GPU, auto is llama.cpp's.
+    expect(llamaServerArgs({ modelPath: 'm.gguf', gpuLayers: 0, flashAttention: true }, { port: 1 }, 's', 8192).join(' ')).toContain('-fa on');
+    expect(llamaServerArgs({ modelPath: 'm.gguf', gpuLayers: 99 }, { port: 1 }, 's', 8192).join(' ')).toContain('-fa auto');
     // threads 0 and gpuLayers auto are llama.cpp's own choice: no flag.
     const args = llamaServerArgs({ modelPath: 'm.gguf', batchSize: 256, flashAttention: true, kvType: 'q8_0' }, { port: 1 }, 's', 8192);
     expect(args).not.toContain('-t');

@@ -2,8 +2,9 @@
  * The command line of a replica's `llama-server` child, from the same load options a node-llama-cpp
  * engine gets: the model path (the arena's when there is one), `-np <slots>`, `-c <slots × tokens per
  * slot>` with `--no-kv-unified` so each slot has its own share as a node-llama-cpp sequence does,
- * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention and KV type, on a
- * Unix socket (`--host <path>.sock`) or a loopback port. The web UI is off; the slot list (`/slots`)
+ * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention (off on the CPU unless
+ * asked for: common/flash-attention.ts) and KV type, on a Unix socket (`--host <path>.sock`) or a loopback
+ * port. The web UI is off; the slot list (`/slots`)
  * stays on for the slot view, and the slot actions save to and restore from `slotFolder`
  * (`--slot-save-path`, for live resize). The host-memory prompt cache (`--cache-ram`) gets the run config's
  * RAM budget for the prefix cache when it sets one (`engine.prefixCache.ramBytes`, 0 turning it off) and
@@ -12,6 +13,7 @@
  * counts with the same figures whichever binary runs.
  */
 import { loadOptionsSchema, type LoadOptionsInput } from '../../../common/engine-protocol.js';
+import { flashAttentionFor } from '../../../common/flash-attention.js';
 import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits, type PrefixCacheBudgets } from '../../../common/prefix-cache.js';
 
 /** The child's host-memory prompt cache (`--cache-ram`, MiB) when the run config sets no RAM budget: llama.cpp's default, given explicitly. */
@@ -59,7 +61,8 @@ export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, 
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));
-  args.push('-fa', load.flashAttention === 'auto' ? 'auto' : load.flashAttention ? 'on' : 'off');
+  const flashAttention = flashAttentionFor(load);
+  args.push('-fa', flashAttention === 'auto' ? 'auto' : flashAttention ? 'on' : 'off');
   args.push('-ctk', load.kvType, '-ctv', load.kvType);
   return args;
 }
