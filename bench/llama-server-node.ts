@@ -20,6 +20,8 @@ export interface LlamaServerNodeOptions {
   readyTimeoutMs?: number;
   /** Its host-memory prompt cache (`--cache-ram`, MiB; 0 turns it off); llama.cpp's default when absent. */
   cacheRamMib?: number;
+  /** Its flash attention (`-fa`); llama.cpp's default (`auto`) when absent. */
+  flashAttention?: 'on' | 'off' | 'auto';
 }
 
 export interface LlamaServerNode {
@@ -39,6 +41,7 @@ export async function startLlamaServerNode(options: LlamaServerNodeOptions): Pro
   const args = ['-m', options.model, '--host', '127.0.0.1', '--port', String(port), '-np', String(options.slots)];
   args.push('-c', String(options.slots * options.contextSize), '-t', String(options.threads), '--no-webui', '--no-kv-unified');
   if (options.cacheRamMib !== undefined) args.push('--cache-ram', String(options.cacheRamMib));
+  if (options.flashAttention !== undefined) args.push('-fa', options.flashAttention);
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const keep = (chunk: Buffer): void => {

@@ -2,8 +2,10 @@
  * peer: Manifold side by side with llama.cpp's own `llama-server` (built from node-llama-cpp's bundled source,
  * so the same llama.cpp), on the same model file, slots and threads, in one run. Part 1 (runPeerServe): one
  * llama-server with `-np S` against one Manifold replica with S slots of each engine kind (node-llama-cpp, and
- * llama-server as the replica's engine: what the front costs on top of the same engine), all through HTTP with
- * SSE, the same requests in rotating order: one stream alone (the median stream's decode rate, TTFT) and S
+ * llama-server as the replica's engine), all through HTTP with SSE, the same requests in rotating order. The
+ * peer runs twice: as a user starts it (llama.cpp's flash attention `auto`, on for the CPU), and with `-fa
+ * off`, the flag Manifold's own llama-server child gets on the CPU (common/flash-attention.ts), so the
+ * front's cost on top of the same engine and flags reads apart from what the flag gains. The scenarios: one stream alone (the median stream's decode rate, TTFT) and S
  * fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output rate). The
  * front's share is what the client measures beyond what each server reports of itself. A full run does part 1
  * at 2 threads (every core of the machine it was written on) and at 1 (a core left to the front and the
@@ -35,9 +37,9 @@ export interface PeerServeOptions {
   seed: number;
 }
 
-const SERVERS = ['llama-server', 'Manifold', 'Manifold (llama-server engine)'] as const;
+const SERVERS = ['llama-server', 'llama-server -fa off', 'Manifold', 'Manifold (llama-server engine)'] as const;
 type Server = (typeof SERVERS)[number];
-type ManifoldServer = Exclude<Server, 'llama-server'>;
+type PeerServer = 'llama-server' | 'llama-server -fa off';
 type Scenario = 'one stream' | 'S at once';
 
 interface Round {
@@ -86,10 +88,16 @@ export async function runPeerServe(options: PeerServeOptions) {
   const replica = (kind: 'node-llama-cpp' | 'llama-server') => ({ model: options.model, replicas: 1, engine: { kind, slots: options.slots, threads: options.threads, contextSize: options.contextSize } });
   await withServed(replica('node-llama-cpp'), (manifold) =>
     withServed(replica('llama-server'), async (manifoldOnLlamaServer) => {
-      const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads });
+      const peerOptions = { model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads };
+      const node = await startLlamaServerNode(peerOptions);
+      const nodeFaOff = await startLlamaServerNode({ ...peerOptions, flashAttention: 'off' }).catch(async (error: unknown) => {
+        await node.stop();
+        throw error;
+      });
       try {
         const targets: Record<Server, ClientTarget> = {
           'llama-server': { baseURL: `${node.url}/v1`, model: manifold.model },
+          'llama-server -fa off': { baseURL: `${nodeFaOff.url}/v1`, model: manifold.model },
           Manifold: manifold,
           'Manifold (llama-server engine)': manifoldOnLlamaServer,
         };
@@ -105,21 +113,27 @@ export async function runPeerServe(options: PeerServeOptions) {
           for (const server of order) rounds.push(await round(targets[server], server, 'S at once', together, options));
         }
       } finally {
-        await node.stop();
+        await Promise.all([node.stop(), nodeFaOff.stop()]);
       }
     }),
   );
 
   const rows = (['one stream', 'S at once'] as const).flatMap((scenario) => SERVERS.map((server) => summariseServer(rounds, server, scenario)));
   const row = (server: Server, scenario: Scenario) => rows.find((r) => r.server === server && r.scenario === scenario)!;
-  const ratiosOf = (server: ManifoldServer) => ({
-    oneStreamDecode: row(server, 'one stream').decodeTokensPerSecond / row('llama-server', 'one stream').decodeTokensPerSecond,
-    oneStreamTtft: row(server, 'one stream').ttftP50Ms / row('llama-server', 'one stream').ttftP50Ms,
-    togetherOutput: row(server, 'S at once').outputTokensPerSecond / row('llama-server', 'S at once').outputTokensPerSecond,
-    togetherTtftP50: row(server, 'S at once').ttftP50Ms / row('llama-server', 'S at once').ttftP50Ms,
-    togetherTtftFirst: row(server, 'S at once').ttftFirstMs / row('llama-server', 'S at once').ttftFirstMs,
+  const ratiosOf = (server: Server, peer: PeerServer) => ({
+    oneStreamDecode: row(server, 'one stream').decodeTokensPerSecond / row(peer, 'one stream').decodeTokensPerSecond,
+    oneStreamTtft: row(server, 'one stream').ttftP50Ms / row(peer, 'one stream').ttftP50Ms,
+    togetherOutput: row(server, 'S at once').outputTokensPerSecond / row(peer, 'S at once').outputTokensPerSecond,
+    togetherTtftP50: row(server, 'S at once').ttftP50Ms / row(peer, 'S at once').ttftP50Ms,
+    togetherTtftFirst: row(server, 'S at once').ttftFirstMs / row(peer, 'S at once').ttftFirstMs,
   });
-  const ratios = { Manifold: ratiosOf('Manifold'), 'Manifold (llama-server engine)': ratiosOf('Manifold (llama-server engine)') };
+  const ratios = {
+    'Manifold / llama-server': ratiosOf('Manifold', 'llama-server'),
+    'Manifold (llama-server engine) / llama-server': ratiosOf('Manifold (llama-server engine)', 'llama-server'),
+    // The front's own cost: the same engine with the same flags.
+    'Manifold (llama-server engine) / llama-server -fa off': ratiosOf('Manifold (llama-server engine)', 'llama-server -fa off'),
+    'llama-server -fa off / llama-server': ratiosOf('llama-server -fa off', 'llama-server'),
+  };
   const text = table(
     ['scenario', 'server', 'requests', 'TTFT first ms', 'TTFT p50 ms', 'TTFT last ms', 'decode tok/s p50', 'server decode tok/s p50', 'out tok/s', 'front TTFT ms'],
     rows.map((r) => [
@@ -136,7 +150,7 @@ export async function runPeerServe(options: PeerServeOptions) {
     ]),
   );
   const ratioText = Object.entries(ratios)
-    .map(([server, values]) => `${server} / llama-server: ${Object.entries(values).map(([k, v]) => `${k} ${v.toFixed(2)}×`).join(', ')}`)
+    .map(([pair, values]) => `${pair}: ${Object.entries(values).map(([k, v]) => `${k} ${v.toFixed(2)}×`).join(', ')}`)
     .join('\n');
   return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\n${ratioText}` };
 }
