@@ -1,13 +1,11 @@
 /**
  * The engine's model and context at their sizes: what a loaded engine holds (LoadedModel), how a context
  * with its slots is created from load options, and the load-option check that llama.cpp would otherwise
- * fail inside. Batches serve prompts in arrival order; flash attention is off on the CPU unless asked for
- * (common/flash-attention.ts). Used by the load
+ * fail inside. Batches serve prompts in arrival order. Used by the load
  * (model-host.ts) and by the allocation of a live resize (model-resize.ts).
  */
 import type { LlamaContext, LlamaModel } from 'node-llama-cpp';
 import type { LoadOptions } from '../common/engine-protocol.js';
-import { flashAttentionFor } from '../common/flash-attention.js';
 import { metadataArrayLength, type GgufHeader } from '../common/gguf/header-reader.js';
 import { EngineError } from './engine-error.js';
 import type { Slot } from './slot.js';
@@ -38,7 +36,7 @@ export function createContext(model: LlamaModel, options: LoadOptions): Promise<
     sequences: options.slots,
     ...(options.threads ? { threads: options.threads } : {}),
     ...(options.batchSize ? { batchSize: options.batchSize } : {}),
-    flashAttention: flashAttentionFor(options),
+    flashAttention: options.flashAttention,
     // Prompts served in the order they came, as llama-server serves them (docs/ARCHITECTURE.md, "Batch order").
     batching: { itemPrioritizationStrategy: 'firstInFirstOut' },
     experimentalKvCacheKeyType: kvType,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
-import { cacheRamMib, llamaServerArgs, promptCacheLimits } from '../../electron/core/llama-server/llama-server-args.js';
+import { cacheRamMib, flashAttentionFlag, llamaServerArgs, promptCacheLimits } from '../../electron/core/llama-server/llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from '../../electron/core/llama-server/llama-server-folder.js';
 import { readyInfoOf } from '../../electron/core/llama-server/llama-server-ready-info.js';
 import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
@@ -39,6 +39,19 @@ describe('llama-server replicas', () => {
     expect(args).not.toContain('-t');
     expect(args).not.toContain('-ngl');
     expect(args.join(' ')).toContain('-np 1 -c 4096 --no-kv-unified --no-webui --slot-save-path s --cache-ram 8192 -sps 0.1 -b 256 -fa on -ctk q8_0 -ctv q8_0');
+  });
+
+  it('turns flash attention off on the CPU with an unquantized KV cache unless asked for, and leaves auto to llama.cpp elsewhere', () => {
+    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'f16' })).toBe('off');
+    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'f32' })).toBe('off');
+    // Layers that may be on a GPU, or a quantized KV cache (which needs flash attention): llama.cpp's auto.
+    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 'auto', kvType: 'f16' })).toBe('auto');
+    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 40, kvType: 'f16' })).toBe('auto');
+    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'q8_0' })).toBe('auto');
+    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'q4_0' })).toBe('auto');
+    // An explicit choice is kept.
+    expect(flashAttentionFlag({ flashAttention: true, gpuLayers: 0, kvType: 'f16' })).toBe('on');
+    expect(flashAttentionFlag({ flashAttention: false, gpuLayers: 'auto', kvType: 'f16' })).toBe('off');
   });
 
   it("counts the prompt cache's budget less a copy of every slot, by the model's KV bytes a token (llama-server's floor without them)", () => {
@@ -124,5 +137,11 @@ describe('a llama-server child that lends slot files', () => {
     expect(fewerSlots.prefixCacheShare?.layout).not.toBe(lending.prefixCacheShare?.layout);
     expect(readyInfoOf(description, load, 1, '/tmp/r2/slots').prefixCacheShare?.layout).toBe(lending.prefixCacheShare?.layout);
     expect(readyInfoOf(description, load, 1, null).prefixCacheShare).toBeUndefined();
+  });
+
+  it('reports the flash attention its command line resolved', () => {
+    expect(readyInfoOf(description, { ...load, gpuLayers: 0 }, 1, null).sizes.flashAttention).toBe(false);
+    expect(readyInfoOf(description, { ...load, gpuLayers: 0, flashAttention: true }, 1, null).sizes.flashAttention).toBe(true);
+    expect(readyInfoOf(description, load, 1, null).sizes.flashAttention).toBe('auto');
   });
 });
