@@ -45,20 +45,55 @@ export function chatScript(options: ChatScriptOptions): ChatScript {
 }
 
 /**
- * Who speaks next: a conversation not waiting for an answer, drawn with a weight of its rounds left (a
- * ticket drawn from those remaining), so the one that just got its answer is no likelier to speak than
- * any other that can. -1 when none can. (A fixed shuffle of the tickets, each served as soon as its
- * conversation could speak, favoured it: its tickets skipped while it waited headed the queue.)
+ * Who speaks when: conversations not waiting for an answer take turns, the next speaker drawn with a weight
+ * of its rounds left (a ticket drawn from those remaining), so the one that just got its answer is no
+ * likelier to speak than its rounds left make it. (A fixed shuffle of the tickets, each served as soon as
+ * its conversation could speak, favoured it: its tickets skipped while it waited headed the queue, and it
+ * spoke next in ~43% of the turns after an answer where chance gives ~1 in 8.)
  */
-export function nextSpeaker(roundsLeft: readonly number[], busy: ReadonlySet<number>, random: () => number): number {
-  let tickets = 0;
-  for (const [conversation, rounds] of roundsLeft.entries()) if (!busy.has(conversation)) tickets += rounds;
-  if (tickets === 0) return -1;
-  let draw = Math.floor(random() * tickets);
-  for (const [conversation, rounds] of roundsLeft.entries()) {
-    if (busy.has(conversation)) continue;
-    if (draw < rounds) return conversation;
-    draw -= rounds;
+export class TurnTaking {
+  private readonly roundsLeft: number[];
+  private readonly waiting = new Set<number>();
+
+  constructor(
+    private readonly rounds: number,
+    conversations: number,
+    private readonly random: () => number,
+  ) {
+    this.roundsLeft = Array.from({ length: conversations }, () => rounds);
   }
-  throw new Error('unreachable: the draw is below the tickets counted');
+
+  /** The next turn, its conversation now waiting for an answer; null when every conversation with rounds left is waiting. */
+  next(): { conversation: number; round: number } | null {
+    let tickets = 0;
+    for (const [conversation, rounds] of this.roundsLeft.entries()) if (!this.waiting.has(conversation)) tickets += rounds;
+    if (tickets === 0) return null;
+    let draw = Math.floor(this.random() * tickets);
+    for (const [conversation, rounds] of this.roundsLeft.entries()) {
+      if (this.waiting.has(conversation)) continue;
+      if (draw < rounds) {
+        const round = this.rounds - rounds;
+        this.roundsLeft[conversation] = rounds - 1;
+        this.waiting.add(conversation);
+        return { conversation, round };
+      }
+      draw -= rounds;
+    }
+    throw new Error('unreachable: the draw is below the tickets counted');
+  }
+
+  /** The conversation's answer (and its think time) is over: it may speak again. */
+  answered(conversation: number): void {
+    this.waiting.delete(conversation);
+  }
+
+  /** Rounds the conversation has still to speak. */
+  roundsLeftOf(conversation: number): number {
+    return this.roundsLeft[conversation]!;
+  }
+
+  /** Every round spoken and answered. */
+  get finished(): boolean {
+    return this.waiting.size === 0 && this.roundsLeft.every((rounds) => rounds === 0);
+  }
 }

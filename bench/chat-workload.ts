@@ -3,13 +3,13 @@
  * `/v1/chat/completions` with SSE and the official `openai` client, as a chat app would. Each
  * conversation's history is kept as text (the server's answers appended as assistant messages), so its
  * prompts grow turn by turn; at most `concurrency` requests are in flight, at most one per conversation,
- * and whenever a request ends the next speaker is drawn (seeded) among the conversations whose previous
- * answer (and optional think time) is over. After the run, `oracleOf` tokenizes what was sent for the
+ * and whenever a request or a think time ends the next speaker is drawn (seeded) among the conversations
+ * whose previous answer (and optional think time) is over (TurnTaking in bench/chat-script.ts). After the run, `oracleOf` tokenizes what was sent for the
  * oracle line (bench/oracle.ts), off the clock.
  */
 import OpenAI from 'openai';
 import type { Tokenizer } from '../electron/core/tokenizer.js';
-import { chatScript, nextSpeaker, type ChatScriptOptions } from './chat-script.js';
+import { chatScript, TurnTaking, type ChatScriptOptions } from './chat-script.js';
 import { oracleShare } from './oracle.js';
 import { seeded } from './stats.js';
 import { streamRequest, type ClientTarget, type RequestResult } from './workload.js';
@@ -30,14 +30,16 @@ export interface ChatTurnResult extends RequestResult {
   answerTokens: number[];
 }
 
+/** Offsets from the run's seed for the think times' and the turn order's draws, so neither repeats the script's. */
+const THINK_SEED_OFFSET = 7919;
+const TURN_SEED_OFFSET = 104_729;
+
 export async function realisticChat(target: ClientTarget, options: ChatWorkloadOptions): Promise<{ results: ChatTurnResult[]; wallMs: number }> {
   const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
   const script = chatScript(options);
-  const thinkRandom = seeded(options.seed + 7919);
-  const speakerRandom = seeded(options.seed + 104_729);
+  const thinkRandom = seeded(options.seed + THINK_SEED_OFFSET);
+  const turns = new TurnTaking(options.rounds, options.conversations, seeded(options.seed + TURN_SEED_OFFSET));
   const histories: OpenAI.ChatCompletionMessageParam[][] = script.conversations.map((c) => [{ role: 'system', content: c.system }]);
-  const roundsLeft = script.conversations.map(() => options.rounds);
-  const busy = new Set<number>();
   const results: ChatTurnResult[] = [];
   let inFlight = 0;
   let sequence = 0;
@@ -54,24 +56,24 @@ export async function realisticChat(target: ClientTarget, options: ChatWorkloadO
   await new Promise<void>((resolve, reject) => {
     const pump = (): void => {
       while (inFlight < options.concurrency) {
-        const conversation = nextSpeaker(roundsLeft, busy, speakerRandom);
-        if (conversation < 0) break;
-        const round = options.rounds - roundsLeft[conversation]!--;
-        busy.add(conversation);
+        const next = turns.next();
+        if (next === null) break;
+        const { conversation, round } = next;
         inFlight++;
         turn(conversation, round).then(() => {
           inFlight--;
           const free = (): void => {
-            busy.delete(conversation);
+            turns.answered(conversation);
             pump();
           };
-          if (options.thinkMs <= 0) return free();
+          // No think time after a conversation's last answer: nobody reads it to reply.
+          if (options.thinkMs <= 0 || turns.roundsLeftOf(conversation) === 0) return free();
           setTimeout(free, -Math.log(1 - thinkRandom()) * options.thinkMs);
           // While this conversation thinks, its request slot goes to another at once.
           pump();
         }, reject);
       }
-      if (busy.size === 0 && roundsLeft.every((rounds) => rounds === 0)) resolve();
+      if (turns.finished) resolve();
     };
     pump();
   });
