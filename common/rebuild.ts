@@ -19,6 +19,9 @@ export const KV_TYPES = ['f32', 'f16', 'q8_0', 'q4_0'] as const;
 export const kvTypeSchema = z.enum(KV_TYPES);
 export type KvType = z.infer<typeof kvTypeSchema>;
 
+/** A quantized KV type: llama.cpp quantizes the V cache only with flash attention. */
+export const isQuantizedKv = (kvType: KvType): boolean => kvType.startsWith('q');
+
 /** Layers offloaded to the GPU: `auto` lets node-llama-cpp fit them, a number is exact. */
 export const gpuLayersSchema = z.union([z.literal('auto'), z.number().int().nonnegative()]);
 

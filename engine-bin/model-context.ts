@@ -7,6 +7,7 @@
 import type { LlamaContext, LlamaModel } from 'node-llama-cpp';
 import type { LoadOptions } from '../common/engine-protocol.js';
 import { metadataArrayLength, type GgufHeader } from '../common/gguf/header-reader.js';
+import { isQuantizedKv } from '../common/rebuild.js';
 import { EngineError } from './engine-error.js';
 import type { Slot } from './slot.js';
 
@@ -24,7 +25,7 @@ export const vocabularySize = (header: GgufHeader): number => metadataArrayLengt
 
 /** llama.cpp quantizes the V cache only with flash attention; say so instead of failing inside it. */
 export function checkKvType(options: LoadOptions): void {
-  if (options.kvType.startsWith('q') && options.flashAttention === false) {
+  if (isQuantizedKv(options.kvType) && options.flashAttention === false) {
     throw new EngineError('load_failed', `KV type ${options.kvType} needs flashAttention: true (llama.cpp quantizes the V cache only with flash attention)`);
   }
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-server-binary.js';
 import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
-import { cacheRamMib, flashAttentionFlag, llamaServerArgs, promptCacheLimits } from '../../electron/core/llama-server/llama-server-args.js';
+import { cacheRamMib, llamaServerArgs, promptCacheLimits, resolvedFlashAttention } from '../../electron/core/llama-server/llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from '../../electron/core/llama-server/llama-server-folder.js';
 import { readyInfoOf } from '../../electron/core/llama-server/llama-server-ready-info.js';
 import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
@@ -42,16 +42,19 @@ describe('llama-server replicas', () => {
   });
 
   it('turns flash attention off on the CPU with an unquantized KV cache unless asked for, and leaves auto to llama.cpp elsewhere', () => {
-    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'f16' })).toBe('off');
-    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'f32' })).toBe('off');
+    expect(resolvedFlashAttention({ flashAttention: 'auto', gpuLayers: 0, kvType: 'f16' })).toBe(false);
+    expect(resolvedFlashAttention({ flashAttention: 'auto', gpuLayers: 0, kvType: 'f32' })).toBe(false);
     // Layers that may be on a GPU, or a quantized KV cache (which needs flash attention): llama.cpp's auto.
-    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 'auto', kvType: 'f16' })).toBe('auto');
-    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 40, kvType: 'f16' })).toBe('auto');
-    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'q8_0' })).toBe('auto');
-    expect(flashAttentionFlag({ flashAttention: 'auto', gpuLayers: 0, kvType: 'q4_0' })).toBe('auto');
+    expect(resolvedFlashAttention({ flashAttention: 'auto', gpuLayers: 'auto', kvType: 'f16' })).toBe('auto');
+    expect(resolvedFlashAttention({ flashAttention: 'auto', gpuLayers: 40, kvType: 'f16' })).toBe('auto');
+    expect(resolvedFlashAttention({ flashAttention: 'auto', gpuLayers: 0, kvType: 'q8_0' })).toBe('auto');
+    expect(resolvedFlashAttention({ flashAttention: 'auto', gpuLayers: 0, kvType: 'q4_0' })).toBe('auto');
     // An explicit choice is kept.
-    expect(flashAttentionFlag({ flashAttention: true, gpuLayers: 0, kvType: 'f16' })).toBe('on');
-    expect(flashAttentionFlag({ flashAttention: false, gpuLayers: 'auto', kvType: 'f16' })).toBe('off');
+    expect(resolvedFlashAttention({ flashAttention: true, gpuLayers: 0, kvType: 'f16' })).toBe(true);
+    expect(resolvedFlashAttention({ flashAttention: false, gpuLayers: 'auto', kvType: 'f16' })).toBe(false);
+    // On the command line.
+    expect(llamaServerArgs({ modelPath: 'm.gguf', gpuLayers: 0, kvType: 'q8_0' }, { port: 1 }, 's', 8192).join(' ')).toContain('-fa auto');
+    expect(llamaServerArgs({ modelPath: 'm.gguf', gpuLayers: 'auto', flashAttention: false }, { port: 1 }, 's', 8192).join(' ')).toContain('-fa off');
   });
 
   it("counts the prompt cache's budget less a copy of every slot, by the model's KV bytes a token (llama-server's floor without them)", () => {
@@ -139,9 +142,14 @@ describe('a llama-server child that lends slot files', () => {
     expect(readyInfoOf(description, load, 1, null).prefixCacheShare).toBeUndefined();
   });
 
-  it('reports the flash attention its command line resolved', () => {
+  it('reports the flash attention its command line resolved, which its layout key carries', () => {
     expect(readyInfoOf(description, { ...load, gpuLayers: 0 }, 1, null).sizes.flashAttention).toBe(false);
     expect(readyInfoOf(description, { ...load, gpuLayers: 0, flashAttention: true }, 1, null).sizes.flashAttention).toBe(true);
+    expect(readyInfoOf(description, { ...load, gpuLayers: 0, kvType: 'q8_0' }, 1, null).sizes.flashAttention).toBe('auto');
+    // gpuLayers auto (reported as 0: llama-server does not say how many it offloaded) leaves flash attention to llama.cpp.
     expect(readyInfoOf(description, load, 1, null).sizes.flashAttention).toBe('auto');
+    const onCpu = readyInfoOf(description, { ...load, gpuLayers: 0 }, 1, '/tmp/r0/slots').prefixCacheShare?.layout;
+    expect(readyInfoOf(description, { ...load, gpuLayers: 0, flashAttention: true }, 1, '/tmp/r1/slots').prefixCacheShare?.layout).not.toBe(onCpu);
+    expect(readyInfoOf(description, { ...load, gpuLayers: 0, flashAttention: false }, 1, '/tmp/r1/slots').prefixCacheShare?.layout).toBe(onCpu);
   });
 });

@@ -2,7 +2,7 @@
  * The command line of a replica's `llama-server` child, from the same load options a node-llama-cpp
  * engine gets: the model path (the arena's when there is one), `-np <slots>`, `-c <slots × tokens per
  * slot>` with `--no-kv-unified` so each slot has its own share as a node-llama-cpp sequence does,
- * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention (`flashAttentionFlag`)
+ * `-t <threads>` (left to llama.cpp when 0), GPU layers, batch size, flash attention (`resolvedFlashAttention`)
  * and KV type, on a Unix socket (`--host <path>.sock`) or a loopback port. The web UI is off; the slot list (`/slots`)
  * stays on for the slot view, and the slot actions save to and restore from `slotFolder`
  * (`--slot-save-path`, for live resize). The host-memory prompt cache (`--cache-ram`) gets the run config's
@@ -12,6 +12,7 @@
  * counts with the same figures whichever binary runs.
  */
 import { loadOptionsSchema, type LoadOptions, type LoadOptionsInput } from '../../../common/engine-protocol.js';
+import { isQuantizedKv } from '../../../common/rebuild.js';
 import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits, type PrefixCacheBudgets } from '../../../common/prefix-cache.js';
 
 /** The child's host-memory prompt cache (`--cache-ram`, MiB) when the run config sets no RAM budget: llama.cpp's default, given explicitly. */
@@ -49,18 +50,19 @@ export function promptCacheLimits(input: LoadOptionsInput, kvBytesPerToken: numb
 }
 
 /**
- * The child's `-fa` for the load's `flashAttention`: `auto` is off where the model runs on the CPU (no layer
- * on a GPU) with a KV cache that is not quantized, and llama.cpp's own `auto` everywhere else; `true` and
- * `false` are `on` and `off`. llama.cpp's `auto` turns flash attention on wherever the backend has it, the
- * CPU included, a default made for GPUs: llama-server built for this CPU decodes 1.5× faster without it and
- * prefills a batch of 2–63 tokens (a short follow-up in a chat) 3–5× faster, a fresh prompt of 1,024 tokens
- * 20–35% slower (docs/BENCHMARKS.md, "Session 16"; on Arm Neoverse V cores llama.cpp's issue #27086 measures
- * it halving prefill). A quantized KV cache needs flash attention, so it keeps `auto`. node-llama-cpp's
- * prebuilt CPU kernels lose less to it (short follow-ups 1.6×, decode even), so its engine keeps llama.cpp's.
+ * The flash attention a child runs with, for the load's `flashAttention`: `auto` is off where the model runs
+ * on the CPU (no layer on a GPU) with a KV cache that is not quantized, and llama.cpp's own `auto` everywhere
+ * else; `true` and `false` are kept. llama.cpp's `auto` turns flash attention on wherever the backend has it,
+ * the CPU included, a default made for GPUs. On an Intel Xeon with AVX-512 and AMX, llama-server built for it
+ * prefilled a follow-up of 8–48 tokens 3–5.5× slower with it, decoded 1.2–1.5× slower (more with more
+ * context) and prefilled a fresh 1,024–1,400-token prompt 1.2–1.5× faster (docs/BENCHMARKS.md, "Session
+ * 16"); a chat is mostly follow-ups and answers. llama.cpp's issue #27086 measures it costing up to half the
+ * prefill on Arm Neoverse V cores. A quantized KV cache needs it, so it keeps `auto`. node-llama-cpp's
+ * prebuilt CPU kernels lose less to it, so its engine keeps llama.cpp's.
  */
-export function flashAttentionFlag(load: Pick<LoadOptions, 'flashAttention' | 'gpuLayers' | 'kvType'>): 'on' | 'off' | 'auto' {
-  if (load.flashAttention !== 'auto') return load.flashAttention ? 'on' : 'off';
-  return load.gpuLayers === 0 && !load.kvType.startsWith('q') ? 'off' : 'auto';
+export function resolvedFlashAttention(load: Pick<LoadOptions, 'flashAttention' | 'gpuLayers' | 'kvType'>): LoadOptions['flashAttention'] {
+  if (load.flashAttention !== 'auto') return load.flashAttention;
+  return load.gpuLayers === 0 && !isQuantizedKv(load.kvType) ? false : 'auto';
 }
 
 /** Where the child listens: a Unix socket's path (ending in `.sock`, which is how llama-server tells it from a host), or a loopback port. */
@@ -74,7 +76,8 @@ export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, 
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));
-  args.push('-fa', flashAttentionFlag(load));
+  const flashAttention = resolvedFlashAttention(load);
+  args.push('-fa', flashAttention === 'auto' ? 'auto' : flashAttention ? 'on' : 'off');
   args.push('-ctk', load.kvType, '-ctv', load.kvType);
   return args;
 }

@@ -1,19 +1,12 @@
 /**
  * What a `llama-server` child loaded, as the ReadyInfo a node-llama-cpp engine reports: the model's
- * figures from its `/v1/models` metadata, the slots and per-slot context from `/props`, and the rest from
- * the options it was started with, flash attention as its command line resolved it (llama-server does not
- * report its memory, so those read 0), and where it
- * lends slot files when it does.
+ * figures from its `/v1/models` metadata, the slots and per-slot context from `/props`, the rest from the
+ * options it was started with (flash attention as its command line resolved it; llama-server does not
+ * report its memory, so those read 0), and where it lends slot files when it does.
  */
-import { loadOptionsSchema, type LoadOptions, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
+import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
 import type { PeerDescription } from '../remote/peer-probe.js';
-import { flashAttentionFlag } from './llama-server-args.js';
-
-/** The flash attention the child runs with (its `-fa`), as a load option. */
-function flashAttentionOf(load: LoadOptions): LoadOptions['flashAttention'] {
-  const flag = flashAttentionFlag(load);
-  return flag === 'auto' ? 'auto' : flag === 'on';
-}
+import { resolvedFlashAttention } from './llama-server-args.js';
 
 export function readyInfoOf(description: PeerDescription, input: LoadOptionsInput, loadMs: number, lentSlotFolder: string | null): ReadyInfo {
   const load = loadOptionsSchema.parse(input);
@@ -33,7 +26,7 @@ export function readyInfoOf(description: PeerDescription, input: LoadOptionsInpu
       slots: description.slots ?? load.slots,
       gpuLayers: typeof load.gpuLayers === 'number' ? load.gpuLayers : 0,
       batchSize: load.batchSize ?? 0,
-      flashAttention: flashAttentionOf(load),
+      flashAttention: resolvedFlashAttention(load),
       kvType: load.kvType,
       contextStateBytes: 0,
     },
