@@ -2,11 +2,12 @@
  * peer: Manifold side by side with llama.cpp's own `llama-server` (built from node-llama-cpp's bundled source,
  * so the same llama.cpp), on the same model file, slots and threads, in one run. Part 1 (runPeerServe): one
  * llama-server with `-np S` against one Manifold replica with S slots of each engine kind (node-llama-cpp, and
- * llama-server as the replica's engine), all through HTTP with SSE, the same requests in rotating order. The
- * peer runs twice: as a user starts it (llama.cpp's flash attention `auto`, on for the CPU), and with `-fa
- * off`, the flag Manifold's own llama-server child gets on the CPU (common/flash-attention.ts), so the
- * front's cost on top of the same engine and flags reads apart from what the flag gains. The scenarios: one stream alone (the median stream's decode rate, TTFT) and S
- * fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output rate). The
+ * llama-server as the replica's engine), all through HTTP with SSE, the same requests in rotating order. Two
+ * peers run: one as a user starts it (llama.cpp's flash attention `auto`, on for the CPU), and one with `-fa
+ * off`, the flag Manifold's own llama-server child gets on the CPU (`resolvedFlashAttention` in
+ * electron/core/llama-server/llama-server-args.ts), so the front's cost on top of the same engine and `-fa`
+ * reads apart from what the flag gains. The scenarios: one stream alone (the median stream's decode rate,
+ * TTFT) and S fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output rate). The
  * front's share is what the client measures beyond what each server reports of itself. A full run does part 1
  * at 2 threads (every core of the machine it was written on) and at 1 (a core left to the front and the
  * client). Parts 2 and 3 (bench/peer-chat.ts) split the slots into replicas on a multi-turn chat, the cache
@@ -89,15 +90,15 @@ export async function runPeerServe(options: PeerServeOptions) {
   await withServed(replica('node-llama-cpp'), (manifold) =>
     withServed(replica('llama-server'), async (manifoldOnLlamaServer) => {
       const peerOptions = { model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads };
-      const node = await startLlamaServerNode(peerOptions);
-      const nodeFaOff = await startLlamaServerNode({ ...peerOptions, flashAttention: 'off' }).catch(async (error: unknown) => {
-        await node.stop();
+      const peer = await startLlamaServerNode(peerOptions);
+      const peerFaOff = await startLlamaServerNode({ ...peerOptions, flashAttention: 'off' }).catch(async (error: unknown) => {
+        await peer.stop();
         throw error;
       });
       try {
         const targets: Record<Server, ClientTarget> = {
-          'llama-server': { baseURL: `${node.url}/v1`, model: manifold.model },
-          'llama-server -fa off': { baseURL: `${nodeFaOff.url}/v1`, model: manifold.model },
+          'llama-server': { baseURL: `${peer.url}/v1`, model: manifold.model },
+          'llama-server -fa off': { baseURL: `${peerFaOff.url}/v1`, model: manifold.model },
           Manifold: manifold,
           'Manifold (llama-server engine)': manifoldOnLlamaServer,
         };
@@ -113,7 +114,7 @@ export async function runPeerServe(options: PeerServeOptions) {
           for (const server of order) rounds.push(await round(targets[server], server, 'S at once', together, options));
         }
       } finally {
-        await Promise.all([node.stop(), nodeFaOff.stop()]);
+        await Promise.all([peer.stop(), peerFaOff.stop()]);
       }
     }),
   );
@@ -130,7 +131,7 @@ export async function runPeerServe(options: PeerServeOptions) {
   const ratios = {
     'Manifold / llama-server': ratiosOf('Manifold', 'llama-server'),
     'Manifold (llama-server engine) / llama-server': ratiosOf('Manifold (llama-server engine)', 'llama-server'),
-    // The front's own cost: the same engine with the same flags.
+    // The front's own cost: the same engine with the same `-fa`.
     'Manifold (llama-server engine) / llama-server -fa off': ratiosOf('Manifold (llama-server engine)', 'llama-server -fa off'),
     'llama-server -fa off / llama-server': ratiosOf('llama-server -fa off', 'llama-server'),
   };

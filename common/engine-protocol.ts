@@ -37,7 +37,7 @@ export const loadOptionsSchema = z
   slots: z.number().int().min(1).max(256).default(1),
   /** Threads for evaluation; 0 lets node-llama-cpp choose. */
   threads: z.number().int().nonnegative().max(1024).default(0),
-  /** `auto` lets llama.cpp decide (node-llama-cpp's default). */
+  /** `auto` lets llama.cpp decide (node-llama-cpp's default), except that a llama-server child on the CPU runs without it (llama-server-args.ts). */
   flashAttention: flashAttentionSchema.default('auto'),
   kvType: kvTypeSchema.default('f16'),
   batchSize: z.number().int().min(1).max(1 << 16).optional(),

@@ -2,8 +2,9 @@
  * Which engine kind is the faster on this machine, as `manifold engine calibrate` measured it (one replica
  * of each kind on the same model, slots, threads and request, one after the other:
  * electron/cli/engine-calibrate.ts). Which one wins depends on the CPU or GPU and on llama.cpp's kernels for
- * it (an AMD EPYC ran llama-server 3–4× faster, an Intel Xeon with AMX node-llama-cpp 2.4× at one thread:
- * docs/BENCHMARKS.md), so the verdict is kept in the data dir with the machine it was measured on, and the
+ * it (an AMD EPYC ran llama-server 3–4× faster; an Intel Xeon with AMX ran node-llama-cpp 2.4× faster at one
+ * thread while llama-server's child ran flash attention on the CPU, and llama-server faster at two without
+ * it: docs/BENCHMARKS.md), so the verdict is kept in the data dir with the machine it was measured on, and the
  * default engine kind follows it where llama-server's binary is found (default-engine-kind.ts). A file
  * that does not parse, or another machine's, is ignored, and the reason is given. The command writes it
  * (`writeCalibration`, atomically, in electron/cli/engine-calibrate.ts).
