@@ -15,10 +15,12 @@
  * this process (the front and the client) to the others, as on a machine whose engine runs on a GPU and
  * leaves the CPU to the front. Linux only; skipped, saying why, with fewer than two physical cores.
  *
- * TTFT is also measured on a short prompt (`shortPromptTokens`, `ttftRuns` pairs, alternating): on the
- * long prompt a prefill's run-to-run spread (a few ms of ~250) hides a front that costs 2 ms; on a short
+ * TTFT is also measured on a short prompt (`shortPromptTokens`, `ttftRuns` rounds, the order rotating): on
+ * the long prompt a prefill's run-to-run spread (a few ms of ~250) hides a front that costs 2 ms; on a short
  * one the prefill is a few ms and what the HTTP path adds shows, split into the engine child's own time
- * to its first token over in-process and the rest (the front, both IPC hops and the client's HTTP).
+ * to its first token over in-process and the rest (the front, both IPC hops and the client's HTTP). The
+ * same prompt also goes through a bare node:http client (bench/bare-http.ts), to Manifold and to the floor
+ * server, so the front's share reads apart from what the `openai` client itself costs.
  */
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
@@ -26,6 +28,7 @@ import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { allowedCpus, pinProcess } from '../electron/core/cpu/cpu-pinning.js';
 import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
+import { bareFirstTokenMs } from './bare-http.js';
 import { inProcessStream } from './in-process.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, table } from './stats.js';
@@ -143,27 +146,32 @@ export async function runOverhead(options: OverheadOptions) {
         for (let i = 0; i < options.runs; i++) {
           // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
           prompt[0] = 301 + i;
-          await alternately(
-            i,
-            async () => void http.push(await front()),
-            async () => void local.push(await inProcess()),
-          );
+          await inTurn(i, [async () => void http.push(await front()), async () => void local.push(await inProcess())]);
           floorRuns.push(await overHttp(floor));
         }
         const shortPrompt = prompt.slice(0, options.shortPromptTokens);
         const shortHttp: Timing[] = [];
         const shortLocal: Timing[] = [];
+        const shortBare: number[] = [];
+        const shortBareFloor: number[] = [];
+        const overBareHttp = async (to: ClientTarget, tokens: number[]): Promise<number> => {
+          if (cpus) await pinOwn(cpus.front);
+          return bareFirstTokenMs(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
+        };
         for (let i = 0; i < options.ttftRuns; i++) {
-          // A first token of its own each run (the long runs used 300–310), so neither path starts on a cached prefix.
-          shortPrompt[0] = 320 + i;
-          await alternately(
-            i,
+          // A first token of its own each run and path (the long runs used 300–310), so no run starts on a
+          // prefix cached by the one before it.
+          shortPrompt[0] = 320 + 2 * i;
+          const bareShortPrompt = [shortPrompt[0] + 1, ...shortPrompt.slice(1)];
+          await inTurn(i, [
             async () => void shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
             async () => void shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
-          );
+            async () => void shortBare.push(await overBareHttp(target, bareShortPrompt)),
+            async () => void shortBareFloor.push(await overBareHttp(floor, shortPrompt)),
+          ]);
         }
         await new Promise((resolve) => floor.server.close(resolve));
-        return { http, local, floor: floorRuns, shortHttp, shortLocal };
+        return { http, local, floor: floorRuns, shortHttp, shortLocal, shortBare, shortBareFloor };
       },
     ).finally(() => cpus && pinProcess(process.pid, cpus.before));
   };
@@ -193,14 +201,14 @@ export async function runOverhead(options: OverheadOptions) {
   return { config: { ...options, model: undefined }, placements, text };
 }
 
-type Runs = { http: Timing[]; local: Timing[]; floor: Timing[]; shortHttp: Timing[]; shortLocal: Timing[] };
+type Runs = { http: Timing[]; local: Timing[]; floor: Timing[]; shortHttp: Timing[]; shortLocal: Timing[]; shortBare: number[]; shortBareFloor: number[] };
 
 /** What a run on the short prompt generates: its TTFT is all it is for. */
 const TTFT_ANSWER_TOKENS = 2;
 
-/** Runs the pair of round `round`, which one goes first alternating, so neither always runs on the other's warm caches. */
-async function alternately(round: number, first: () => Promise<void>, second: () => Promise<void>): Promise<void> {
-  for (const run of round % 2 === 0 ? [first, second] : [second, first]) await run();
+/** Runs the runs of round `round`, the first of them rotating from round to round, so none always runs on another's warm caches. */
+async function inTurn(round: number, runs: (() => Promise<void>)[]): Promise<void> {
+  for (let k = 0; k < runs.length; k++) await runs[(k + round) % runs.length]!();
 }
 
 function summarise(results: Runs, answerTokens: number) {
@@ -246,6 +254,9 @@ function summariseShortPrompt(results: Runs) {
     /** The client's TTFT over the engine child's, run by run: the front, both IPC hops and the client's HTTP. */
     outsideEngineP50Ms: p50(results.shortHttp.map((x) => x.ttftMs - (x.engineTtftMs ?? Number.NaN))),
     frontP50Ms: p50(results.shortHttp.map((x) => x.frontMs ?? Number.NaN)),
+    bareTtftP50Ms: p50(results.shortBare),
+    bareDeltaMs: p50(results.shortBare) - inProcessTtftP50Ms,
+    bareFloorP50Ms: p50(results.shortBareFloor),
   };
 }
 
@@ -272,6 +283,8 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
       ['  the rest: front, IPC, HTTP (run by run)', short.outsideEngineP50Ms, NaN],
       ["  of which the front's own (front_ms)", short.frontP50Ms, NaN],
       ['HTTP floor (a server answering at once)', floorMs, NaN],
+      ['HTTP front, a bare node:http client', short.bareTtftP50Ms, short.bareDeltaMs],
+      ['HTTP floor, a bare node:http client', short.bareFloorP50Ms, NaN],
     ],
   );
 }
@@ -279,7 +292,7 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
 function verdict(summary: ReturnType<typeof summarise>): string {
   return [
     `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
-    `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms)`,
+    `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms; with a bare node:http client ${signed(summary.shortPrompt.bareDeltaMs)} ms, its floor ${summary.shortPrompt.bareFloorP50Ms.toFixed(2)} ms)`,
     `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
     `the HTTP floor ${summary.httpFloorTtftP50Ms.toFixed(2)} ms`,
     `${summary.tokensPerEvent.toFixed(2)} tokens per SSE event`,
