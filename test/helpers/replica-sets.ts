@@ -35,6 +35,11 @@ export function waitForState(set: ReplicaSet, replica: number, state: string, ti
   return waitFor(() => (set.replicaView()[replica]?.state === state ? true : undefined), `replica ${replica} to be ${state}`, timeoutMs);
 }
 
+/** Runs a rebuild as the admin route would: the request through its schema, progress to `onProgress`. */
+export function rebuild(set: ReplicaSet, request: RebuildRequestInput, onProgress?: Parameters<ReplicaSet['rebuild']>[1]): Promise<ReplicaRebuildOutcome[]> {
+  return set.rebuild(rebuildRequestSchema.parse(request), onProgress);
+}
+
 /**
  * Starts a rebuild and resolves once it has entered maintenance (the barrier it reports there), the
  * rebuild still running in `outcomes`; rejects with its outcomes when it ends before. Polling the
@@ -43,7 +48,7 @@ export function waitForState(set: ReplicaSet, replica: number, state: string, ti
 export async function rebuildInMaintenance(set: ReplicaSet, request: RebuildRequestInput): Promise<{ outcomes: Promise<ReplicaRebuildOutcome[]> }> {
   let entered!: (replica: number) => void;
   const maintenance = new Promise<number>((resolve) => (entered = resolve));
-  const outcomes = set.rebuild(rebuildRequestSchema.parse(request), (progress) => {
+  const outcomes = rebuild(set, request, (progress) => {
     if (progress.stage === 'barrier') entered(progress.replica);
   });
   const replica = await Promise.race([maintenance, outcomes.then((ended) => Promise.reject(new Error(`the rebuild ended before its barrier: ${JSON.stringify(ended)}`)))]);

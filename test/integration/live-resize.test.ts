@@ -6,14 +6,10 @@
  */
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import type { RebuildRequestInput, ReplicaRebuildOutcome } from '../../common/rebuild.js';
-import { rebuildRequestSchema } from '../../common/rebuild.js';
 import { NoReplicaError } from '../../electron/core/replicas/replica-errors.js';
 import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
-import { rebuildInMaintenance, startReplicaSet, waitForState } from '../helpers/replica-sets.js';
-
-const rebuild = (set: ReplicaSet, request: RebuildRequestInput): Promise<ReplicaRebuildOutcome[]> => set.rebuild(rebuildRequestSchema.parse(request));
+import { rebuild, rebuildInMaintenance, startReplicaSet, waitForState } from '../helpers/replica-sets.js';
 
 /** Runs a first turn of `count` conversations; returns each one's full history (prompt + answer). */
 async function firstTurns(set: ReplicaSet, count: number, length = 200): Promise<number[][]> {

@@ -7,12 +7,9 @@
  */
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { rebuildRequestSchema, type RebuildRequestInput, type ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
 import { promptTokens } from '../helpers/engines.js';
-import { rebuildInMaintenance, startReplicaSet } from '../helpers/replica-sets.js';
-
-const rebuild = (set: ReplicaSet, request: RebuildRequestInput): Promise<ReplicaRebuildOutcome[]> => set.rebuild(rebuildRequestSchema.parse(request));
+import { rebuild, rebuildInMaintenance, startReplicaSet } from '../helpers/replica-sets.js';
 
 /** One turn of each conversation after `histories` (or a first turn of 200 tokens); returns the new histories and the tokens each reused. */
 async function turns(set: ReplicaSet, histories: number[][] | number): Promise<{ histories: number[][]; reused: number[] }> {
