@@ -7,14 +7,11 @@ import http from 'node:http';
 
 const agents = new Map<string, http.Agent>();
 
-/** The first SSE event of a text completion that carries text: the first token's. */
-function firstTokenIn(events: string[]): boolean {
-  for (const event of events) {
-    if (!event.startsWith('data: {')) continue;
-    const choice = (JSON.parse(event.slice('data: '.length)) as { choices?: { text?: unknown; finish_reason?: unknown }[] }).choices?.[0];
-    if (choice && typeof choice.text === 'string' && choice.finish_reason === null) return true;
-  }
-  return false;
+/** Whether an SSE event is a text completion's token: a choice with text, not yet finished. */
+function isTokenEvent(event: string): boolean {
+  if (!event.startsWith('data: {')) return false;
+  const choice = (JSON.parse(event.slice('data: '.length)) as { choices?: { text?: unknown; finish_reason?: unknown }[] }).choices?.[0];
+  return choice !== undefined && typeof choice.text === 'string' && choice.finish_reason === null;
 }
 
 /** Streams a greedy completion of `prompt` (token ids) from `baseURL` (ending in /v1) and gives its TTFT in ms. */
@@ -29,14 +26,21 @@ export function bareFirstTokenMs(baseURL: string, model: string, prompt: readonl
     const request = http.request(
       { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer bench' } },
       (response) => {
+        // What has come since the last whole event: each event is read once, as it completes.
         let buffered = '';
+        /** The answer's start, for the error when no token came. */
+        let head = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
           if (firstAt) return;
+          if (head.length < 200) head += chunk.slice(0, 200 - head.length);
           buffered += chunk;
-          if (firstTokenIn(buffered.split('\n\n').slice(0, -1))) firstAt = performance.now();
+          for (let end = buffered.indexOf('\n\n'); end >= 0 && !firstAt; end = buffered.indexOf('\n\n')) {
+            if (isTokenEvent(buffered.slice(0, end))) firstAt = performance.now();
+            buffered = buffered.slice(end + 2);
+          }
         });
-        response.on('end', () => (firstAt ? resolve(firstAt - started) : reject(new Error(`${url.href}: no token event (HTTP ${response.statusCode}): ${buffered.slice(0, 200)}`))));
+        response.on('end', () => (firstAt ? resolve(firstAt - started) : reject(new Error(`${url.href}: no token event (HTTP ${response.statusCode}): ${head}`))));
         response.on('error', reject);
       },
     );

@@ -243,6 +243,7 @@ function summariseShortPrompt(results: Runs) {
   const inProcessTtftP50Ms = p50(results.shortLocal.map((x) => x.ttftMs));
   const httpTtftP50Ms = p50(results.shortHttp.map((x) => x.ttftMs));
   const engineTtftP50Ms = p50(results.shortHttp.map((x) => x.engineTtftMs ?? Number.NaN));
+  const bareTtftP50Ms = p50(results.shortBare);
   return {
     runs: results.shortHttp.length,
     inProcessTtftP50Ms,
@@ -254,8 +255,8 @@ function summariseShortPrompt(results: Runs) {
     /** The client's TTFT over the engine child's, run by run: the front, both IPC hops and the client's HTTP. */
     outsideEngineP50Ms: p50(results.shortHttp.map((x) => x.ttftMs - (x.engineTtftMs ?? Number.NaN))),
     frontP50Ms: p50(results.shortHttp.map((x) => x.frontMs ?? Number.NaN)),
-    bareTtftP50Ms: p50(results.shortBare),
-    bareDeltaMs: p50(results.shortBare) - inProcessTtftP50Ms,
+    bareTtftP50Ms,
+    bareDeltaMs: bareTtftP50Ms - inProcessTtftP50Ms,
     bareFloorP50Ms: p50(results.shortBareFloor),
   };
 }
