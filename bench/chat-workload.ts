@@ -4,8 +4,8 @@
  * conversation's history is kept as text (the server's answers appended as assistant messages), so its
  * prompts grow turn by turn; at most `concurrency` requests are in flight, at most one per conversation,
  * and whenever a request or a think time ends the next speaker is drawn (seeded) among the conversations
- * whose previous answer (and optional think time) is over (TurnTaking in bench/chat-script.ts). After the run, `oracleOf` tokenizes what was sent for the
- * oracle line (bench/oracle.ts), off the clock.
+ * whose previous answer (and optional think time) is over (TurnTaking in bench/chat-script.ts). After the
+ * run, `oracleOf` tokenizes what was sent for the oracle line (bench/oracle.ts), off the clock.
  */
 import OpenAI from 'openai';
 import type { Tokenizer } from '../electron/core/tokenizer.js';

@@ -3,9 +3,10 @@
  * the faster kind as `manifold engine calibrate` measured it on this machine, and llama-server before any
  * calibration (the faster engine on every figure measured side by side on an AMD EPYC; on an Intel Xeon
  * with AMX node-llama-cpp was faster at one thread until llama-server's child ran without flash attention
- * on the CPU: docs/BENCHMARKS.md, "engine kinds", `peer`, "Session 14" and "Session 16"); node-llama-cpp elsewhere (nothing to install). `MANIFOLD_ENGINE_KIND` overrides the
- * choice for a whole process tree (the test suite pins node-llama-cpp with it, so each test says which
- * engine it exercises); an unknown value is an error in words, not a silent fallback.
+ * on the CPU: docs/BENCHMARKS.md, "engine kinds", `peer`, "Session 14" and "Session 16"); node-llama-cpp
+ * elsewhere (nothing to install). `MANIFOLD_ENGINE_KIND` overrides the choice for a whole process tree
+ * (the test suite pins node-llama-cpp with it, so each test says which engine it exercises); an unknown
+ * value is an error in words, not a silent fallback.
  */
 import { findLlamaServer } from '../../../common/node/llama-server-binary.js';
 import type { EngineCalibration } from './engine-calibration.js';
