@@ -5,10 +5,11 @@
  * chunk) travel together. `mergeTokenChunks` folds a batch of one stream's token chunks into one chunk.
  * Used by the engine child's transport (one IPC message a turn) and the front's SSE writer (one event).
  *
- * With a spacing, an item pushed as one that may wait (a stream's later tokens) waits until `minGapMs`
+ * With a spacing, an item pushed to go after the `gap` (a stream's later tokens) waits until `minGapMs`
  * after the last batch went, when that is later than its turn's end: a fast stream travels in batches at
  * most every `minGapMs`, a slow one (an item every `minGapMs` or more) item by item with nothing added to
- * its latency. An item that may not wait takes everything held with it at its turn's end.
+ * its latency. An item pushed for its `turn` takes everything held with it at its turn's end; one pushed
+ * to go `now` (a stream's first token) takes it at once, without waiting for the rest of the turn.
  */
 
 /**
@@ -29,6 +30,13 @@ export interface BatchSpacing {
   readonly after: (flush: () => void, ms: number) => () => void;
 }
 
+/**
+ * When a pushed item is handed on: `now`, with whatever is held (what a client waits on before anything
+ * else, such as a stream's first token: the rest of the turn may be the next token's whole setup); at its
+ * `turn`'s end, with what else comes in the turn; or after the `gap` (only with a spacing).
+ */
+export type HandOnAt = 'now' | 'turn' | 'gap';
+
 export class TurnBatch<Item> {
   private items: Item[] = [];
   private turnFlushPending = false;
@@ -41,11 +49,12 @@ export class TurnBatch<Item> {
     private readonly spacing?: BatchSpacing,
   ) {}
 
-  /** `mayWait`: the item may be held until `minGapMs` after the last batch (only with a spacing). */
-  push(item: Item, mayWait = false): void {
+  /** `at`: when the item goes (HandOnAt); `gap` without a spacing is `turn`. */
+  push(item: Item, at: HandOnAt = 'turn'): void {
     this.items.push(item);
+    if (at === 'now') return this.flush();
     if (this.turnFlushPending) return;
-    const wait = mayWait && this.spacing ? this.lastHandOnAt + this.spacing.minGapMs - this.spacing.now() : 0;
+    const wait = at === 'gap' && this.spacing ? this.lastHandOnAt + this.spacing.minGapMs - this.spacing.now() : 0;
     if (wait > 0) {
       this.cancelWait ??= this.spacing!.after(() => this.flush(), wait);
       return;

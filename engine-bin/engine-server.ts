@@ -4,6 +4,7 @@
  * request, gets a typed error reply; nothing a parent sends can make the engine die. A stream's tokens
  * after its first may wait a moment to travel with the next ones (transport.ts).
  */
+import type { HandOnAt } from '../common/turn-batch.js';
 import { ENGINE_REQUEST_TYPES, engineRequestSchema, type EngineMessage, type EngineRequest } from '../common/engine-protocol.js';
 import { describeBadMessage } from './bad-message.js';
 import { stopWithin } from './child-main.js';
@@ -53,7 +54,7 @@ export class EngineServer {
           const result = await this.host.generate(id, request.request, {
             started: (info) => this.send({ type: 'started', id, ...info }),
             tokens: (chunk) => {
-              this.send({ type: 'tokens', id, ...chunk }, !firstTokens);
+              this.send({ type: 'tokens', id, ...chunk }, firstTokens ? 'now' : 'gap');
               firstTokens = false;
             },
           });
@@ -100,7 +101,7 @@ export class EngineServer {
     return stopWithin(STOP_DEADLINE_MS, () => this.host.dispose(), () => this.exit(code));
   }
 
-  private send(message: EngineMessage, mayWait = false): void {
-    this.transport.send(message, mayWait);
+  private send(message: EngineMessage, at: HandOnAt = 'turn'): void {
+    this.transport.send(message, at);
   }
 }

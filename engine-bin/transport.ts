@@ -5,18 +5,20 @@
  * engine's activity reports them as undrained_replies). The messages sent in one event-loop turn go as
  * one IPC message (TurnBatch): the message itself when it is alone, an array of them when several are
  * ready together (the tokens of slots decoded in one step), which core's request channel takes apart.
- * A message sent as one that may wait (a stream's tokens after its first) goes at most STREAM_GAP_MS
+ * A message sent for after the gap (a stream's tokens after its first) goes at most STREAM_GAP_MS
  * after the batch before it, with whatever else is ready by then: each IPC message is a socket write
  * and a wake-up of core, which the engine's thread pays between two decode steps (~40–60 µs a token on
  * the 2-core VM the benchmarks run on), so a fast stream sends a few tokens a message instead of one; a
- * stream slower than one token a gap goes token by token as before, and a first token never waits.
+ * stream slower than one token a gap goes token by token as before. A stream's first token goes `now`,
+ * not at its turn's end: the rest of that turn is node-llama-cpp setting up the next token, which held
+ * the first one back by ~0.15 ms (a one-off trace of a 16-token prompt).
  */
 import type { EngineMessage } from '../common/engine-protocol.js';
-import { STREAM_GAP_MS, TurnBatch } from '../common/turn-batch.js';
+import { STREAM_GAP_MS, TurnBatch, type HandOnAt } from '../common/turn-batch.js';
 
 export interface ParentTransport<Message> {
-  /** `mayWait`: it may be held up to STREAM_GAP_MS after the last batch (a stream's later tokens). */
-  send(message: Message, mayWait?: boolean): void;
+  /** `at`: `turn` unless given; `gap`: it may be held up to STREAM_GAP_MS after the last batch (a stream's later tokens); `now`: it goes at once (a stream's first token). */
+  send(message: Message, at?: HandOnAt): void;
   /** Replies given to the channel that it has not flushed yet. */
   readonly undrained: number;
   onMessage(listener: (raw: unknown) => void): void;
@@ -51,7 +53,7 @@ export function connectToParent<Message = EngineMessage>(): ParentTransport<Mess
   }, PARENT_POLL_MS).unref();
 
   /** One IPC message for the messages of one turn: alone as itself, several as an array. */
-  const batched = (post: (message: unknown) => void): ((message: Message, mayWait?: boolean) => void) => {
+  const batched = (post: (message: unknown) => void): ((message: Message, at?: HandOnAt) => void) => {
     const batch = new TurnBatch<Message>((messages) => post(messages.length === 1 ? messages[0] : messages), setImmediate, {
       minGapMs: STREAM_GAP_MS,
       now: () => performance.now(),
@@ -60,7 +62,7 @@ export function connectToParent<Message = EngineMessage>(): ParentTransport<Mess
         return () => clearTimeout(timer);
       },
     });
-    return (message, mayWait) => batch.push(message, mayWait);
+    return (message, at) => batch.push(message, at);
   };
 
   if (parentPort) {

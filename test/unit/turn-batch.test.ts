@@ -1,6 +1,7 @@
 /**
- * Coalescing by event-loop turn: a lone item goes alone, items of one turn go together, in order; items
- * that may wait go at most once a gap, and never delay one that may not; and the front's TTFT share.
+ * Coalescing by event-loop turn: a lone item goes alone, items of one turn go together, in order, one
+ * pushed to go now goes at once; items that may wait go at most once a gap, and never delay one that may
+ * not; and the front's TTFT share.
  */
 import { describe, expect, it } from 'vitest';
 import { mergeTokenChunks, TurnBatch, type TokenChunk } from '../../common/turn-batch.js';
@@ -49,6 +50,20 @@ describe('turn batch', () => {
     batch.push(3);
     turns.endTurn();
     expect(batches).toEqual([[1, 2], [3]]);
+  });
+
+  it('hands on an item pushed to go now at once, with what its turn held before it, and the turn end then finds nothing', () => {
+    const turns = manualTurns();
+    const batches: number[][] = [];
+    const batch = new TurnBatch<number>((items) => batches.push(items), turns.schedule);
+    batch.push(1, 'now');
+    expect(batches).toEqual([[1]]);
+    batch.push(2);
+    batch.push(3, 'now');
+    expect(batches).toEqual([[1], [2, 3]]);
+    batch.push(4);
+    turns.endTurn();
+    expect(batches).toEqual([[1], [2, 3], [4]]);
   });
 
   it('under setImmediate, items pushed in one turn go together and a later turn goes alone', async () => {
@@ -112,10 +127,10 @@ describe('turn batch with a spacing', () => {
     const { turns, clock, batches, batch } = afterFirst();
     expect(batches).toEqual([['first']]);
     clock.advance(5);
-    batch.push('a', true);
+    batch.push('a', 'gap');
     turns.endTurn();
     clock.advance(5);
-    batch.push('b', true);
+    batch.push('b', 'gap');
     turns.endTurn();
     expect(batches).toEqual([['first']]);
     clock.advance(5);
@@ -128,11 +143,11 @@ describe('turn batch with a spacing', () => {
   it('sends an item that may wait at its turn end when the last batch went a gap or more ago (a slow stream adds nothing)', () => {
     const { turns, clock, batches, batch } = afterFirst();
     clock.advance(16);
-    batch.push('a', true);
+    batch.push('a', 'gap');
     expect(clock.live()).toBe(0);
     turns.endTurn();
     clock.advance(40);
-    batch.push('b', true);
+    batch.push('b', 'gap');
     turns.endTurn();
     expect(batches).toEqual([['first'], ['a'], ['b']]);
   });
@@ -140,7 +155,7 @@ describe('turn batch with a spacing', () => {
   it('sends what was held, in order, with an item that may not wait, at that turn end, and drops the timer', () => {
     const { turns, clock, batches, batch } = afterFirst();
     clock.advance(2);
-    batch.push('a', true);
+    batch.push('a', 'gap');
     turns.endTurn();
     expect(batches).toEqual([['first']]);
     batch.push('done');
@@ -152,11 +167,20 @@ describe('turn batch with a spacing', () => {
     expect(batches).toEqual([['first'], ['a', 'done']]);
   });
 
+  it('sends what was held for the gap, in order, with an item pushed to go now, and drops the timer', () => {
+    const { clock, batches, batch } = afterFirst();
+    clock.advance(2);
+    batch.push('a', 'gap');
+    batch.push('b', 'now');
+    expect(batches).toEqual([['first'], ['a', 'b']]);
+    expect(clock.live()).toBe(0);
+  });
+
   it('lets an item that may wait, pushed in a turn already due to flush, go with it', () => {
     const { turns, clock, batches, batch } = afterFirst();
     clock.advance(1);
     batch.push('started');
-    batch.push('a', true);
+    batch.push('a', 'gap');
     expect(clock.live()).toBe(0);
     turns.endTurn();
     expect(batches).toEqual([['first'], ['started', 'a']]);
@@ -164,7 +188,7 @@ describe('turn batch with a spacing', () => {
 
   it('sends the first item that may wait at its turn end when nothing was sent before', () => {
     const { turns, batches, batch } = setup();
-    batch.push('a', true);
+    batch.push('a', 'gap');
     turns.endTurn();
     expect(batches).toEqual([['a']]);
   });
@@ -175,7 +199,7 @@ describe('turn batch with a spacing', () => {
     const batch = new TurnBatch<string>((items) => batches.push(items), turns.schedule);
     batch.push('first');
     turns.endTurn();
-    batch.push('a', true);
+    batch.push('a', 'gap');
     turns.endTurn();
     expect(batches).toEqual([['first'], ['a']]);
   });

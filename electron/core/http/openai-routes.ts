@@ -5,9 +5,10 @@
  * `prompt_tokens_details.cached_tokens`. A client that goes away cancels its generation. Each generation
  * is tracked in the front's open generations until its response ends, so a graceful stop can end it cleanly.
  * A stream sends one event for the tokens that reached the front in one event-loop turn (TurnBatch): one
- * token when they come one by one, several when they came together. `timings.front_ms` is the front's
- * own share of the time to first token (see servedBy). A chat completion with `store: true` is kept as a
- * chat-window conversation once its answer is complete, before its response ends (stored-completion.ts).
+ * token when they come one by one, several when they came together; its first token goes at once.
+ * `timings.front_ms` is the front's own share of the time to first token (see servedBy). A chat completion
+ * with `store: true` is kept as a chat-window conversation once its answer is complete, before its
+ * response ends (stored-completion.ts). A stream's headers go once its engine has the request.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -286,7 +287,7 @@ async function serveGeneration(
       // Tokens go out even when their text is still held (a split UTF-8 character, a possible stop string),
       // so a client sees the first token when it is made.
       onTokens: ({ text, tokens, logprobs: entries }) => {
-        if (text || tokens.length) tokenEvents.push({ tokens, text, ...(entries ? { logprobs: entries } : {}) });
+        if (text || tokens.length) tokenEvents.push({ tokens, text, ...(entries ? { logprobs: entries } : {}) }, firstTokenAt === undefined ? 'now' : 'turn');
       },
     });
     tokenEvents.flush();
