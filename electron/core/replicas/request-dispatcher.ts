@@ -33,7 +33,10 @@ export interface ReplicaGenerateResult extends GenerateDone {
 
 export interface ReplicaGenerateOptions {
   onTokens?: (chunk: TokenChunk & { replica: number }) => void;
-  /** Called when the request leaves the queue for a replica the first time (a stream's headers go then). */
+  /**
+   * Called once, when the request has first been handed to a replica's engine (a stream's headers go then,
+   * while the engine works on it, not on the way to it).
+   */
   onDispatched?: (replica: number) => void;
   signal?: AbortSignal;
 }
@@ -86,6 +89,12 @@ export class RequestDispatcher {
     const failedOn = new Map<number, number>();
     const seq = this.queue.takeSeq();
     let queuedMs = 0;
+    let dispatched = false;
+    const sent = (replica: number): void => {
+      if (dispatched) return;
+      dispatched = true;
+      options.onDispatched?.(replica);
+    };
     for (;;) {
       const reentering = failedOver.length > 0;
       const refusal = this.refusal(reentering, failedOn, needs);
@@ -93,11 +102,10 @@ export class RequestDispatcher {
       const waitStarted = performance.now();
       const replica = await this.queue.wait(seq, { request, blocks, needs, failedOn }, { signal: options.signal, reentering });
       queuedMs += performance.now() - waitStarted;
-      if (!reentering) options.onDispatched?.(replica.index);
       const { prefillTokens, borrow } = this.bound.get(seq) ?? { prefillTokens: 0, borrow: undefined };
       this.bound.delete(seq);
       try {
-        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, options, replica.pinnedSlots.get(seq));
+        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, { ...options, onDispatched: sent }, replica.pinnedSlots.get(seq));
         return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
       } catch (error) {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
@@ -250,7 +258,7 @@ export class RequestDispatcher {
 
   /**
    * Runs the request on its bound replica, in `slot` where core picks it; its `prefillTokens` count as the
-   * replica's pending prefill until the first token.
+   * replica's pending prefill until the first token. `onDispatched` is called once the engine has it.
    */
   private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], prefillTokens: number, options: ReplicaGenerateOptions, slot: number | undefined) {
     let pendingPrefill = prefillTokens;
@@ -277,6 +285,7 @@ export class RequestDispatcher {
       },
       slot,
     );
+    options.onDispatched?.(replica.index);
     const abort = (): void => void handle.cancel().catch(() => {});
     options.signal?.addEventListener('abort', abort, { once: true });
     if (options.signal?.aborted) abort();
