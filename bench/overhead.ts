@@ -7,7 +7,9 @@
  * server that answers every request at once with one event (no engine, no front): what any HTTP server
  * costs a client in TTFT here, which the in-process path never pays. Decode is compared run by run
  * (each HTTP run against the in-process run beside it), so a burst of other work on a shared machine
- * moves one pair, not the mean.
+ * moves one pair, not the mean. The runs are split between `starts` fresh replicas, each beside a fresh
+ * in-process context: pairs within one start agree, while one start's ratio can sit several percent from
+ * another's, so a single start would report one draw of that.
  *
  * Each placement runs the whole comparison: `shared` leaves every core to the kernel (the engine, the
  * front and the client wherever it puts them, as a user's machine would); `own core` pins the engine —
@@ -45,6 +47,11 @@ export interface OverheadOptions {
   shortPromptTokens: number;
   ttftRuns: number;
   placements: Placement[];
+  /**
+   * Fresh replicas (and in-process contexts) each placement's runs are split between: one engine process's
+   * decode rate sits a few percent apart from another's for as long as it lives, so one start is one draw.
+   */
+  starts: number;
 }
 
 export type Placement = 'shared' | 'own core';
@@ -98,12 +105,13 @@ export async function runOverhead(options: OverheadOptions) {
   const prompt = Array.from({ length: options.promptTokens }, (_, i) => 300 + ((i * 13) % 300));
   const llama = await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: options.model });
-  const context = await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
-  const sequence = context.getSequence();
   const clients = new Map<string, OpenAI>();
+  /** Runs so far, over all starts: each run's prompt starts with a token of its own. */
+  let longRuns = 0;
+  let shortRounds = 0;
 
-  /** The runs of one placement: HTTP and in-process alternating, and the floor after each pair. */
-  const measure = async (placement: Placement, cpus: CoreSplit | null) => {
+  /** The runs of one start of one placement: a fresh replica and a fresh in-process context, HTTP and in-process alternating, and the floor after each pair. */
+  const measureStart = async (cpus: CoreSplit | null, longPairs: number, shortPairs: number, into: Runs) => {
     /** This process's CPUs now: it moves only when the next run is on the other side of the split. */
     let own: number[] | null = null;
     const pinOwn = async (to: number[]): Promise<void> => {
@@ -111,69 +119,87 @@ export async function runOverhead(options: OverheadOptions) {
       await pinProcess(process.pid, to);
       own = to;
     };
+    const context = await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
+    const sequence = context.getSequence();
     const inProcess = async (tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
       if (cpus) await pinOwn(cpus.engine);
       return inProcessStream(sequence, tokens, answerTokens);
     };
-    return withServed(
-      // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
-      // engine work the in-process path does not do); the front's cost is what this compares.
-      { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: PREFIX_CACHE_OFF } },
-      async (target, served) => {
-        const child = served.workstation.replicas.replicaView()[0]?.pid;
-        if (cpus) {
-          if (!child) throw new Error(`overhead (${placement}): the replica has no engine process to pin`);
-          await pinProcess(child, cpus.engine);
-        }
-        const floor = await startHttpFloor();
-        /** One stream through `target`, greedy as the in-process path. */
-        const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
-          if (cpus) await pinOwn(cpus.front);
-          const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
-          clients.set(target.baseURL, client);
-          const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
-          if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
-          return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
-        };
-        // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
-        const http: Timing[] = [];
-        const local: Timing[] = [];
-        const floorRuns: Timing[] = [];
-        const front = (): Promise<Timing> => overHttp(target);
-        await front();
-        await inProcess();
-        await overHttp(floor);
-        for (let i = 0; i < options.runs; i++) {
-          // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
-          prompt[0] = 301 + i;
-          await inTurn(i, [async () => void http.push(await front()), async () => void local.push(await inProcess())]);
-          floorRuns.push(await overHttp(floor));
-        }
-        const shortPrompt = prompt.slice(0, options.shortPromptTokens);
-        const shortHttp: Timing[] = [];
-        const shortLocal: Timing[] = [];
-        const shortBare: number[] = [];
-        const shortBareFloor: number[] = [];
-        const overBareHttp = async (to: ClientTarget, tokens: number[]): Promise<number> => {
-          if (cpus) await pinOwn(cpus.front);
-          return bareFirstTokenMs(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
-        };
-        for (let i = 0; i < options.ttftRuns; i++) {
-          // A first token of its own each run and path (the long runs used 300–310), so no run starts on a
-          // prefix cached by the one before it.
-          shortPrompt[0] = 320 + 2 * i;
-          const bareShortPrompt = [shortPrompt[0] + 1, ...shortPrompt.slice(1)];
-          await inTurn(i, [
-            async () => void shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
-            async () => void shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
-            async () => void shortBare.push(await overBareHttp(target, bareShortPrompt)),
-            async () => void shortBareFloor.push(await overBareHttp(floor, shortPrompt)),
-          ]);
-        }
-        await new Promise((resolve) => floor.server.close(resolve));
-        return { http, local, floor: floorRuns, shortHttp, shortLocal, shortBare, shortBareFloor };
-      },
-    ).finally(() => cpus && pinProcess(process.pid, cpus.before));
+    try {
+      await withServed(
+        // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
+        // engine work the in-process path does not do); the front's cost is what this compares.
+        { model: options.model, replicas: 1, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: PREFIX_CACHE_OFF } },
+        async (target, served) => {
+          const child = served.workstation.replicas.replicaView()[0]?.pid;
+          if (cpus) {
+            if (!child) throw new Error('overhead (own core): the replica has no engine process to pin');
+            await pinProcess(child, cpus.engine);
+          }
+          const floor = await startHttpFloor();
+          /** One stream through `target`, greedy as the in-process path. */
+          const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
+            if (cpus) await pinOwn(cpus.front);
+            const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+            clients.set(target.baseURL, client);
+            const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
+            if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
+            return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
+          };
+          // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
+          const front = (): Promise<Timing> => overHttp(target);
+          prompt[0] = 300;
+          await front();
+          await inProcess();
+          await overHttp(floor);
+          const startHttp: Timing[] = [];
+          const startLocal: Timing[] = [];
+          for (let i = 0; i < longPairs; i++, longRuns++) {
+            // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
+            prompt[0] = 301 + (longRuns % 19);
+            await inTurn(i, [async () => void startHttp.push(await front()), async () => void startLocal.push(await inProcess())]);
+            into.floor.push(await overHttp(floor));
+          }
+          into.http.push(...startHttp);
+          into.local.push(...startLocal);
+          into.pairedDecodeByStart.push(pairedDecodeRatio(startHttp, startLocal));
+          const shortPrompt = prompt.slice(0, options.shortPromptTokens);
+          const overBareHttp = async (to: ClientTarget, tokens: number[]): Promise<number> => {
+            if (cpus) await pinOwn(cpus.front);
+            return bareFirstTokenMs(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
+          };
+          for (let i = 0; i < shortPairs; i++, shortRounds++) {
+            // A first token of its own each run and path (the long runs used 300–319), so no run starts on a
+            // prefix cached by the one before it.
+            shortPrompt[0] = 320 + 2 * (shortRounds % 140);
+            const bareShortPrompt = [shortPrompt[0] + 1, ...shortPrompt.slice(1)];
+            await inTurn(i, [
+              async () => void into.shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
+              async () => void into.shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
+              async () => void into.shortBare.push(await overBareHttp(target, bareShortPrompt)),
+              async () => void into.shortBareFloor.push(await overBareHttp(floor, shortPrompt)),
+            ]);
+          }
+          await new Promise((resolve) => floor.server.close(resolve));
+        },
+      );
+    } finally {
+      await context.dispose();
+    }
+  };
+
+  /** Every start of one placement, the runs split evenly between them. */
+  const measure = async (cpus: CoreSplit | null): Promise<Runs> => {
+    const runs: Runs = { http: [], local: [], floor: [], shortHttp: [], shortLocal: [], shortBare: [], shortBareFloor: [], pairedDecodeByStart: [] };
+    try {
+      for (let start = 0; start < options.starts; start++) {
+        const share = (total: number) => Math.floor(total / options.starts) + (start < total % options.starts ? 1 : 0);
+        await measureStart(cpus, share(options.runs), share(options.ttftRuns), runs);
+      }
+    } finally {
+      if (cpus) await pinProcess(process.pid, cpus.before);
+    }
+    return runs;
   };
 
   const placements = [];
@@ -184,10 +210,9 @@ export async function runOverhead(options: OverheadOptions) {
       skipped.push(`${placement}: skipped (${cpus.reason})`);
       continue;
     }
-    const runs = await measure(placement, cpus);
+    const runs = await measure(cpus);
     placements.push({ placement, cpus, runs, summary: summarise(runs, options.answerTokens) });
   }
-  await context.dispose();
   await model.dispose();
   await llama.dispose();
 
@@ -201,7 +226,21 @@ export async function runOverhead(options: OverheadOptions) {
   return { config: { ...options, model: undefined }, placements, text };
 }
 
-type Runs = { http: Timing[]; local: Timing[]; floor: Timing[]; shortHttp: Timing[]; shortLocal: Timing[]; shortBare: number[]; shortBareFloor: number[] };
+type Runs = {
+  http: Timing[];
+  local: Timing[];
+  floor: Timing[];
+  shortHttp: Timing[];
+  shortLocal: Timing[];
+  shortBare: number[];
+  shortBareFloor: number[];
+  /** Each start's median paired decode ratio (HTTP over the in-process run beside it). */
+  pairedDecodeByStart: number[];
+};
+
+/** The median over pairs of each HTTP run's decode rate over the in-process run beside it. */
+const pairedDecodeRatio = (http: readonly Timing[], local: readonly Timing[]): number =>
+  percentile(http.map((x, i) => x.decodeTokensPerSecond / local[i]!.decodeTokensPerSecond), 50);
 
 /** What a run on the short prompt generates: its TTFT is all it is for. */
 const TTFT_ANSWER_TOKENS = 2;
@@ -227,7 +266,9 @@ function summarise(results: Runs, answerTokens: number) {
     inProcessDecodeTokensPerSecond,
     decodeRatio: httpDecodeTokensPerSecond / inProcessDecodeTokensPerSecond,
     /** The median over runs of each HTTP run's decode rate over the in-process run beside it. */
-    pairedDecodeRatio: percentile(results.http.map((x, i) => x.decodeTokensPerSecond / results.local[i]!.decodeTokensPerSecond), 50),
+    pairedDecodeRatio: pairedDecodeRatio(results.http, results.local),
+    /** The same, start by start: how far one start's engine process and context set the ratio apart from another's. */
+    pairedDecodeByStart: results.pairedDecodeByStart,
     /** What each token costs the HTTP path beyond the in-process one, in µs: what a faster engine would lose the same of. */
     extraMicrosecondsPerToken: 1e6 / httpDecodeTokensPerSecond - 1e6 / inProcessDecodeTokensPerSecond,
     httpFloorTtftP50Ms: p50(results.floor, 'ttftMs'),
@@ -292,7 +333,7 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
 
 function verdict(summary: ReturnType<typeof summarise>): string {
   return [
-    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
+    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%, start by start: ${summary.pairedDecodeByStart.map((r) => `${(r * 100).toFixed(1)}%`).join(', ')}; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
     `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms; with a bare node:http client ${signed(summary.shortPrompt.bareDeltaMs)} ms, its floor ${summary.shortPrompt.bareFloorP50Ms.toFixed(2)} ms)`,
     `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
     `the HTTP floor ${summary.httpFloorTtftP50Ms.toFixed(2)} ms`,
