@@ -1,20 +1,20 @@
 /**
  * overhead: the same prompt tokens and sampling through the HTTP front (SSE, the official `openai`
- * client, one replica) and through node-llama-cpp driven in this process on the same model and threads,
- * alternating runs: decode tok/s ratio and TTFT delta side by side, with the front's own TTFT share as
+ * client, one replica) and through node-llama-cpp driven in-process on the same model and threads, in a
+ * plain process of its own (bench/plain-process.ts), alternating runs: decode tok/s ratio and TTFT delta side by side, with the front's own TTFT share as
  * the server reports it (`timings.front_ms`). Tokens are counted from the ids each event carries
  * (`return_tokens`), since one event may carry several. The HTTP floor is the same client against a
  * server that answers every request at once with one event (no engine, no front): what any HTTP server
  * costs a client in TTFT here, which the in-process path never pays. Decode is compared run by run
  * (each HTTP run against the in-process run beside it), so a burst of other work on a shared machine
  * moves one pair, not the mean. The runs are split between `starts` fresh replicas, each beside a fresh
- * in-process context: pairs within one start agree, while one start's ratio can sit several percent from
- * another's, so a single start would report one draw of that.
+ * plain process: two processes running the same decode differ by up to ±13% for their whole lives here,
+ * so one start would report one draw of that, and the ratio by start shows how far the draws spread.
  *
  * Each placement runs the whole comparison: `shared` leaves every core to the kernel (the engine, the
  * front and the client wherever it puts them, as a user's machine would); `own core` pins the engine —
- * the replica's child, or this process while it runs the in-process path — to the last physical core and
- * this process (the front and the client) to the others, as on a machine whose engine runs on a GPU and
+ * the replica's child and the plain process — to the last physical core and this process (the front and
+ * the client) to the others, as on a machine whose engine runs on a GPU and
  * leaves the CPU to the front. Linux only; skipped, saying why, with fewer than two physical cores.
  *
  * TTFT is also measured on a short prompt (`shortPromptTokens`, `ttftRuns` rounds, the order rotating): on
@@ -26,12 +26,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
-import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { allowedCpus, pinProcess } from '../electron/core/cpu/cpu-pinning.js';
 import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
 import { bareFirstTokenMs } from './bare-http.js';
-import { inProcessStream } from './in-process.js';
+import { startPlainProcess } from './plain-process.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, table } from './stats.js';
 import { streamRequest, type ClientTarget } from './workload.js';
@@ -48,8 +47,8 @@ export interface OverheadOptions {
   ttftRuns: number;
   placements: Placement[];
   /**
-   * Fresh replicas (and in-process contexts) each placement's runs are split between: one engine process's
-   * decode rate sits a few percent apart from another's for as long as it lives, so one start is one draw.
+   * Fresh replicas (each beside a fresh plain process) each placement's runs are split between: one
+   * process's decode rate sits several percent apart from another's for as long as it lives.
    */
   starts: number;
 }
@@ -103,28 +102,19 @@ async function startHttpFloor(): Promise<ClientTarget & { server: Server }> {
 
 export async function runOverhead(options: OverheadOptions) {
   const prompt = Array.from({ length: options.promptTokens }, (_, i) => 300 + ((i * 13) % 300));
-  const llama = await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error });
-  const model = await llama.loadModel({ modelPath: options.model });
   const clients = new Map<string, OpenAI>();
   /** Runs so far, over all starts: each run's prompt starts with a token of its own. */
   let longRuns = 0;
   let shortRounds = 0;
 
-  /** The runs of one start of one placement: a fresh replica and a fresh in-process context, HTTP and in-process alternating, and the floor after each pair. */
+  /**
+   * The runs of one start of one placement: a fresh replica and a fresh plain node-llama-cpp process (both
+   * on the engine's CPUs in `own core`), HTTP and in-process alternating, and the floor after each pair.
+   */
   const measureStart = async (cpus: CoreSplit | null, longPairs: number, shortPairs: number, into: Runs) => {
-    /** This process's CPUs now: it moves only when the next run is on the other side of the split. */
-    let own: number[] | null = null;
-    const pinOwn = async (to: number[]): Promise<void> => {
-      if (own === to) return;
-      await pinProcess(process.pid, to);
-      own = to;
-    };
-    const context = await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
-    const sequence = context.getSequence();
-    const inProcess = async (tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
-      if (cpus) await pinOwn(cpus.engine);
-      return inProcessStream(sequence, tokens, answerTokens);
-    };
+    const plain = await startPlainProcess({ model: options.model, threads: options.threads, contextSize: options.contextSize });
+    if (cpus) await pinProcess(plain.pid, cpus.engine);
+    const inProcess = (tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => plain.stream(tokens, answerTokens);
     try {
       await withServed(
         // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
@@ -139,7 +129,6 @@ export async function runOverhead(options: OverheadOptions) {
           const floor = await startHttpFloor();
           /** One stream through `target`, greedy as the in-process path. */
           const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
-            if (cpus) await pinOwn(cpus.front);
             const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
             clients.set(target.baseURL, client);
             const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
@@ -164,10 +153,7 @@ export async function runOverhead(options: OverheadOptions) {
           into.local.push(...startLocal);
           into.pairedDecodeByStart.push(pairedDecodeRatio(startHttp, startLocal));
           const shortPrompt = prompt.slice(0, options.shortPromptTokens);
-          const overBareHttp = async (to: ClientTarget, tokens: number[]): Promise<number> => {
-            if (cpus) await pinOwn(cpus.front);
-            return bareFirstTokenMs(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
-          };
+          const overBareHttp = (to: ClientTarget, tokens: number[]): Promise<number> => bareFirstTokenMs(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
           for (let i = 0; i < shortPairs; i++, shortRounds++) {
             // A first token of its own each run and path (the long runs used 300–319), so no run starts on a
             // prefix cached by the one before it.
@@ -184,13 +170,14 @@ export async function runOverhead(options: OverheadOptions) {
         },
       );
     } finally {
-      await context.dispose();
+      await plain.close();
     }
   };
 
   /** Every start of one placement, the runs split evenly between them. */
   const measure = async (cpus: CoreSplit | null): Promise<Runs> => {
     const runs: Runs = { http: [], local: [], floor: [], shortHttp: [], shortLocal: [], shortBare: [], shortBareFloor: [], pairedDecodeByStart: [] };
+    if (cpus) await pinProcess(process.pid, cpus.front);
     try {
       for (let start = 0; start < options.starts; start++) {
         const share = (total: number) => Math.floor(total / options.starts) + (start < total % options.starts ? 1 : 0);
@@ -213,8 +200,6 @@ export async function runOverhead(options: OverheadOptions) {
     const runs = await measure(cpus);
     placements.push({ placement, cpus, runs, summary: summarise(runs, options.answerTokens) });
   }
-  await model.dispose();
-  await llama.dispose();
 
   const text = placements
     .map(({ placement, cpus, summary }) => {

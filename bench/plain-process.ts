@@ -1,0 +1,85 @@
+/**
+ * node-llama-cpp driven in-process, in a plain process of its own (`bench/plain-process-child.ts`, forked
+ * with this process's loader flags): the `overhead` benchmark's baseline. Its own process, fresh each
+ * time, because two processes running the same decode on the same model file here differ by up to ±13%
+ * for their whole lives (one-off, session 17: a forked child against its parent, pinned alike and
+ * alternating, 86.8–103.1% over four pairs of processes); a baseline kept in the benchmark's own process
+ * would carry one such draw into every ratio, while a fresh one beside each fresh replica averages out.
+ * Each stream's timings are taken inside that process, so the IPC that commands it costs them nothing.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { InProcessStream } from './in-process.js';
+
+export interface PlainProcessOptions {
+  model: string;
+  threads: number;
+  contextSize: number;
+}
+
+/** What the child answers: ready once its context is made, then one result (or error) per stream asked. */
+export type PlainProcessReply = { type: 'ready' } | { type: 'streamed'; stream: InProcessStream } | { type: 'failed'; message: string };
+
+/** What the child is asked: one greedy stream of `answerTokens` tokens after a cleared `prompt`. */
+export interface PlainProcessStreamRequest {
+  prompt: number[];
+  answerTokens: number;
+}
+
+export interface PlainProcess {
+  readonly pid: number;
+  stream(prompt: readonly number[], answerTokens: number): Promise<InProcessStream>;
+  close(): Promise<void>;
+}
+
+const isReply = (message: unknown): message is PlainProcessReply =>
+  typeof message === 'object' && message !== null && ['ready', 'streamed', 'failed'].includes((message as { type?: unknown }).type as string);
+
+/** The next reply of `child`, or its exit as an error. */
+function nextReply(child: ChildProcess): Promise<PlainProcessReply> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: unknown): void => {
+      cleanUp();
+      if (isReply(message)) resolve(message);
+      else reject(new Error(`the plain node-llama-cpp process sent ${JSON.stringify(message)}`));
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      cleanUp();
+      reject(new Error(`the plain node-llama-cpp process exited (code ${code}, signal ${signal})`));
+    };
+    const cleanUp = (): void => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+export async function startPlainProcess(options: PlainProcessOptions): Promise<PlainProcess> {
+  const child = fork(fileURLToPath(new URL('./plain-process-child.ts', import.meta.url)), [JSON.stringify(options)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await nextReply(child).catch((error: unknown) => {
+    child.kill();
+    throw error;
+  });
+  if (ready.type !== 'ready') {
+    child.kill();
+    throw new Error(`the plain node-llama-cpp process did not start: ${ready.type === 'failed' ? ready.message : ready.type}`);
+  }
+  return {
+    pid: child.pid!,
+    async stream(prompt, answerTokens) {
+      const reply = nextReply(child);
+      child.send({ prompt: [...prompt], answerTokens } satisfies PlainProcessStreamRequest);
+      const answer = await reply;
+      if (answer.type !== 'streamed') throw new Error(`the plain node-llama-cpp process failed a stream: ${answer.type === 'failed' ? answer.message : answer.type}`);
+      return answer.stream;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill();
+      }),
+  };
+}
