@@ -17,7 +17,10 @@ import type { EngineMessage } from '../common/engine-protocol.js';
 import { STREAM_GAP_MS, TurnBatch, type HandOnAt } from '../common/turn-batch.js';
 
 export interface ParentTransport<Message> {
-  /** `at`: `turn` unless given; `gap`: it may be held up to STREAM_GAP_MS after the last batch (a stream's later tokens); `now`: it goes at once (a stream's first token). */
+  /**
+   * `at`: `turn` unless given; `gap`: it may be held up to STREAM_GAP_MS after the last batch (a stream's
+   * later tokens); `now`: it goes at once (a stream's first token).
+   */
   send(message: Message, at?: HandOnAt): void;
   /** Replies given to the channel that it has not flushed yet. */
   readonly undrained: number;

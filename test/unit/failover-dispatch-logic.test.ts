@@ -2,7 +2,7 @@
  * Failover in the dispatcher, with fake replica clients (pure dispatch logic; the engines' own deaths are
  * tested with real children in replica-faults and remote-topology): a request its replica lost before the
  * first token goes to another replica, and one no replica can take any more is refused at once instead of
- * waiting in the queue until its timeout.
+ * waiting in the queue until its timeout; a request hears once that it was dispatched (its stream opens).
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
@@ -27,10 +27,20 @@ const done = (request: GenerateRequestInput): GenerateDone => ({
   timings: { queuedMs: 0, prefillMs: 1, decodeMs: 1, prefillTokens: request.tokens.length, decodeTokensPerSecond: 1000 },
 });
 
-/** A ready replica whose client either answers or is lost under every request (and stays ready, as a llama-server that missed a bound does). */
-function fakeReplica(index: number, lost: boolean): Replica {
-  const handle = (request: GenerateRequestInput): GenerationHandle => {
-    const outcome = lost ? Promise.reject(new EngineExitedError({ code: null, signal: null })) : Promise.resolve(done(request));
+/**
+ * A ready replica whose client either answers (its token a microtask after the call, as a real client's
+ * come after its send) or is lost under every request (and stays ready, as a llama-server that missed a
+ * bound does). `sends` hears of each request its client is given.
+ */
+function fakeReplica(index: number, lost: boolean, sends: string[] = []): Replica {
+  const handle = (request: GenerateRequestInput, onTokens?: (chunk: { tokens: number[]; text: string }) => void): GenerationHandle => {
+    sends.push(`sent to ${index}`);
+    const outcome = lost
+      ? Promise.reject(new EngineExitedError({ code: null, signal: null }))
+      : Promise.resolve().then(() => {
+          onTokens?.({ tokens: [5], text: 'x' });
+          return done(request);
+        });
     return { id: 1, started: outcome.then(() => ({ slot: 0, reusedTokens: 0 }) as never), done: outcome, cancel: async () => false };
   };
   const driver = Object.assign(new EventEmitter(), { client: { generate: handle, slots: async () => [] } }) as unknown as ReplicaDriver;
@@ -58,6 +68,14 @@ describe('failover dispatch (logic, fake replica clients)', () => {
     const result = await dispatcher([fakeReplica(0, true), fakeReplica(1, false)]).generate(request);
     expect(result.replica).toBe(1);
     expect(result.failedOver).toEqual([0]);
+  });
+
+  it('tells a request it was dispatched once, when its first client has it, before its first token, and not again on failover', async () => {
+    const events: string[] = [];
+    const options = { onDispatched: (replica: number) => events.push(`dispatched to ${replica}`), onTokens: () => events.push('tokens') };
+    const result = await dispatcher([fakeReplica(0, true, events), fakeReplica(1, false, events)]).generate(request, options);
+    expect(result.failedOver).toEqual([0]);
+    expect(events).toEqual(['sent to 0', 'dispatched to 0', 'sent to 1', 'tokens']);
   });
 
   it('refuses at once a request whose only replica lost it and stays ready in the same incarnation', async () => {

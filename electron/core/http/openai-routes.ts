@@ -8,7 +8,8 @@
  * token when they come one by one, several when they came together; its first token goes at once.
  * `timings.front_ms` is the front's own share of the time to first token (see servedBy). A chat completion
  * with `store: true` is kept as a chat-window conversation once its answer is complete, before its
- * response ends (stored-completion.ts). A stream's headers go once its engine has the request.
+ * response ends (stored-completion.ts). A stream's headers go once its replica's engine client has the
+ * request.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -265,8 +266,8 @@ async function serveGeneration(
     send(errorBody(failure));
     end();
   };
-  // The stream opens when the request leaves the queue for a replica: until then a refusal (429, 503) is
-  // still an HTTP status with Retry-After, which clients retry on.
+  // The stream opens when the request has left the queue and its replica's engine client has it: until
+  // then a refusal (429, 503) is still an HTTP status with Retry-After, which clients retry on.
   const openStream = (): void => {
     if (res.headersSent) return;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });

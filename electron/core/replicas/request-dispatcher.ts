@@ -34,8 +34,9 @@ export interface ReplicaGenerateResult extends GenerateDone {
 export interface ReplicaGenerateOptions {
   onTokens?: (chunk: TokenChunk & { replica: number }) => void;
   /**
-   * Called once, when the request has first been handed to a replica's engine (a stream's headers go then,
-   * while the engine works on it, not on the way to it).
+   * Called once, when the request has first been handed to a replica's engine client (a stream's headers
+   * go then, while a local engine works on it, not on the way to it; a peer's client may still be
+   * connecting).
    */
   onDispatched?: (replica: number) => void;
   signal?: AbortSignal;
@@ -90,7 +91,7 @@ export class RequestDispatcher {
     const seq = this.queue.takeSeq();
     let queuedMs = 0;
     let dispatched = false;
-    const sent = (replica: number): void => {
+    const dispatchedOnce = (replica: number): void => {
       if (dispatched) return;
       dispatched = true;
       options.onDispatched?.(replica);
@@ -105,7 +106,7 @@ export class RequestDispatcher {
       const { prefillTokens, borrow } = this.bound.get(seq) ?? { prefillTokens: 0, borrow: undefined };
       this.bound.delete(seq);
       try {
-        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, { ...options, onDispatched: sent }, replica.pinnedSlots.get(seq));
+        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, { ...options, onDispatched: dispatchedOnce }, replica.pinnedSlots.get(seq));
         return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
       } catch (error) {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
@@ -258,7 +259,7 @@ export class RequestDispatcher {
 
   /**
    * Runs the request on its bound replica, in `slot` where core picks it; its `prefillTokens` count as the
-   * replica's pending prefill until the first token. `onDispatched` is called once the engine has it.
+   * replica's pending prefill until the first token. `onDispatched` is called once its client has it.
    */
   private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], prefillTokens: number, options: ReplicaGenerateOptions, slot: number | undefined) {
     let pendingPrefill = prefillTokens;
@@ -285,7 +286,6 @@ export class RequestDispatcher {
       },
       slot,
     );
-    options.onDispatched?.(replica.index);
     const abort = (): void => void handle.cancel().catch(() => {});
     options.signal?.addEventListener('abort', abort, { once: true });
     if (options.signal?.aborted) abort();
@@ -300,6 +300,7 @@ export class RequestDispatcher {
       () => {},
     );
     try {
+      options.onDispatched?.(replica.index);
       const done = await handle.done;
       const heldBlocks = routing.noteDone(replica.index, request.tokens, blocks, done, request.conversationId);
       replica.noteDone(done);
