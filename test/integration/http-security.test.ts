@@ -77,6 +77,25 @@ describe('front security', () => {
     expect((await raw({ path: '/v1/models', headers: { authorization: 'bearer SEKRET' } })).status).toBe(401);
   });
 
+  it('refuses a chunked body that grows over the limit with a 413 that closes its connection, and serves the next request', async () => {
+    const refused = await new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: { ...auth, 'transfer-encoding': 'chunked' } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
+      });
+      // The server may close while the rest is still being written: only a missing answer is a failure.
+      req.on('error', (error) => setTimeout(() => reject(error), 1000));
+      for (let i = 0; i < 4; i++) req.write(`{"pad":"${'x'.repeat(1500)}"}`);
+      req.end();
+    });
+    expect(refused.status).toBe(413);
+    expect(refused.connection).toBe('close');
+    expect(message({ status: refused.status, body: refused.body })).toBe('request body is over the limit of 4096 bytes');
+    expect((await raw({ path: '/health' })).status).toBe(200);
+  });
+
   it('limits the body size, and names bad JSON and wrong types', async () => {
     const big = await chat({ messages: [{ role: 'user', content: 'x'.repeat(10_000) }] });
     expect(big.status).toBe(413);

@@ -64,8 +64,9 @@ export function sameSecret(given: string | null, expected: string): boolean {
 }
 
 /**
- * Reads and parses a JSON body of at most `limit` bytes; a body over it is drained and refused. Read by
- * its `data` and `end` events: an async iterator over the request cost a short prompt's TTFT ~0.03 ms more.
+ * Reads and parses a JSON body of at most `limit` bytes; a body that grows over it is refused with a 413
+ * that closes the connection, its rest unread. Read by its `data` and `end` events: an async iterator over
+ * the request cost a short prompt's TTFT ~0.03 ms more.
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
@@ -73,16 +74,28 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   const text = await new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const settle = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size <= limit) return void chunks.push(chunk);
-      req.off('data', onData);
-      req.resume();
-      reject(new HttpError(413, `request body is over the limit of ${limit} bytes`, 'invalid_request_error'));
+      settle();
+      reject(new HttpError(413, `request body is over the limit of ${limit} bytes`, 'invalid_request_error', null, null, { connection: 'close' }));
+    };
+    const onEnd = (): void => {
+      settle();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    const onError = (error: Error): void => {
+      settle();
+      reject(error);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
+    req.on('end', onEnd);
+    req.on('error', onError);
   });
   if (!text.trim()) throw new HttpError(400, 'the request body is empty; send a JSON object');
   try {
