@@ -1,4 +1,4 @@
-/** One stream on node-llama-cpp driven in the benchmark's own process: the baseline the front is measured against (overhead, gpu). */
+/** One stream on node-llama-cpp driven in-process: the baseline the front is measured against (in `overhead`'s plain process, and in `gpu`'s own). */
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 
 export interface InProcessStream {

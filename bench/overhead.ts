@@ -22,14 +22,16 @@
  * one the prefill is a few ms and what the HTTP path adds shows, split into the engine child's own time
  * to its first token over in-process and the rest (the front, both IPC hops and the client's HTTP). The
  * same prompt also goes through a bare node:http client (bench/bare-http.ts), to Manifold and to the floor
- * server, so the front's share reads apart from what the `openai` client itself costs.
+ * server, so the front's share reads apart from what the `openai` client itself costs; it also reads the
+ * engine child's own time from the last event, so the rest reads run by run through it too, apart from
+ * the engine process's own spread (its prefill, like its decode, sits a little apart from another's).
  */
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { allowedCpus, pinProcess } from '../electron/core/cpu/cpu-pinning.js';
 import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
-import { bareFirstTokenMs } from './bare-http.js';
+import { bareFirstToken, type BareFirstToken } from './bare-http.js';
 import { startPlainProcess } from './plain-process.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, table } from './stats.js';
@@ -113,9 +115,9 @@ export async function runOverhead(options: OverheadOptions) {
    */
   const measureStart = async (cpus: CoreSplit | null, longPairs: number, shortPairs: number, into: Runs) => {
     const plain = await startPlainProcess({ model: options.model, threads: options.threads, contextSize: options.contextSize });
-    if (cpus) await pinProcess(plain.pid, cpus.engine);
     const inProcess = (tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => plain.stream(tokens, answerTokens);
     try {
+      if (cpus) await pinProcess(plain.pid, cpus.engine);
       await withServed(
         // The prefix cache off: each run's fresh prompt would save the previous run's state first (a few ms of
         // engine work the in-process path does not do); the front's cost is what this compares.
@@ -127,46 +129,49 @@ export async function runOverhead(options: OverheadOptions) {
             await pinProcess(child, cpus.engine);
           }
           const floor = await startHttpFloor();
-          /** One stream through `target`, greedy as the in-process path. */
-          const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
-            const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
-            clients.set(target.baseURL, client);
-            const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
-            if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
-            return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
-          };
-          // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
-          const front = (): Promise<Timing> => overHttp(target);
-          prompt[0] = 300;
-          await front();
-          await inProcess();
-          await overHttp(floor);
-          const startHttp: Timing[] = [];
-          const startLocal: Timing[] = [];
-          for (let i = 0; i < longPairs; i++, longRuns++) {
-            // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
-            prompt[0] = 301 + (longRuns % 19);
-            await inTurn(i, [async () => void startHttp.push(await front()), async () => void startLocal.push(await inProcess())]);
-            into.floor.push(await overHttp(floor));
+          try {
+            /** One stream through `target`, greedy as the in-process path. */
+            const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
+              const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+              clients.set(target.baseURL, client);
+              const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
+              if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
+              return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
+            };
+            // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
+            const front = (): Promise<Timing> => overHttp(target);
+            prompt[0] = 300;
+            await front();
+            await inProcess();
+            await overHttp(floor);
+            const startHttp: Timing[] = [];
+            const startLocal: Timing[] = [];
+            for (let i = 0; i < longPairs; i++, longRuns++) {
+              // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
+              prompt[0] = 301 + (longRuns % 19);
+              await inTurn(i, [async () => void startHttp.push(await front()), async () => void startLocal.push(await inProcess())]);
+              into.floor.push(await overHttp(floor));
+            }
+            into.http.push(...startHttp);
+            into.local.push(...startLocal);
+            into.pairedDecodeByStart.push(pairedDecodeRatio(startHttp, startLocal));
+            const shortPrompt = prompt.slice(0, options.shortPromptTokens);
+            const overBareHttp = (to: ClientTarget, tokens: number[]): Promise<BareFirstToken> => bareFirstToken(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
+            for (let i = 0; i < shortPairs; i++, shortRounds++) {
+              // A first token of its own each run and path (the long runs used 300–319), so no run starts on a
+              // prefix cached by the one before it.
+              shortPrompt[0] = 320 + 2 * (shortRounds % 140);
+              const bareShortPrompt = [shortPrompt[0] + 1, ...shortPrompt.slice(1)];
+              await inTurn(i, [
+                async () => void into.shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
+                async () => void into.shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
+                async () => void into.shortBare.push(await overBareHttp(target, bareShortPrompt)),
+                async () => void into.shortBareFloor.push(await overBareHttp(floor, shortPrompt)),
+              ]);
+            }
+          } finally {
+            await new Promise((resolve) => floor.server.close(resolve));
           }
-          into.http.push(...startHttp);
-          into.local.push(...startLocal);
-          into.pairedDecodeByStart.push(pairedDecodeRatio(startHttp, startLocal));
-          const shortPrompt = prompt.slice(0, options.shortPromptTokens);
-          const overBareHttp = (to: ClientTarget, tokens: number[]): Promise<number> => bareFirstTokenMs(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
-          for (let i = 0; i < shortPairs; i++, shortRounds++) {
-            // A first token of its own each run and path (the long runs used 300–319), so no run starts on a
-            // prefix cached by the one before it.
-            shortPrompt[0] = 320 + 2 * (shortRounds % 140);
-            const bareShortPrompt = [shortPrompt[0] + 1, ...shortPrompt.slice(1)];
-            await inTurn(i, [
-              async () => void into.shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
-              async () => void into.shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
-              async () => void into.shortBare.push(await overBareHttp(target, bareShortPrompt)),
-              async () => void into.shortBareFloor.push(await overBareHttp(floor, shortPrompt)),
-            ]);
-          }
-          await new Promise((resolve) => floor.server.close(resolve));
         },
       );
     } finally {
@@ -174,6 +179,7 @@ export async function runOverhead(options: OverheadOptions) {
     }
   };
 
+  if (options.runs < options.starts) throw new Error(`overhead: ${options.runs} runs cannot be split between ${options.starts} starts`);
   /** Every start of one placement, the runs split evenly between them. */
   const measure = async (cpus: CoreSplit | null): Promise<Runs> => {
     const runs: Runs = { http: [], local: [], floor: [], shortHttp: [], shortLocal: [], shortBare: [], shortBareFloor: [], pairedDecodeByStart: [] };
@@ -217,8 +223,8 @@ type Runs = {
   floor: Timing[];
   shortHttp: Timing[];
   shortLocal: Timing[];
-  shortBare: number[];
-  shortBareFloor: number[];
+  shortBare: BareFirstToken[];
+  shortBareFloor: BareFirstToken[];
   /** Each start's median paired decode ratio (HTTP over the in-process run beside it). */
   pairedDecodeByStart: number[];
 };
@@ -269,7 +275,7 @@ function summariseShortPrompt(results: Runs) {
   const inProcessTtftP50Ms = p50(results.shortLocal.map((x) => x.ttftMs));
   const httpTtftP50Ms = p50(results.shortHttp.map((x) => x.ttftMs));
   const engineTtftP50Ms = p50(results.shortHttp.map((x) => x.engineTtftMs ?? Number.NaN));
-  const bareTtftP50Ms = p50(results.shortBare);
+  const bareTtftP50Ms = p50(results.shortBare.map((x) => x.ttftMs));
   return {
     runs: results.shortHttp.length,
     inProcessTtftP50Ms,
@@ -283,7 +289,9 @@ function summariseShortPrompt(results: Runs) {
     frontP50Ms: p50(results.shortHttp.map((x) => x.frontMs ?? Number.NaN)),
     bareTtftP50Ms,
     bareDeltaMs: bareTtftP50Ms - inProcessTtftP50Ms,
-    bareFloorP50Ms: p50(results.shortBareFloor),
+    /** The bare client's TTFT over the engine child's, run by run: the front, both IPC hops and HTTP, without the engine process's own spread. */
+    bareOutsideEngineP50Ms: p50(results.shortBare.map((x) => x.ttftMs - (x.serverTtftMs ?? Number.NaN))),
+    bareFloorP50Ms: p50(results.shortBareFloor.map((x) => x.ttftMs)),
   };
 }
 
@@ -311,6 +319,7 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
       ["  of which the front's own (front_ms)", short.frontP50Ms, NaN],
       ['HTTP floor (a server answering at once)', floorMs, NaN],
       ['HTTP front, a bare node:http client', short.bareTtftP50Ms, short.bareDeltaMs],
+      ['  the rest: front, IPC, HTTP (run by run)', short.bareOutsideEngineP50Ms, NaN],
       ['HTTP floor, a bare node:http client', short.bareFloorP50Ms, NaN],
     ],
   );
@@ -319,7 +328,7 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
 function verdict(summary: ReturnType<typeof summarise>): string {
   return [
     `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%, start by start: ${summary.pairedDecodeByStart.map((r) => `${(r * 100).toFixed(1)}%`).join(', ')}; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
-    `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms; with a bare node:http client ${signed(summary.shortPrompt.bareDeltaMs)} ms, its floor ${summary.shortPrompt.bareFloorP50Ms.toFixed(2)} ms)`,
+    `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms; with a bare node:http client ${signed(summary.shortPrompt.bareDeltaMs)} ms, of which outside the engine child ${summary.shortPrompt.bareOutsideEngineP50Ms.toFixed(2)} ms, its floor ${summary.shortPrompt.bareFloorP50Ms.toFixed(2)} ms)`,
     `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
     `the HTTP floor ${summary.httpFloorTtftP50Ms.toFixed(2)} ms`,
     `${summary.tokensPerEvent.toFixed(2)} tokens per SSE event`,

@@ -32,6 +32,5 @@ try {
   reply({ type: 'ready' });
 } catch (error) {
   console.error(`plain node-llama-cpp process: ${String(error)}`);
-  reply({ type: 'failed', message: String(error) });
-  process.disconnect();
+  process.send!({ type: 'failed', message: String(error) } satisfies PlainProcessReply, () => process.exit(1));
 }

@@ -35,9 +35,12 @@ export interface PlainProcess {
 const isReply = (message: unknown): message is PlainProcessReply =>
   typeof message === 'object' && message !== null && ['ready', 'streamed', 'failed'].includes((message as { type?: unknown }).type as string);
 
-/** The next reply of `child`, or its exit as an error. */
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
+
+/** The next reply of `child`, or its exit (also one before the call) or a failed channel as an error. */
 function nextReply(child: ChildProcess): Promise<PlainProcessReply> {
   return new Promise((resolve, reject) => {
+    if (exited(child) || !child.connected) return reject(new Error(`the plain node-llama-cpp process is gone (code ${child.exitCode}, signal ${child.signalCode})`));
     const onMessage = (message: unknown): void => {
       cleanUp();
       if (isReply(message)) resolve(message);
@@ -47,21 +50,39 @@ function nextReply(child: ChildProcess): Promise<PlainProcessReply> {
       cleanUp();
       reject(new Error(`the plain node-llama-cpp process exited (code ${code}, signal ${signal})`));
     };
+    const onError = (error: Error): void => {
+      cleanUp();
+      reject(new Error(`the plain node-llama-cpp process's channel failed: ${error.message}`));
+    };
     const cleanUp = (): void => {
       child.off('message', onMessage);
       child.off('exit', onExit);
+      child.off('error', onError);
     };
     child.on('message', onMessage);
     child.on('exit', onExit);
+    child.on('error', onError);
   });
 }
 
+/** How long the child may take to load the model, and to end once told to. */
+const START_TIMEOUT_MS = 120_000;
+const CLOSE_GRACE_MS = 5_000;
+
 export async function startPlainProcess(options: PlainProcessOptions): Promise<PlainProcess> {
   const child = fork(fileURLToPath(new URL('./plain-process-child.ts', import.meta.url)), [JSON.stringify(options)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = await nextReply(child).catch((error: unknown) => {
-    child.kill();
-    throw error;
+  // A send that fails is reported by the reply it was waiting for; this keeps it from being uncaught.
+  child.on('error', () => {});
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the plain node-llama-cpp process was not ready within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
   });
+  const ready = await Promise.race([nextReply(child), timedOut])
+    .catch((error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
+    })
+    .finally(() => clearTimeout(timer));
   if (ready.type !== 'ready') {
     child.kill();
     throw new Error(`the plain node-llama-cpp process did not start: ${ready.type === 'failed' ? ready.message : ready.type}`);
@@ -77,8 +98,12 @@ export async function startPlainProcess(options: PlainProcessOptions): Promise<P
     },
     close: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
+        if (exited(child)) return resolve();
+        const kill = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
         child.kill();
       }),
   };
