@@ -19,7 +19,7 @@ import { defaultEngineKind } from '../electron/core/config/default-engine-kind.j
 import type { EngineKind, RoutingPolicy } from '../electron/core/config/run-config.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { withServed } from './served-replicas.js';
-import { table } from './stats.js';
+import { bootstrapMedianRatio, table } from './stats.js';
 import { sharedPrefix, summarise, type SharedPrefixOptions } from './workload.js';
 
 export interface ChatRegime {
@@ -89,6 +89,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
         {
           cacheHitPrefixOverRoundRobin: prefix.cacheHitRate / roundRobin.cacheHitRate,
           ttftP50RoundRobinOverPrefix: roundRobin.ttftP50Ms / prefix.ttftP50Ms,
+          ttftP50RoundRobinOverPrefixInterval: bootstrapMedianRatio(roundRobin.ttftsMs, prefix.ttftsMs),
           ttftP90RoundRobinOverPrefix: roundRobin.ttftP90Ms / prefix.ttftP90Ms,
           prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle,
           uncachedRoundRobinOverPrefix: (1 - roundRobin.cacheHitRate) / (1 - prefix.cacheHitRate),
@@ -100,7 +101,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
   );
   const mismatches = rows.reduce((s, r) => s + r.oracleMismatches, 0);
   const readings = Object.entries(ratios).map(
-    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle; round-robin prefilled ${r.uncachedRoundRobinOverPrefix.toFixed(2)}× prefix's prompt tokens, ${r.uncachedRoundRobinOverOracle.toFixed(2)}× the oracle's` : ''}${
+    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better (90% bootstrap interval ${r.ttftP50RoundRobinOverPrefixInterval.low.toFixed(2)}–${r.ttftP50RoundRobinOverPrefixInterval.high.toFixed(2)}×), p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle; round-robin prefilled ${r.uncachedRoundRobinOverPrefix.toFixed(2)}× prefix's prompt tokens, ${r.uncachedRoundRobinOverOracle.toFixed(2)}× the oracle's` : ''}${
         r.ttftP50UncachedRoundRobinOverPrefix === undefined ? '' : `; over round-robin without the prefix cache: TTFT p50 ${r.ttftP50UncachedRoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90UncachedRoundRobinOverPrefix!.toFixed(2)}× better`
       }`,
   );

@@ -1,4 +1,4 @@
-/** Small statistics for benchmark figures: percentiles, means, and a fixed-width table printer. */
+/** Small statistics for benchmark figures: percentiles, means, a bootstrap interval, and a fixed-width table printer. */
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return NaN;
@@ -32,4 +32,24 @@ export function seeded(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * A bootstrap interval for the ratio of two samples' medians, `numerator`'s over `denominator`'s: each
+ * sample is drawn again with replacement `rounds` times (seeded), and the interval holds the middle
+ * `coverage` of the ratios so drawn. It shows how far one run's ratio could have fallen with the same
+ * machine and workload: a sample split between two modes (requests that find their prefix and requests
+ * that prefill a whole history) has a median that jumps between them from run to run.
+ */
+export function bootstrapMedianRatio(
+  numerator: readonly number[],
+  denominator: readonly number[],
+  { rounds = 2000, coverage = 0.9, seed = 1 }: { rounds?: number; coverage?: number; seed?: number } = {},
+): { low: number; high: number } {
+  if (numerator.length === 0 || denominator.length === 0) return { low: NaN, high: NaN };
+  const random = seeded(seed);
+  const resampledMedian = (values: readonly number[]): number => percentile(Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)]!), 50);
+  const ratios = Array.from({ length: rounds }, () => resampledMedian(numerator) / resampledMedian(denominator));
+  const tail = ((1 - coverage) / 2) * 100;
+  return { low: percentile(ratios, tail), high: percentile(ratios, 100 - tail) };
 }

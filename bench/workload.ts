@@ -294,6 +294,8 @@ export function summarise(results: readonly RequestResult[], wallMs: number) {
     ttftP50Ms: percentile(ok.map((r) => r.ttftMs), 50),
     ttftP90Ms: percentile(ok.map((r) => r.ttftMs), 90),
     ttftP99Ms: percentile(ok.map((r) => r.ttftMs), 99),
+    /** Every answered request's TTFT: what a ratio's bootstrap interval draws from. */
+    ttftsMs: ok.map((r) => r.ttftMs),
     decodeTokensPerSecond: mean(ok.map((r) => r.decodeTokensPerSecond)),
     completionTokensPerSecond: (completion * 1000) / wallMs,
     totalTokensPerSecond: ((prompt + completion) * 1000) / wallMs,
