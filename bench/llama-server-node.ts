@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ensureLlamaServer } from '../build/llama-server.js';
+import { hasExited, stopChild } from './child-stop.js';
 import { freeLoopbackPort } from '../electron/core/llama-server/llama-server-folder.js';
 
 export interface LlamaServerNodeOptions {
@@ -50,7 +51,6 @@ export async function startLlamaServerNode(options: LlamaServerNodeOptions): Pro
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const node: LlamaServerNode = {
     url,
     port,
@@ -59,17 +59,11 @@ export async function startLlamaServerNode(options: LlamaServerNodeOptions): Pro
     kill: () => {
       child.kill('SIGKILL');
     },
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child),
   };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 120_000);
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`llama-server exited before it was ready:\n${output.join('\n')}`);
+    if (hasExited(child)) throw new Error(`llama-server exited before it was ready:\n${output.join('\n')}`);
     const health = await fetch(`${url}/health`).then(
       (r) => r.status,
       () => 0,

@@ -9,6 +9,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { hasExited, stopChild } from './child-stop.js';
 import type { InProcessStream } from './in-process.js';
 
 export interface PlainProcessOptions {
@@ -35,12 +36,10 @@ export interface PlainProcess {
 const isReply = (message: unknown): message is PlainProcessReply =>
   typeof message === 'object' && message !== null && ['ready', 'streamed', 'failed'].includes((message as { type?: unknown }).type as string);
 
-const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
-
 /** The next reply of `child`, or its exit (also one before the call) or a failed channel as an error. */
 function nextReply(child: ChildProcess): Promise<PlainProcessReply> {
   return new Promise((resolve, reject) => {
-    if (exited(child) || !child.connected) return reject(new Error(`the plain node-llama-cpp process is gone (code ${child.exitCode}, signal ${child.signalCode})`));
+    if (hasExited(child) || !child.connected) return reject(new Error(`the plain node-llama-cpp process is gone (code ${child.exitCode}, signal ${child.signalCode})`));
     const onMessage = (message: unknown): void => {
       cleanUp();
       if (isReply(message)) resolve(message);
@@ -65,9 +64,8 @@ function nextReply(child: ChildProcess): Promise<PlainProcessReply> {
   });
 }
 
-/** How long the child may take to load the model, and to end once told to. */
+/** How long the child may take to load the model. */
 const START_TIMEOUT_MS = 120_000;
-const CLOSE_GRACE_MS = 5_000;
 
 export async function startPlainProcess(options: PlainProcessOptions): Promise<PlainProcess> {
   const child = fork(fileURLToPath(new URL('./plain-process-child.ts', import.meta.url)), [JSON.stringify(options)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -96,15 +94,6 @@ export async function startPlainProcess(options: PlainProcessOptions): Promise<P
       if (answer.type !== 'streamed') throw new Error(`the plain node-llama-cpp process failed a stream: ${answer.type === 'failed' ? answer.message : answer.type}`);
       return answer.stream;
     },
-    close: () =>
-      new Promise((resolve) => {
-        if (exited(child)) return resolve();
-        const kill = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
-        child.once('exit', () => {
-          clearTimeout(kill);
-          resolve();
-        });
-        child.kill();
-      }),
+    close: () => stopChild(child),
   };
 }
