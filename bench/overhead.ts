@@ -108,12 +108,21 @@ export async function runOverhead(options: OverheadOptions) {
   /** Runs so far, over all starts: each run's prompt starts with a token of its own. */
   let longRuns = 0;
   let shortRounds = 0;
+  /** One stream through `target`, greedy as the in-process path. */
+  const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
+    const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+    clients.set(target.baseURL, client);
+    const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
+    if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
+    return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
+  };
+  const overBareHttp = (to: ClientTarget, tokens: number[]): Promise<BareFirstToken> => bareFirstToken(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
 
   /**
    * The runs of one start of one placement: a fresh replica and a fresh plain node-llama-cpp process (both
    * on the engine's CPUs in `own core`), HTTP and in-process alternating, and the floor after each pair.
    */
-  const measureStart = async (cpus: CoreSplit | null, longPairs: number, shortPairs: number, into: Runs) => {
+  const measureStart = async (cpus: CoreSplit | null, floor: ClientTarget, longPairs: number, shortPairs: number, into: Runs) => {
     const plain = await startPlainProcess({ model: options.model, threads: options.threads, contextSize: options.contextSize });
     const inProcess = (tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => plain.stream(tokens, answerTokens);
     try {
@@ -128,49 +137,35 @@ export async function runOverhead(options: OverheadOptions) {
             if (!child) throw new Error('overhead (own core): the replica has no engine process to pin');
             await pinProcess(child, cpus.engine);
           }
-          const floor = await startHttpFloor();
-          try {
-            /** One stream through `target`, greedy as the in-process path. */
-            const overHttp = async (target: ClientTarget, tokens = prompt, answerTokens = options.answerTokens): Promise<Timing> => {
-              const client = clients.get(target.baseURL) ?? new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
-              clients.set(target.baseURL, client);
-              const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
-              if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
-              return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
-            };
-            // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
-            const front = (): Promise<Timing> => overHttp(target);
-            prompt[0] = 300;
-            await front();
-            await inProcess();
-            await overHttp(floor);
-            const startHttp: Timing[] = [];
-            const startLocal: Timing[] = [];
-            for (let i = 0; i < longPairs; i++, longRuns++) {
-              // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
-              prompt[0] = 301 + (longRuns % 19);
-              await inTurn(i, [async () => void startHttp.push(await front()), async () => void startLocal.push(await inProcess())]);
-              into.floor.push(await overHttp(floor));
-            }
-            into.http.push(...startHttp);
-            into.local.push(...startLocal);
-            into.pairedDecodeByStart.push(pairedDecodeRatio(startHttp, startLocal));
-            const shortPrompt = prompt.slice(0, options.shortPromptTokens);
-            const overBareHttp = (to: ClientTarget, tokens: number[]): Promise<BareFirstToken> => bareFirstToken(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
-            for (let i = 0; i < shortPairs; i++, shortRounds++) {
-              // A first token of its own each run and path (the long runs used 300–319), so no run starts on a
-              // prefix cached by the one before it.
-              shortPrompt[0] = 320 + 2 * (shortRounds % 140);
-              const bareShortPrompt = [shortPrompt[0] + 1, ...shortPrompt.slice(1)];
-              await inTurn(i, [
-                async () => void into.shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
-                async () => void into.shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
-                async () => void into.shortBare.push(await overBareHttp(target, bareShortPrompt)),
-                async () => void into.shortBareFloor.push(await overBareHttp(floor, shortPrompt)),
-              ]);
-            }
-          } finally {
-            await new Promise((resolve) => floor.server.close(resolve));
+          // The slot holds the prompt after a run; a different first token makes every run a cold prefill.
+          const front = (): Promise<Timing> => overHttp(target);
+          prompt[0] = 300;
+          await front();
+          await inProcess();
+          await overHttp(floor);
+          const startHttp: Timing[] = [];
+          const startLocal: Timing[] = [];
+          for (let i = 0; i < longPairs; i++, longRuns++) {
+            // Never the first token of the warm-up prompt (300), so no run starts on a cached prefix.
+            prompt[0] = 301 + (longRuns % 19);
+            await inTurn(i, [async () => void startHttp.push(await front()), async () => void startLocal.push(await inProcess())]);
+            into.floor.push(await overHttp(floor));
+          }
+          into.http.push(...startHttp);
+          into.local.push(...startLocal);
+          into.pairedDecodeByStart.push(pairedDecodeRatio(startHttp, startLocal));
+          const shortPrompt = prompt.slice(0, options.shortPromptTokens);
+          for (let i = 0; i < shortPairs; i++, shortRounds++) {
+            // A first token of its own each run and path (the long runs used 300–319), so no run starts on a
+            // prefix cached by the one before it.
+            shortPrompt[0] = 320 + 2 * (shortRounds % 140);
+            const bareShortPrompt = [shortPrompt[0] + 1, ...shortPrompt.slice(1)];
+            await inTurn(i, [
+              async () => void into.shortHttp.push(await overHttp(target, shortPrompt, TTFT_ANSWER_TOKENS)),
+              async () => void into.shortLocal.push(await inProcess(shortPrompt, TTFT_ANSWER_TOKENS)),
+              async () => void into.shortBare.push(await overBareHttp(target, bareShortPrompt)),
+              async () => void into.shortBareFloor.push(await overBareHttp(floor, shortPrompt)),
+            ]);
           }
         },
       );
@@ -181,13 +176,13 @@ export async function runOverhead(options: OverheadOptions) {
 
   if (options.runs < options.starts) throw new Error(`overhead: ${options.runs} runs cannot be split between ${options.starts} starts`);
   /** Every start of one placement, the runs split evenly between them. */
-  const measure = async (cpus: CoreSplit | null): Promise<Runs> => {
+  const measure = async (cpus: CoreSplit | null, floor: ClientTarget): Promise<Runs> => {
     const runs: Runs = { http: [], local: [], floor: [], shortHttp: [], shortLocal: [], shortBare: [], shortBareFloor: [], pairedDecodeByStart: [] };
     if (cpus) await pinProcess(process.pid, cpus.front);
     try {
       for (let start = 0; start < options.starts; start++) {
         const share = (total: number) => Math.floor(total / options.starts) + (start < total % options.starts ? 1 : 0);
-        await measureStart(cpus, share(options.runs), share(options.ttftRuns), runs);
+        await measureStart(cpus, floor, share(options.runs), share(options.ttftRuns), runs);
       }
     } finally {
       if (cpus) await pinProcess(process.pid, cpus.before);
@@ -197,14 +192,20 @@ export async function runOverhead(options: OverheadOptions) {
 
   const placements = [];
   const skipped: string[] = [];
-  for (const placement of options.placements) {
-    const cpus = placement === 'own core' ? await ownCorePlacement() : null;
-    if (cpus && 'reason' in cpus) {
-      skipped.push(`${placement}: skipped (${cpus.reason})`);
-      continue;
+  // One floor server for the whole run: it answers at once whatever the placement and the start.
+  const floor = await startHttpFloor();
+  try {
+    for (const placement of options.placements) {
+      const cpus = placement === 'own core' ? await ownCorePlacement() : null;
+      if (cpus && 'reason' in cpus) {
+        skipped.push(`${placement}: skipped (${cpus.reason})`);
+        continue;
+      }
+      const runs = await measure(cpus, floor);
+      placements.push({ placement, cpus, runs, summary: summarise(runs, options.answerTokens) });
     }
-    const runs = await measure(cpus);
-    placements.push({ placement, cpus, runs, summary: summarise(runs, options.answerTokens) });
+  } finally {
+    await new Promise((resolve) => floor.server.close(resolve));
   }
 
   const text = placements
