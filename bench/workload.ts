@@ -270,6 +270,7 @@ export async function sharedPrefix(target: ClientTarget, options: SharedPrefixOp
 /** The figures the issue asks for, from one run's requests. */
 export function summarise(results: readonly RequestResult[], wallMs: number) {
   const ok = results.filter((r) => r.error === null);
+  const ttftsMs = ok.map((r) => r.ttftMs);
   const prompt = ok.reduce((s, r) => s + r.promptTokens, 0);
   const cached = ok.reduce((s, r) => s + r.cachedTokens, 0);
   const completion = ok.reduce((s, r) => s + r.completionTokens, 0);
@@ -291,11 +292,11 @@ export function summarise(results: readonly RequestResult[], wallMs: number) {
     stickiness: later ? stayed / later : NaN,
     errors: results.length - ok.length,
     cacheHitRate: prompt ? cached / prompt : 0,
-    ttftP50Ms: percentile(ok.map((r) => r.ttftMs), 50),
-    ttftP90Ms: percentile(ok.map((r) => r.ttftMs), 90),
-    ttftP99Ms: percentile(ok.map((r) => r.ttftMs), 99),
+    ttftP50Ms: percentile(ttftsMs, 50),
+    ttftP90Ms: percentile(ttftsMs, 90),
+    ttftP99Ms: percentile(ttftsMs, 99),
     /** Every answered request's TTFT: what a ratio's bootstrap interval draws from. */
-    ttftsMs: ok.map((r) => r.ttftMs),
+    ttftsMs,
     decodeTokensPerSecond: mean(ok.map((r) => r.decodeTokensPerSecond)),
     completionTokensPerSecond: (completion * 1000) / wallMs,
     totalTokensPerSecond: ((prompt + completion) * 1000) / wallMs,
