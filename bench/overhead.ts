@@ -7,7 +7,8 @@
  * server that answers every request at once with one event (no engine, no front): what any HTTP server
  * costs a client in TTFT here, which the in-process path never pays. Decode is compared run by run
  * (each HTTP run against the in-process run beside it), so a burst of other work on a shared machine
- * moves one pair, not the mean. The runs are split between `starts` fresh replicas, each beside a fresh
+ * moves one pair, not the mean; the median of the pairs comes with a 90% bootstrap interval, since one
+ * pair's ratio still spreads ±20% here (two contexts in one process, alternating, spread as much). The runs are split between `starts` fresh replicas, each beside a fresh
  * plain process: two processes running the same decode differ by up to ±13% for their whole lives here,
  * so one start would report one draw of that, and the ratio by start shows how far the draws spread.
  *
@@ -34,7 +35,7 @@ import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
 import { bareFirstToken, type BareFirstToken } from './bare-http.js';
 import { startPlainProcess } from './plain-process.js';
 import { withServed } from './served-replicas.js';
-import { mean, percentile, table } from './stats.js';
+import { bootstrapMedian, mean, percentile, table } from './stats.js';
 import { streamRequest, type ClientTarget } from './workload.js';
 
 export interface OverheadOptions {
@@ -230,9 +231,11 @@ type Runs = {
   pairedDecodeByStart: number[];
 };
 
+/** Each HTTP run's decode rate over the in-process run beside it. */
+const decodePairs = (http: readonly Timing[], local: readonly Timing[]): number[] => http.map((x, i) => x.decodeTokensPerSecond / local[i]!.decodeTokensPerSecond);
+
 /** The median over pairs of each HTTP run's decode rate over the in-process run beside it. */
-const pairedDecodeRatio = (http: readonly Timing[], local: readonly Timing[]): number =>
-  percentile(http.map((x, i) => x.decodeTokensPerSecond / local[i]!.decodeTokensPerSecond), 50);
+const pairedDecodeRatio = (http: readonly Timing[], local: readonly Timing[]): number => percentile(decodePairs(http, local), 50);
 
 /** What a run on the short prompt generates: its TTFT is all it is for. */
 const TTFT_ANSWER_TOKENS = 2;
@@ -259,6 +262,8 @@ function summarise(results: Runs, answerTokens: number) {
     decodeRatio: httpDecodeTokensPerSecond / inProcessDecodeTokensPerSecond,
     /** The median over runs of each HTTP run's decode rate over the in-process run beside it. */
     pairedDecodeRatio: pairedDecodeRatio(results.http, results.local),
+    /** A 90% bootstrap interval for that median: how far the same number of pairs could have put it. */
+    pairedDecodeInterval: bootstrapMedian(decodePairs(results.http, results.local)),
     /** The same, start by start: how far one start's engine process and context set the ratio apart from another's. */
     pairedDecodeByStart: results.pairedDecodeByStart,
     /** What each token costs the HTTP path beyond the in-process one, in µs: what a faster engine would lose the same of. */
@@ -277,6 +282,8 @@ function summariseShortPrompt(results: Runs) {
   const httpTtftP50Ms = p50(results.shortHttp.map((x) => x.ttftMs));
   const engineTtftP50Ms = p50(results.shortHttp.map((x) => x.engineTtftMs ?? Number.NaN));
   const bareTtftP50Ms = p50(results.shortBare.map((x) => x.ttftMs));
+  // The bare client's TTFT over the in-process run of the same round: what is left of the machine's moment after the pairing.
+  const barePairedDeltasMs = results.shortBare.map((x, i) => x.ttftMs - results.shortLocal[i]!.ttftMs);
   return {
     runs: results.shortHttp.length,
     inProcessTtftP50Ms,
@@ -290,6 +297,9 @@ function summariseShortPrompt(results: Runs) {
     frontP50Ms: p50(results.shortHttp.map((x) => x.frontMs ?? Number.NaN)),
     bareTtftP50Ms,
     bareDeltaMs: bareTtftP50Ms - inProcessTtftP50Ms,
+    /** The median of the bare client's TTFT over the in-process run of the same round, and its 90% bootstrap interval. */
+    barePairedDeltaMs: p50(barePairedDeltasMs),
+    barePairedDeltaInterval: bootstrapMedian(barePairedDeltasMs),
     /** The bare client's TTFT over the engine child's, run by run: the front, both IPC hops and HTTP, without the engine process's own spread. */
     bareOutsideEngineP50Ms: p50(results.shortBare.map((x) => x.ttftMs - (x.serverTtftMs ?? Number.NaN))),
     bareFloorP50Ms: p50(results.shortBareFloor.map((x) => x.ttftMs)),
@@ -320,6 +330,7 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
       ["  of which the front's own (front_ms)", short.frontP50Ms, NaN],
       ['HTTP floor (a server answering at once)', floorMs, NaN],
       ['HTTP front, a bare node:http client', short.bareTtftP50Ms, short.bareDeltaMs],
+      ['  round by round (median, 90% interval)', NaN, `${signed(short.barePairedDeltaMs)} (${signed(short.barePairedDeltaInterval.low)} to ${signed(short.barePairedDeltaInterval.high)})`],
       ['  the rest: front, IPC, HTTP (run by run)', short.bareOutsideEngineP50Ms, NaN],
       ['HTTP floor, a bare node:http client', short.bareFloorP50Ms, NaN],
     ],
@@ -328,8 +339,8 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
 
 function verdict(summary: ReturnType<typeof summarise>): string {
   return [
-    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%, start by start: ${summary.pairedDecodeByStart.map((r) => `${(r * 100).toFixed(1)}%`).join(', ')}; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
-    `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms; with a bare node:http client ${signed(summary.shortPrompt.bareDeltaMs)} ms, of which outside the engine child ${summary.shortPrompt.bareOutsideEngineP50Ms.toFixed(2)} ms, its floor ${summary.shortPrompt.bareFloorP50Ms.toFixed(2)} ms)`,
+    `decode ${(summary.decodeRatio * 100).toFixed(1)}% of in-process (run by run: ${(summary.pairedDecodeRatio * 100).toFixed(1)}%, 90% interval ${(summary.pairedDecodeInterval.low * 100).toFixed(1)}–${(summary.pairedDecodeInterval.high * 100).toFixed(1)}%, start by start: ${summary.pairedDecodeByStart.map((r) => `${(r * 100).toFixed(1)}%`).join(', ')}; target ≥ 98%), ${summary.extraMicrosecondsPerToken.toFixed(0)} µs more a token`,
+    `TTFT delta ${signed(summary.ttftDeltaMs)} ms (target ≤ +2 ms; on the short prompt ${signed(summary.shortPrompt.ttftDeltaMs)} ms, of which the engine child's own ${signed(summary.shortPrompt.engineDeltaMs)} ms; with a bare node:http client ${signed(summary.shortPrompt.bareDeltaMs)} ms, round by round ${signed(summary.shortPrompt.barePairedDeltaMs)} ms (90% interval ${signed(summary.shortPrompt.barePairedDeltaInterval.low)} to ${signed(summary.shortPrompt.barePairedDeltaInterval.high)}), of which outside the engine child ${summary.shortPrompt.bareOutsideEngineP50Ms.toFixed(2)} ms, its floor ${summary.shortPrompt.bareFloorP50Ms.toFixed(2)} ms)`,
     `front_ms p50 ${summary.frontP50Ms.toFixed(2)} ms`,
     `the HTTP floor ${summary.httpFloorTtftP50Ms.toFixed(2)} ms`,
     `${summary.tokensPerEvent.toFixed(2)} tokens per SSE event`,

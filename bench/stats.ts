@@ -34,22 +34,35 @@ export function seeded(seed: number): () => number {
   };
 }
 
+export interface BootstrapOptions {
+  rounds?: number;
+  coverage?: number;
+  seed?: number;
+}
+
 /**
- * A bootstrap interval for the ratio of two samples' medians, `numerator`'s over `denominator`'s: each
- * sample is drawn again with replacement `rounds` times (seeded), and the interval holds the middle
- * `coverage` of the ratios so drawn. It shows how far one run's ratio could have fallen with the same
- * machine and workload: a sample split between two modes (requests that find their prefix and requests
- * that prefill a whole history) has a median that jumps between them from run to run.
+ * The middle `coverage` of `rounds` statistics, each computed from every sample drawn again with replacement
+ * (seeded): how far one run's figure could have fallen with the same machine and workload.
  */
-export function bootstrapMedianRatio(
-  numerator: readonly number[],
-  denominator: readonly number[],
-  { rounds = 2000, coverage = 0.9, seed = 1 }: { rounds?: number; coverage?: number; seed?: number } = {},
-): { low: number; high: number } {
-  if (numerator.length === 0 || denominator.length === 0) return { low: NaN, high: NaN };
+function bootstrapInterval(samples: readonly (readonly number[])[], statistic: (medians: number[]) => number, { rounds = 2000, coverage = 0.9, seed = 1 }: BootstrapOptions): { low: number; high: number } {
+  if (samples.some((values) => values.length === 0)) return { low: NaN, high: NaN };
   const random = seeded(seed);
   const resampledMedian = (values: readonly number[]): number => percentile(Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)]!), 50);
-  const ratios = Array.from({ length: rounds }, () => resampledMedian(numerator) / resampledMedian(denominator));
+  const figures = Array.from({ length: rounds }, () => statistic(samples.map(resampledMedian)));
   const tail = ((1 - coverage) / 2) * 100;
-  return { low: percentile(ratios, tail), high: percentile(ratios, 100 - tail) };
+  return { low: percentile(figures, tail), high: percentile(figures, 100 - tail) };
 }
+
+/**
+ * A bootstrap interval for the ratio of two samples' medians, `numerator`'s over `denominator`'s (each
+ * sample drawn again on its own). A sample split between two modes (requests that find their prefix and
+ * requests that prefill a whole history) has a median that jumps between them from run to run.
+ */
+export const bootstrapMedianRatio = (numerator: readonly number[], denominator: readonly number[], options: BootstrapOptions = {}): { low: number; high: number } =>
+  bootstrapInterval([numerator, denominator], ([n, d]) => n! / d!, options);
+
+/**
+ * A bootstrap interval for one sample's median: for paired figures (each HTTP run over the in-process run
+ * beside it), where each pair already cancels what the machine was doing at that moment.
+ */
+export const bootstrapMedian = (values: readonly number[], options: BootstrapOptions = {}): { low: number; high: number } => bootstrapInterval([values], ([m]) => m!, options);

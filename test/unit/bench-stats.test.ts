@@ -1,10 +1,11 @@
 /**
- * The benchmarks' bootstrap interval for a ratio of medians: it holds the ratio of two samples a known
- * factor apart, it is seeded, and it is wide where a sample splits between two modes near half and half
- * (round-robin's TTFTs under slot pressure) and narrow where both samples are tight.
+ * The benchmarks' bootstrap intervals, for a ratio of medians and for one sample's median: they hold the
+ * figure of samples made around a known one, they are seeded, and they are wide where a sample splits
+ * between two modes near half and half (round-robin's TTFTs under slot pressure) and narrow where the
+ * samples are tight.
  */
 import { describe, expect, it } from 'vitest';
-import { bootstrapMedianRatio, seeded } from '../../bench/stats.js';
+import { bootstrapMedian, bootstrapMedianRatio, seeded } from '../../bench/stats.js';
 
 /** `n` values around `centre`, spread ±`spread` (seeded). */
 function around(centre: number, spread: number, n: number, seed: number): number[] {
@@ -39,5 +40,28 @@ describe('bootstrap interval of a ratio of medians', () => {
 
   it('is not a number without samples', () => {
     expect(bootstrapMedianRatio([], [1, 2])).toEqual({ low: NaN, high: NaN });
+  });
+});
+
+describe('bootstrap interval of a median', () => {
+  it('holds the median of a tight sample, narrowly, and narrower with more of it', () => {
+    const few = bootstrapMedian(around(0.99, 0.1, 24, 8));
+    const many = bootstrapMedian(around(0.99, 0.1, 240, 9));
+    for (const { low, high } of [few, many]) {
+      expect(low).toBeLessThanOrEqual(0.99 + 0.02);
+      expect(high).toBeGreaterThanOrEqual(0.99 - 0.02);
+    }
+    expect(many.high - many.low).toBeLessThan(few.high - few.low);
+    expect(many.high - many.low).toBeLessThan(0.04);
+  });
+
+  it('is wide when the sample splits between two modes near half and half', () => {
+    const { low, high } = bootstrapMedian([...around(1, 0.05, 40, 10), ...around(3, 0.05, 40, 11)]);
+    expect(low).toBeLessThan(1.1);
+    expect(high).toBeGreaterThan(2.9);
+  });
+
+  it('is not a number without samples', () => {
+    expect(bootstrapMedian([])).toEqual({ low: NaN, high: NaN });
   });
 });
