@@ -8,9 +8,10 @@
  * costs a client in TTFT here, which the in-process path never pays. Decode is compared run by run
  * (each HTTP run against the in-process run beside it), so a burst of other work on a shared machine
  * moves one pair, not the mean; the median of the pairs comes with a 90% bootstrap interval, since one
- * pair's ratio still spreads ±20% here (two contexts in one process, alternating, spread as much). The runs are split between `starts` fresh replicas, each beside a fresh
- * plain process: two processes running the same decode differ by up to ±13% for their whole lives here,
- * so one start would report one draw of that, and the ratio by start shows how far the draws spread.
+ * pair's ratio still spreads ±20% here (two contexts in one process, alternating, spread as much). The
+ * runs are split between `starts` fresh replicas, each beside a fresh plain process, and the ratio is
+ * also given start by start: it would show one process's decode sitting apart from another's for its
+ * life (session 18: the starts differ no more than the pairs' own spread gives).
  *
  * Each placement runs the whole comparison: `shared` leaves every core to the kernel (the engine, the
  * front and the client wherever it puts them, as a user's machine would); `own core` pins the engine —
@@ -50,8 +51,8 @@ export interface OverheadOptions {
   ttftRuns: number;
   placements: Placement[];
   /**
-   * Fresh replicas (each beside a fresh plain process) each placement's runs are split between: one
-   * process's decode rate sits several percent apart from another's for as long as it lives.
+   * Fresh replicas (each beside a fresh plain process) each placement's runs are split between, so no one
+   * process sets every pair.
    */
   starts: number;
 }

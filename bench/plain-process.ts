@@ -1,10 +1,8 @@
 /**
  * node-llama-cpp driven in-process, in a plain process of its own (`bench/plain-process-child.ts`, forked
- * with this process's loader flags): the `overhead` benchmark's baseline. Its own process, fresh each
- * time, because two processes running the same decode on the same model file here differ by up to ±13%
- * for their whole lives (one-off, session 17: a forked child against its parent, pinned alike and
- * alternating, 86.8–103.1% over four pairs of processes); a baseline kept in the benchmark's own process
- * would carry one such draw into every ratio, while a fresh one beside each fresh replica averages out.
+ * with this process's loader flags): the `overhead` benchmark's baseline. A fresh one starts beside each
+ * fresh replica, so the baseline runs in a process like the engine child, not in the benchmark's own
+ * (which has loaded and run everything else), and no one process sets every pair.
  * Each stream's timings are taken inside that process, so the IPC that commands it costs them nothing.
  */
 import { fork, type ChildProcess } from 'node:child_process';
