@@ -10,8 +10,8 @@
  * moves one pair, not the mean; the median of the pairs comes with a 90% bootstrap interval, since one
  * pair's ratio still spreads ±20% here (two contexts in one process, alternating, spread as much). The
  * runs are split between `starts` fresh replicas, each beside a fresh plain process, and the ratio is
- * also given start by start: it would show one process's decode sitting apart from another's for its
- * life (session 18: the starts differ no more than the pairs' own spread gives).
+ * also given start by start: a process here may run the same decode 10–23% slower than another for its
+ * whole life (bench/plain-process.ts), and one start is one draw of that.
  *
  * Each placement runs the whole comparison: `shared` leaves every core to the kernel (the engine, the
  * front and the client wherever it puts them, as a user's machine would); `own core` pins the engine —
@@ -52,7 +52,7 @@ export interface OverheadOptions {
   placements: Placement[];
   /**
    * Fresh replicas (each beside a fresh plain process) each placement's runs are split between, so no one
-   * process sets every pair.
+   * process's draw of its decode rate sets every pair.
    */
   starts: number;
 }

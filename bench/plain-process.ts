@@ -2,7 +2,9 @@
  * node-llama-cpp driven in-process, in a plain process of its own (`bench/plain-process-child.ts`, forked
  * with this process's loader flags): the `overhead` benchmark's baseline. A fresh one starts beside each
  * fresh replica, so the baseline runs in a process like the engine child, not in the benchmark's own
- * (which has loaded and run everything else), and no one process sets every pair.
+ * (which has loaded and run everything else), and no one process sets every pair: a process here may run
+ * the same decode 10–23% slower than another for its whole life (session 18: three engine children of 24,
+ * every one of their pairs; session 17: a forked plain child against its parent, 86.8–103.1%).
  * Each stream's timings are taken inside that process, so the IPC that commands it costs them nothing.
  */
 import { fork, type ChildProcess } from 'node:child_process';
