@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { LogLevel } from '../../../common/contract.js';
 import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
 import { EngineClient } from '../engine/engine-client.js';
+import { engineChildEnv } from '../engine/engine-child-env.js';
 import type { EngineExit, EngineGoneReason, SpawnEngine } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
 import { startHeartbeat } from './heartbeat.js';
@@ -30,7 +31,7 @@ export interface EngineSupervisorOptions extends Partial<SupervisorTiming> {
   replica: number;
   /** Starts the child process (fork under Node, utilityProcess in Electron). */
   spawn: SpawnEngine;
-  /** Environment for the child: card visibility and the replica's env. */
+  /** Environment for the child: card visibility and the replica's env (libuv's pool is sized to the slots: engine-child-env.ts). */
   env: Readonly<Record<string, string>>;
   /** What the engine loads once it is up. */
   load: LoadOptionsInput;
@@ -85,7 +86,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     this.stopRequested = false;
     this.hung = undefined;
     this.loadFailure = undefined;
-    const child = this.options.spawn({ env: { ...this.options.env } });
+    const child = this.options.spawn({ env: engineChildEnv(this.options.env, this.load.slots ?? 1) });
     const client = new EngineClient(child, (problem) => this.log(`protocol: ${problem}`, 'warn'));
     this.current = client;
     child.onLog((line) => this.log(line, engineLineLevel(line)));
