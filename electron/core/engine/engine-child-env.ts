@@ -9,7 +9,9 @@
  * a 512-token prompt, alternating): one sequence decodes 7–23% faster on a pool of one thread than of four
  * (every one of 12 starts and 72 pairs), and no start drew the 20% slower life that one process in eight
  * drew on four; two sequences decode 0–12% faster on one or two threads. With more slots each sequence's
- * sampling may run at once, so the pool keeps up to libuv's four.
+ * sampling may run at once, so the pool keeps up to libuv's four. On one CPU (an engine pinned to a core
+ * that is one CPU, or a one-CPU machine) every thread takes turns on it, and one thread did a little worse
+ * than four (0.96–1.00× over 6 starts, pinned): there the pool keeps libuv's four too.
  *
  * What the pool also runs waits its turn behind the tokens: the prefix cache's file moves (on a slot's own
  * way to its prefill) and an embedding request. The size is set at spawn: a live resize to more slots
@@ -20,7 +22,8 @@
 /** libuv's own pool size, the most this sizing gives. */
 export const LIBUV_DEFAULT_THREADPOOL = 4;
 
-export function engineChildEnv(replicaEnv: Readonly<Record<string, string>>, slots: number, inherited: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  if (replicaEnv.UV_THREADPOOL_SIZE !== undefined || inherited.UV_THREADPOOL_SIZE !== undefined) return { ...replicaEnv };
+/** The child's env: `replicaEnv`, with UV_THREADPOOL_SIZE for `slots` on `cpus` CPUs unless already set or on one CPU. */
+export function engineChildEnv(replicaEnv: Readonly<Record<string, string>>, slots: number, cpus: number, inherited: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  if (replicaEnv.UV_THREADPOOL_SIZE !== undefined || inherited.UV_THREADPOOL_SIZE !== undefined || cpus <= 1) return { ...replicaEnv };
   return { ...replicaEnv, UV_THREADPOOL_SIZE: String(Math.min(Math.max(1, slots), LIBUV_DEFAULT_THREADPOOL)) };
 }

@@ -72,7 +72,7 @@ export class ReplicaSet {
     this.routing = new RoutingState(options.routing ?? 'prefix');
     this.expected = expectedModelFrom(options.modelPath, null);
     this.replicas = options.plans.map((plan) => {
-      const replica: Replica = new Replica(plan, createReplicaDriver(plan, this.options, () => this.expected, (pid) => this.pinReplica(replica, pid)));
+      const replica: Replica = new Replica(plan, createReplicaDriver(plan, this.options, () => this.expected, { pin: (pid) => this.pinReplica(replica, pid), cpus: () => replica.cpus }));
       replica.driver.on('ready', (info) => {
         replica.info = info;
         replica.incarnation++;

@@ -6,6 +6,7 @@
  * Each start is a new child; healing (when and whether to start again) belongs to the replica set.
  */
 import { EventEmitter } from 'node:events';
+import { availableParallelism } from 'node:os';
 import type { LogLevel } from '../../../common/contract.js';
 import type { LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
 import { EngineClient } from '../engine/engine-client.js';
@@ -41,6 +42,8 @@ export interface EngineSupervisorOptions extends Partial<SupervisorTiming> {
   logFile?: string | null;
   /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
   pinCpus?: (pid: number) => Promise<void>;
+  /** The CPUs `pinCpus` pins the child to (none: every CPU), for sizing its thread pool at spawn. */
+  pinnedCpus?: () => readonly number[];
 }
 
 interface SupervisorEvents {
@@ -86,7 +89,8 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     this.stopRequested = false;
     this.hung = undefined;
     this.loadFailure = undefined;
-    const child = this.options.spawn({ env: engineChildEnv(this.options.env, this.load.slots ?? 1) });
+    const cpus = this.options.pinnedCpus?.().length || availableParallelism();
+    const child = this.options.spawn({ env: engineChildEnv(this.options.env, this.load.slots ?? 1, cpus) });
     const client = new EngineClient(child, (problem) => this.log(`protocol: ${problem}`, 'warn'));
     this.current = client;
     child.onLog((line) => this.log(line, engineLineLevel(line)));
