@@ -33,7 +33,7 @@ import OpenAI from 'openai';
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { allowedCpus, pinProcess } from '../electron/core/cpu/cpu-pinning.js';
 import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
-import { engineChildEnv, LIBUV_DEFAULT_THREADPOOL } from '../electron/core/engine/engine-child-env.js';
+import { engineThreadpoolSize } from '../electron/core/engine/engine-child-env.js';
 import { bareFirstToken, type BareFirstToken } from './bare-http.js';
 import { startPlainProcess } from './plain-process.js';
 import { withServed } from './served-replicas.js';
@@ -135,7 +135,7 @@ export async function runOverhead(options: OverheadOptions) {
         // engine work the in-process path does not do); the front's cost is what this compares. Manifold sizes an
         // engine's thread pool for the CPUs it pins it to before the spawn (engine-child-env.ts); `own core` pins
         // after it, so it gives the child the size that rule gives a child on the engine's CPUs.
-        { model: options.model, replicas: 1, env: cpus ? pinnedPoolEnv(cpus.engine.length) : {}, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: PREFIX_CACHE_OFF } },
+        { model: options.model, replicas: 1, env: cpus ? { UV_THREADPOOL_SIZE: String(engineThreadpoolSize(1, cpus.engine.length)) } : {}, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: PREFIX_CACHE_OFF } },
         async (target, served) => {
           const child = served.workstation.replicas.replicaView()[0]?.pid;
           if (cpus) {
@@ -240,11 +240,6 @@ const decodePairs = (http: readonly Timing[], local: readonly Timing[]): number[
 
 /** The median over pairs of each HTTP run's decode rate over the in-process run beside it. */
 const pairedDecodeRatio = (http: readonly Timing[], local: readonly Timing[]): number => percentile(decodePairs(http, local), 50);
-
-/** The thread-pool size Manifold gives a one-slot engine pinned to `cpus` CPUs before its spawn, as an env that keeps it. */
-function pinnedPoolEnv(cpus: number): Record<string, string> {
-  return { UV_THREADPOOL_SIZE: engineChildEnv({}, 1, cpus, {}).UV_THREADPOOL_SIZE ?? String(LIBUV_DEFAULT_THREADPOOL) };
-}
 
 /** What a run on the short prompt generates: its TTFT is all it is for. */
 const TTFT_ANSWER_TOKENS = 2;

@@ -1,6 +1,6 @@
 /** The engine child's environment: the replica's env kept, and libuv's pool sized to the slots up to libuv's own four, on more than one CPU, unless the user set it. */
 import { describe, expect, it } from 'vitest';
-import { engineChildEnv, LIBUV_DEFAULT_THREADPOOL } from '../../electron/core/engine/engine-child-env.js';
+import { engineChildEnv, engineThreadpoolSize, LIBUV_DEFAULT_THREADPOOL } from '../../electron/core/engine/engine-child-env.js';
 
 describe('engine child env', () => {
   it('keeps the replica env and gives one pool thread a slot, up to libuv default', () => {
@@ -14,6 +14,7 @@ describe('engine child env', () => {
 
   it('leaves libuv its default on one CPU, where its threads take turns anyway', () => {
     expect(engineChildEnv({ A: '1' }, 1, 1, {})).toEqual({ A: '1' });
+    expect(engineThreadpoolSize(1, 1)).toBe(LIBUV_DEFAULT_THREADPOOL);
   });
 
   it('leaves a size the user set, in the replica env or in core own env', () => {

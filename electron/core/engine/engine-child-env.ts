@@ -22,8 +22,11 @@
 /** libuv's own pool size, the most this sizing gives. */
 export const LIBUV_DEFAULT_THREADPOOL = 4;
 
-/** The child's env: `replicaEnv`, with UV_THREADPOOL_SIZE for `slots` on `cpus` CPUs unless already set or on one CPU. */
+/** The threads libuv's pool gets in an engine with `slots` slots on `cpus` CPUs. */
+export const engineThreadpoolSize = (slots: number, cpus: number): number => (cpus <= 1 ? LIBUV_DEFAULT_THREADPOOL : Math.min(Math.max(1, slots), LIBUV_DEFAULT_THREADPOOL));
+
+/** The child's env: `replicaEnv`, with UV_THREADPOOL_SIZE set to `engineThreadpoolSize` unless the user set it, or left to libuv's default on one CPU. */
 export function engineChildEnv(replicaEnv: Readonly<Record<string, string>>, slots: number, cpus: number, inherited: NodeJS.ProcessEnv = process.env): Record<string, string> {
   if (replicaEnv.UV_THREADPOOL_SIZE !== undefined || inherited.UV_THREADPOOL_SIZE !== undefined || cpus <= 1) return { ...replicaEnv };
-  return { ...replicaEnv, UV_THREADPOOL_SIZE: String(Math.min(Math.max(1, slots), LIBUV_DEFAULT_THREADPOOL)) };
+  return { ...replicaEnv, UV_THREADPOOL_SIZE: String(engineThreadpoolSize(slots, cpus)) };
 }
