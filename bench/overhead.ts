@@ -255,6 +255,7 @@ function summarise(results: Runs, answerTokens: number) {
   const inProcessTtftP50Ms = p50(results.local, 'ttftMs');
   const httpDecodeTokensPerSecond = mean(results.http.map((x) => x.decodeTokensPerSecond));
   const inProcessDecodeTokensPerSecond = mean(results.local.map((x) => x.decodeTokensPerSecond));
+  const pairs = decodePairs(results.http, results.local);
   return {
     httpTtftP50Ms,
     httpEngineTtftP50Ms: percentile(results.http.map((x) => x.engineTtftMs ?? Number.NaN), 50),
@@ -265,9 +266,9 @@ function summarise(results: Runs, answerTokens: number) {
     inProcessDecodeTokensPerSecond,
     decodeRatio: httpDecodeTokensPerSecond / inProcessDecodeTokensPerSecond,
     /** The median over runs of each HTTP run's decode rate over the in-process run beside it. */
-    pairedDecodeRatio: pairedDecodeRatio(results.http, results.local),
+    pairedDecodeRatio: percentile(pairs, 50),
     /** A 90% bootstrap interval for that median: how far the same number of pairs could have put it. */
-    pairedDecodeInterval: bootstrapMedian(decodePairs(results.http, results.local)),
+    pairedDecodeInterval: bootstrapMedian(pairs),
     /** The same, start by start: how far one start's engine process and context set the ratio apart from another's. */
     pairedDecodeByStart: results.pairedDecodeByStart,
     /** What each token costs the HTTP path beyond the in-process one, in µs: what a faster engine would lose the same of. */
