@@ -13,14 +13,9 @@ import { RemoteLink } from '../remote/remote-link.js';
 import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
 import type { ReplicaDriver } from './replica-driver.js';
 import type { ReplicaSetOptions } from './replica-set.js';
+import type { ChildPinning } from '../supervisor/child-pinning.js';
 
-/** How a replica's child is pinned: the pin itself, and the CPUs it pins to (none: every CPU). */
-export interface ReplicaPinning {
-  pin: (pid: number) => Promise<void>;
-  cpus: () => readonly number[];
-}
-
-export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOptions, expected: () => ExpectedModel, pinning: ReplicaPinning): ReplicaDriver {
+export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOptions, expected: () => ExpectedModel, pinning: ChildPinning): ReplicaDriver {
   if (plan.remote) return new RemoteLink({ replica: plan.index, plan: plan.remote, expected, log: options.log });
   const supervision = {
     replica: plan.index,
@@ -29,7 +24,7 @@ export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOption
     logFile: plan.logFile,
     ...options.watchdog,
     ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
-    pinCpus: pinning.pin,
+    pinning,
   };
   if (plan.engineKind === 'llama-server') {
     return new LlamaServerSupervisor({
@@ -42,7 +37,6 @@ export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOption
   }
   return new EngineSupervisor({
     ...supervision,
-    pinnedCpus: pinning.cpus,
     spawn: options.spawn,
     load: {
       modelPath: options.modelPath,

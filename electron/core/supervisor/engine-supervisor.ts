@@ -16,6 +16,7 @@ import type { LogSink } from '../logging/core-log.js';
 import { startHeartbeat } from './heartbeat.js';
 import { ReplicaLog } from './replica-log.js';
 import { supervisorTiming, type SupervisorTiming } from './supervisor-timing.js';
+import type { ChildPinning } from './child-pinning.js';
 
 export type ExitReason =
   | { kind: 'stopped' }
@@ -41,9 +42,7 @@ export interface EngineSupervisorOptions extends Partial<SupervisorTiming> {
   /** Also append log lines to this rotating file (`<log>.r<i>`). */
   logFile?: string | null;
   /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
-  pinCpus?: (pid: number) => Promise<void>;
-  /** The CPUs `pinCpus` pins the child to (none: every CPU), for sizing its thread pool at spawn. */
-  pinnedCpus?: () => readonly number[];
+  pinning?: ChildPinning;
 }
 
 interface SupervisorEvents {
@@ -89,14 +88,15 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     this.stopRequested = false;
     this.hung = undefined;
     this.loadFailure = undefined;
-    const cpus = this.options.pinnedCpus?.().length || availableParallelism();
+    // The pinned CPUs are known before the spawn, which sizes the child's thread pool for them.
+    const cpus = this.options.pinning?.cpus().length || availableParallelism();
     const child = this.options.spawn({ env: engineChildEnv(this.options.env, this.load.slots ?? 1, cpus) });
     const client = new EngineClient(child, (problem) => this.log(`protocol: ${problem}`, 'warn'));
     this.current = client;
     child.onLog((line) => this.log(line, engineLineLevel(line)));
     void client.exited.then((exit) => this.onChildExit(client, exit));
     this.log('starting');
-    const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinCpus ? this.options.pinCpus(child.pid) : Promise.resolve());
+    const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinning ? this.options.pinning.pin(child.pid) : Promise.resolve());
     const pinnedAtSpawn = pin();
 
     let timer: NodeJS.Timeout | undefined;
