@@ -83,9 +83,10 @@ export async function realisticChat(target: ClientTarget, options: ChatWorkloadO
 /**
  * The oracle's share of prompt tokens for a run, the prompts tokenized as the model's chat template
  * renders them; answers whose ids did not come back are tokenized from their text. `mismatched` counts
- * prompts whose length differs from the server's own count (a server rendering the template otherwise).
+ * prompts whose length differs from the server's own count (a server rendering the template otherwise);
+ * `promptTokens`, the prompts' tokens as tokenized here (what the share is of, to pool runs by).
  */
-export async function oracleOf(results: readonly ChatTurnResult[], tokenizer: Tokenizer): Promise<{ share: number; mismatched: number }> {
+export async function oracleOf(results: readonly ChatTurnResult[], tokenizer: Tokenizer): Promise<{ share: number; mismatched: number; promptTokens: number }> {
   let mismatched = 0;
   const sent = [];
   for (const r of [...results].sort((a, b) => a.sequence - b.sequence)) {
@@ -94,5 +95,5 @@ export async function oracleOf(results: readonly ChatTurnResult[], tokenizer: To
     if (r.error === null && prompt.length !== r.promptTokens) mismatched++;
     sent.push({ conversation: r.user!, prompt, answer: r.answerTokens.length ? r.answerTokens : await tokenizer.tokenize(r.answer) });
   }
-  return { share: oracleShare(sent), mismatched };
+  return { share: oracleShare(sent), mismatched, promptTokens: sent.reduce((n, r) => n + r.prompt.length, 0) };
 }

@@ -11,13 +11,16 @@
  * baseline as it was before the cache existed. A regime may name its replicas' engine kind (slot pressure
  * on llama-server children, the default engine wherever its binary is installed, where prefixes move
  * between replicas as slot files); otherwise it runs the process's default. Every run is on freshly
- * started replicas so none inherits another's cache.
+ * started replicas so none inherits another's cache. A regime may run its variants several times over
+ * (`repeats`: another script and turn order each time, the variants in turn), so that its ratios rest on
+ * more requests than one run gives: round-robin's TTFTs split between turns that find their history and
+ * turns that prefill it whole, and the median of one run's 80 jumps between the two.
  */
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { ensureLlamaServer } from '../build/llama-server.js';
 import { defaultEngineKind } from '../electron/core/config/default-engine-kind.js';
 import type { EngineKind, RoutingPolicy } from '../electron/core/config/run-config.js';
-import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
+import { oracleOf, realisticChat, type ChatTurnResult, type ChatWorkloadOptions } from './chat-workload.js';
 import { withServed } from './served-replicas.js';
 import { bootstrapMedianRatio, table } from './stats.js';
 import { sharedPrefix, summarise, type SharedPrefixOptions } from './workload.js';
@@ -32,6 +35,11 @@ export interface ChatRegime {
   kind?: EngineKind;
   /** Where its chat differs from the run's (another turn shape). */
   chat?: Partial<ChatWorkloadOptions>;
+  /**
+   * How many times each variant runs (default 1), each time on another script and turn order (the chat's
+   * seed plus the repeat); a row pools its repeats' requests, and its TTFT p50 by repeat is kept beside.
+   */
+  repeats?: number;
 }
 
 export interface MultiTurnBenchOptions {
@@ -45,8 +53,29 @@ export interface MultiTurnBenchOptions {
 
 const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin'];
 
-type Row = ReturnType<typeof summarise> & { workload: string; layout: string; engine: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number };
+type Row = ReturnType<typeof summarise> & { workload: string; layout: string; engine: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number; ttftP50ByRepeatMs?: number[] };
 
+interface VariantRun {
+  results: ChatTurnResult[];
+  wallMs: number;
+  oracle: { share: number; mismatched: number; promptTokens: number };
+}
+
+/**
+ * One row from a variant's repeats: their requests together (each repeat's conversations numbered after
+ * the one before, as the distinct conversations they are), their walls added, the oracle's share over all
+ * their prompt tokens.
+ */
+function pooled(runs: readonly VariantRun[], conversations: number) {
+  const results = runs.flatMap((run, repeat) => run.results.map((r) => ({ ...r, user: r.user === undefined ? undefined : r.user + repeat * conversations })));
+  const promptTokens = runs.reduce((n, run) => n + run.oracle.promptTokens, 0);
+  return {
+    ...summarise(results, runs.reduce((ms, run) => ms + run.wallMs, 0)),
+    oracle: promptTokens ? runs.reduce((n, run) => n + run.oracle.share * run.oracle.promptTokens, 0) / promptTokens : 0,
+    oracleMismatches: runs.reduce((n, run) => n + run.oracle.mismatched, 0),
+    ...(runs.length > 1 ? { ttftP50ByRepeatMs: runs.map((run) => summarise(run.results, run.wallMs).ttftP50Ms) } : {}),
+  };
+}
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
@@ -62,14 +91,24 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
   for (const regime of options.regimes) {
     if (regime.kind === 'llama-server') await ensureLlamaServer();
     const variants = [...POLICIES.map((policy) => ({ policy, prefixCache: true })), ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : [])];
-    for (const { policy, prefixCache } of variants) {
-      const row = await withServed(config(policy, regime.replicas, regime.slots, prefixCache, regime.kind), async (target, served) => {
-        const run = await realisticChat(target, { ...options.chat, ...regime.chat });
-        const oracle = await oracleOf(run.results, served.workstation.tokenizer);
-        return { ...summarise(run.results, run.wallMs), oracle: oracle.share, oracleMismatches: oracle.mismatched };
-      });
-      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, engine: regime.kind ?? defaultKind, policy, prefixCache, ...row });
+    const repeats = regime.repeats ?? 1;
+    const chat = { ...options.chat, ...regime.chat };
+    const runs = variants.map(() => [] as VariantRun[]);
+    for (let repeat = 0; repeat < repeats; repeat++) {
+      // Each repeat starts with another variant, so none always runs first on a machine whose load drifts.
+      for (const v of variants.map((_, i) => (i + repeat) % variants.length)) {
+        const { policy, prefixCache } = variants[v]!;
+        runs[v]!.push(
+          await withServed(config(policy, regime.replicas, regime.slots, prefixCache, regime.kind), async (target, served) => {
+            const run = await realisticChat(target, { ...chat, seed: chat.seed + repeat });
+            return { ...run, oracle: await oracleOf(run.results, served.workstation.tokenizer) };
+          }),
+        );
+      }
     }
+    variants.forEach(({ policy, prefixCache }, v) => {
+      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, engine: regime.kind ?? defaultKind, policy, prefixCache, ...pooled(runs[v]!, chat.conversations) });
+    });
   }
   const shared = options.sharedPrefix;
   for (const policy of POLICIES) {
@@ -90,6 +129,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
           cacheHitPrefixOverRoundRobin: prefix.cacheHitRate / roundRobin.cacheHitRate,
           ttftP50RoundRobinOverPrefix: roundRobin.ttftP50Ms / prefix.ttftP50Ms,
           ttftP50RoundRobinOverPrefixInterval: bootstrapMedianRatio(roundRobin.ttftsMs, prefix.ttftsMs),
+          ...(prefix.ttftP50ByRepeatMs && roundRobin.ttftP50ByRepeatMs ? { ttftP50RoundRobinOverPrefixByRepeat: roundRobin.ttftP50ByRepeatMs.map((ms, i) => ms / prefix.ttftP50ByRepeatMs![i]!) } : {}),
           ttftP90RoundRobinOverPrefix: roundRobin.ttftP90Ms / prefix.ttftP90Ms,
           prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle,
           uncachedRoundRobinOverPrefix: (1 - roundRobin.cacheHitRate) / (1 - prefix.cacheHitRate),
@@ -101,7 +141,9 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
   );
   const mismatches = rows.reduce((s, r) => s + r.oracleMismatches, 0);
   const readings = Object.entries(ratios).map(
-    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better (90% bootstrap interval ${r.ttftP50RoundRobinOverPrefixInterval.low.toFixed(2)}–${r.ttftP50RoundRobinOverPrefixInterval.high.toFixed(2)}×), p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle; round-robin prefilled ${r.uncachedRoundRobinOverPrefix.toFixed(2)}× prefix's prompt tokens, ${r.uncachedRoundRobinOverOracle.toFixed(2)}× the oracle's` : ''}${
+    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better (90% bootstrap interval ${r.ttftP50RoundRobinOverPrefixInterval.low.toFixed(2)}–${r.ttftP50RoundRobinOverPrefixInterval.high.toFixed(2)}×${
+        r.ttftP50RoundRobinOverPrefixByRepeat ? `; by repeat ${r.ttftP50RoundRobinOverPrefixByRepeat.map((x) => `${x.toFixed(2)}×`).join(', ')}` : ''
+      }), p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle; round-robin prefilled ${r.uncachedRoundRobinOverPrefix.toFixed(2)}× prefix's prompt tokens, ${r.uncachedRoundRobinOverOracle.toFixed(2)}× the oracle's` : ''}${
         r.ttftP50UncachedRoundRobinOverPrefix === undefined ? '' : `; over round-robin without the prefix cache: TTFT p50 ${r.ttftP50UncachedRoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90UncachedRoundRobinOverPrefix!.toFixed(2)}× better`
       }`,
   );

@@ -72,14 +72,15 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
       threads: 1,
       contextSize: 2048,
       // Slot pressure: more conversations than slots (≥ 4 replicas in the full run); enough slots: one per conversation.
-      // The quick smoke runs one regime: every server start costs seconds.
+      // The quick smoke runs one regime, twice over to run the pooling: every server start costs seconds.
+      // The two slot-pressure regimes the targets read run three times over (240 requests a policy).
       regimes: quick
-        ? [{ name: 'slot pressure', replicas: 2, slots: 1 }]
+        ? [{ name: 'slot pressure', replicas: 2, slots: 1, repeats: 2 }]
         : [
-            { name: 'slot pressure', replicas: 4, slots: 2, uncachedBaseline: true },
+            { name: 'slot pressure', replicas: 4, slots: 2, uncachedBaseline: true, repeats: 3 },
             { name: 'enough slots', replicas: 4, slots: 4 },
             // The same pressure on llama-server children, the default engine wherever its binary is installed.
-            { name: 'slot pressure, llama-server', replicas: 4, slots: 2, uncachedBaseline: true, kind: 'llama-server' },
+            { name: 'slot pressure, llama-server', replicas: 4, slots: 2, uncachedBaseline: true, kind: 'llama-server', repeats: 3 },
             // The same pressure where each follow-up is a third of an answer, as in LMSYS-Chat-1M's million real
             // chats (about 70 tokens a user prompt, 215 an answer), at the answer length these cores afford.
             { name: 'short follow-ups', replicas: 4, slots: 2, uncachedBaseline: true, chat: { followUpWords: 16 } },
