@@ -95,6 +95,8 @@ export class ModelHost {
   /** A live resize's rebuild (model-resize.ts); `markTeardown` is called before anything is freed. */
   async rebuild(change: RebuildChange, skipPrecheck: boolean, markTeardown: () => void): Promise<Rebuilt> {
     await this.embedder.dispose();
+    // A save behind the last generation finishes on the context it was made for.
+    await this.prefixCache.settled();
     return this.resize.rebuild(this.requireLoaded(), change, skipPrecheck, markTeardown);
   }
 
@@ -130,6 +132,7 @@ export class ModelHost {
       });
     } finally {
       this.scheduler.release(id, slot);
+      this.prefixCache.saveBehind(slot);
     }
   }
 

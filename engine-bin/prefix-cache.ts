@@ -10,6 +10,13 @@
  * this file does the I/O, one operation at a time, and collects the moves that the next `started` message
  * reports to core's exact index.
  *
+ * Under slot pressure (eviction-pressure.ts: at least half of the last grants evicted a conversation) the
+ * state is saved as soon as a generation ends, while its slot is idle (`saveBehind`), instead of on the
+ * way of the request that takes the slot next: that request finds it saved and goes straight to its
+ * restore and prefill. The save's move is reported by the next request on the same slot, as an eviction's
+ * save is, so core's mirror of the slot still holds what was saved when it reads it; a later request of
+ * the same conversation on that slot drops the copy unreported.
+ *
  * Each entry is self-describing, so another engine of the same model and context layout can borrow it
  * (a generate request's `borrow` hint, when core routes a turn to a replica other than the one that saved
  * its history): beside its state `entry-<id>.state` lies `entry-<id>.json`, its tokens and the layout it
@@ -25,6 +32,7 @@ import { z } from 'zod';
 import { tokenIdsSchema } from '../common/token-ids.js';
 import { PREFIX_CACHE_OFF, PREFIX_TIERS, type PrefixBorrow, type PrefixCacheOptions, type PrefixCacheShare, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
 import { PrefixTiers, type TierEntry } from './prefix-tiers.js';
+import { EvictionPressure } from './eviction-pressure.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
 import type { Slot } from './slot.js';
 import { commonPrefixLength } from './slot-choice.js';
@@ -47,6 +55,9 @@ export class PrefixCache {
   /** The model file and context layout the states are saved under (a borrowed state must match it). */
   private layout = '';
   private moves: TierMove[] = [];
+  /** Saves made behind a generation, by slot, whose move waits for the next request on that slot. */
+  private readonly behind = new Map<number, TierMove>();
+  private readonly pressure = new EvictionPressure();
   /** State I/O runs one operation at a time, in order. */
   private chain: Promise<unknown> = Promise.resolve();
   /** Test-only: how long each save waits before it starts (`testOnlyFaults.delayPrefixSaveMs`). */
@@ -64,6 +75,8 @@ export class PrefixCache {
     this.saveDelayMs = saveDelayMs;
     this.tiers = new PrefixTiers(options ?? PREFIX_CACHE_OFF, this.tiers.idAfter);
     this.moves = [];
+    this.behind.clear();
+    this.pressure.reset();
     const engineDir = (root: string): string => join(root, `${ENGINE_DIR_PREFIX}${process.pid}`);
     const dirs = options && this.tiers.enabled ? { ram: engineDir(RAM_ROOT), disk: engineDir(options.diskDir ?? join(os.tmpdir(), 'manifold-prefix-cache')) } : null;
     this.chosenDirs = dirs;
@@ -101,7 +114,14 @@ export class PrefixCache {
       const lent = borrow ? await this.borrowable(borrow, prompt) : null;
       const borrowing = lent !== null && Math.min(lent.commonPrefix, usable) >= Math.max(kept + MIN_CACHED_TOKENS, own + 1);
       const from = match && own >= kept + MIN_CACHED_TOKENS ? match.entry : null;
-      if (held.length - kept >= MIN_CACHED_TOKENS) await this.save(slot, held);
+      const evicts = held.length - kept >= MIN_CACHED_TOKENS;
+      this.pressure.note(evicts);
+      const savedBehind = this.behind.get(slot.index);
+      this.behind.delete(slot.index);
+      // Saved behind the slot's last generation and not evicted after all: the slot keeps it, the copy goes.
+      if (savedBehind && !evicts && from?.id !== savedBehind.entry) await this.dropUnreported(savedBehind.entry);
+      else if (savedBehind) this.moves.unshift(savedBehind);
+      if (evicts && !this.tiers.refresh(held)) await this.save(slot, held);
       // A borrow that cannot be had falls back to the engine's own entry, if any.
       const restored = (borrowing ? await this.restoreBorrowed(slot, borrow!) : undefined) ?? (from ? await this.restore(slot, from) : undefined);
       const moves = this.moves;
@@ -113,20 +133,42 @@ export class PrefixCache {
     });
   }
 
+  /**
+   * After a generation on `slot` ends, under slot pressure: saves what the slot holds while it is idle (see
+   * the file's comment). Skipped when the slot was taken again meanwhile (that request's `prepare` saves
+   * what it evicts) or what it holds is saved already. Never fails.
+   */
+  saveBehind(slot: Slot): void {
+    if (!this.tiers.enabled || !this.pressure.high) return;
+    void this.serially(async () => {
+      if (slot.state !== 'idle' || slot.sequence.disposed) return;
+      const held = [...slot.tokens];
+      if (held.length >= MIN_CACHED_TOKENS && !this.tiers.refresh(held)) await this.save(slot, held, 'behind');
+    }).catch((error: unknown) => this.log(`prefix cache: ${(error as Error).message}`));
+  }
+
+  /** When the state I/O asked for so far is over. */
+  settled(): Promise<void> {
+    return this.chain.then(() => undefined);
+  }
+
   /** Discards every state and the disk tier's folder. */
   async dispose(): Promise<void> {
     this.use(undefined);
     await this.chain;
   }
 
-  private async save(slot: Slot, held: readonly number[]): Promise<void> {
+  /** `behind`: the save's move waits for the next request on the slot (saveBehind). */
+  private async save(slot: Slot, held: readonly number[], when: 'evicting' | 'behind' = 'evicting'): Promise<void> {
     if (this.saveDelayMs) await delay(this.saveDelayMs);
     const saving = join(this.dirs!.ram, 'saving.state');
     const bytes = await saveSlotState(slot, saving, this.log, 'its conversation is not kept');
     if (bytes === null) return;
     const { entry, spill, drop } = this.tiers.admit(held, bytes);
     if (entry) {
-      this.moves.push({ entry: entry.id, tier: entry.tier, fromSlot: slot.index, tokens: held.length, bytes });
+      const move: TierMove = { entry: entry.id, tier: entry.tier, fromSlot: slot.index, tokens: held.length, bytes };
+      if (when === 'behind') this.behind.set(slot.index, move);
+      else this.moves.push(move);
       // The sidecar first: a state in place always has its sidecar beside it.
       const sidecar = `${saving}.json`;
       await writeFile(sidecar, JSON.stringify({ layout: this.layout, tokens: held }));
@@ -136,7 +178,7 @@ export class PrefixCache {
     await rm(saving, { force: true });
     for (const e of drop) {
       await this.discard(e);
-      this.moves.push({ entry: e.id, tier: null });
+      this.record({ entry: e.id, tier: null });
     }
     for (const e of spill) await this.spill(e);
   }
@@ -146,12 +188,12 @@ export class PrefixCache {
     try {
       await moveFile(this.sidecar(entry.id, 'ram'), this.sidecar(entry.id, 'disk'));
       await moveFile(this.file(entry.id, 'ram'), this.file(entry.id, 'disk'));
-      this.moves.push({ entry: entry.id, tier: 'disk' });
+      this.record({ entry: entry.id, tier: 'disk' });
     } catch (error) {
       this.log(`prefix cache: spilling entry ${entry.id} to disk failed (${(error as Error).message}); it is dropped`);
       this.tiers.take(entry.id);
       await this.discard(entry);
-      this.moves.push({ entry: entry.id, tier: null });
+      this.record({ entry: entry.id, tier: null });
     }
   }
 
@@ -160,10 +202,11 @@ export class PrefixCache {
     this.tiers.take(entry.id);
     const loaded = await loadSlotState(slot, this.file(entry.id, entry.tier), this.log, 'the prompt is evaluated instead');
     await this.discard(entry);
-    if (!loaded) {
-      this.moves.push({ entry: entry.id, tier: null });
-      return undefined;
-    }
+    // Core hears of a restored entry's end from `restored`; one saved behind and never reported, of nothing.
+    const unreported = this.slotSavedBehind(entry.id);
+    if (unreported !== undefined) this.behind.delete(unreported);
+    else if (!loaded) this.moves.push({ entry: entry.id, tier: null });
+    if (!loaded) return undefined;
     return { entry: entry.id, tier: entry.tier, tokens: slot.sequence.nextTokenIndex, ms: performance.now() - started };
   }
 
@@ -207,6 +250,28 @@ export class PrefixCache {
     }
     this.log(`prefix cache: borrowed entry ${borrow.entry} of ${basename(borrow.dirs.ram)} is gone; the prompt is evaluated instead`);
     return undefined;
+  }
+
+  /** A move of an entry: to be reported, or, for an entry saved behind and not reported yet, folded into its save's move. */
+  private record(move: TierMove): void {
+    const slot = this.slotSavedBehind(move.entry);
+    if (slot === undefined) this.moves.push(move);
+    else if (move.tier === null) this.behind.delete(slot);
+    else this.behind.set(slot, { ...this.behind.get(slot)!, tier: move.tier });
+  }
+
+  /** The slot whose unreported save behind made `entry`, if any. */
+  private slotSavedBehind(entry: number): number | undefined {
+    for (const [slot, move] of this.behind) if (move.entry === entry) return slot;
+    return undefined;
+  }
+
+  /** Forgets an entry core never heard of, and its files. */
+  private async dropUnreported(id: number): Promise<void> {
+    const entry = this.tiers.list().find((e) => e.id === id);
+    if (!entry) return;
+    this.tiers.take(id);
+    await this.discard(entry);
   }
 
   /** Removes an entry's state and sidecar from both tiers (a spill in progress may have left them in either). */

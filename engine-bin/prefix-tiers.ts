@@ -76,11 +76,7 @@ export class PrefixTiers {
    * makes room for it. The caller saves the state into the entry's tier, then carries out the plan.
    */
   admit(tokens: readonly number[], bytes: number): { entry: TierEntry | null } & TierPlan {
-    const covering = [...this.entries.values()].find((e) => e.tokens.length >= tokens.length && commonPrefixLength(e.tokens, tokens) === tokens.length);
-    if (covering) {
-      covering.lastUsed = ++this.clock;
-      return { entry: null, spill: [], drop: [] };
-    }
+    if (this.refresh(tokens)) return { entry: null, spill: [], drop: [] };
     const tier: PrefixTier | null = bytes <= this.budgets.ramBytes ? 'ram' : bytes <= this.budgets.diskBytes ? 'disk' : null;
     if (tier === null) return { entry: null, spill: [], drop: [] };
     const superseded = [...this.entries.values()].filter((e) => commonPrefixLength(e.tokens, tokens) === e.tokens.length);
@@ -89,6 +85,16 @@ export class PrefixTiers {
     this.entries.set(entry.id, entry);
     const plan = this.fitBudgets();
     return { entry, spill: plan.spill, drop: [...superseded, ...plan.drop] };
+  }
+
+  /**
+   * When a kept entry holds all of `tokens` (as its prefix), marks it the most recently used and says so:
+   * there is nothing to save.
+   */
+  refresh(tokens: readonly number[]): boolean {
+    const covering = [...this.entries.values()].find((e) => e.tokens.length >= tokens.length && commonPrefixLength(e.tokens, tokens) === tokens.length);
+    if (covering) covering.lastUsed = ++this.clock;
+    return covering !== undefined;
   }
 
   /** The entry leaves the cache (its state went into a slot, or could not be saved or read). */

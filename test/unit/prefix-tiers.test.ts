@@ -14,6 +14,20 @@ import { PrefixTiers } from '../../engine-bin/prefix-tiers.js';
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);
 
 describe('prefix tiers', () => {
+  it('refresh: says whether a kept entry already holds all of the tokens, and makes it the most recently used', () => {
+    const tiers = new PrefixTiers({ ramBytes: 200, diskBytes: 0 });
+    const a = tiers.admit(tokens(100, 1), 100).entry!;
+    tiers.admit(tokens(100, 2), 100);
+    expect(tiers.refresh(tokens(100, 3))).toBe(false);
+    expect(tiers.refresh(tokens(100, 1).concat(7))).toBe(false);
+    // a holds these (all of them, or a prefix of them): nothing to save, and a is now the newest...
+    expect(tiers.refresh(tokens(100, 1))).toBe(true);
+    expect(tiers.refresh(tokens(60, 1))).toBe(true);
+    // ...so a third entry pushes out the other one, not a (no disk: it is dropped).
+    expect(tiers.admit(tokens(100, 4), 100).drop.map((e) => e.tokens)).toEqual([tokens(100, 2)]);
+    expect(tiers.list().map((e) => e.id)).toContain(a.id);
+  });
+
   it('keeps new entries in RAM, spills the least recently used to disk, and drops disk’s least recently used', () => {
     const tiers = new PrefixTiers({ ramBytes: 200, diskBytes: 250 });
     const a = tiers.admit(tokens(100, 1), 100);
