@@ -95,7 +95,7 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         ? { replicas: 2, slots: 2, groups: 2, promptsPerGroup: 2, prefixWords: 60, questionWords: 8, answerTokens: 8, concurrency: 2, seed: 2 }
         : { replicas: 2, slots: 4, groups: 4, promptsPerGroup: 4, prefixWords: 250, questionWords: 15, answerTokens: 16, concurrency: 4, seed: 2 },
     }),
-  overhead: () => runOverhead({ model, threads: 1, contextSize: 2048, promptTokens: quick ? 128 : 512, answerTokens: quick ? 16 : 256, runs: quick ? 2 : 36, shortPromptTokens: 16, ttftRuns: quick ? 4 : 120, placements: ['shared', 'own core'], starts: quick ? 1 : 6 }),
+  overhead: () => runOverhead({ model, threads: 1, contextSize: 2048, promptTokens: quick ? 128 : 512, answerTokens: quick ? 16 : 256, runs: quick ? 2 : 36, shortPromptTokens: 16, ttftRuns: quick ? 4 : 120, placements: ['shared', 'own core'], starts: quick ? 1 : 12 }),
   scaling: () => runScaling({ model, replicas: 2, contextSize: 4096, workload }),
   faults: async () =>
     runFaults(
