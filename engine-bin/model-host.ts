@@ -158,6 +158,8 @@ export class ModelHost {
     await this.embedder.dispose();
     const loaded = this.loaded;
     this.install(undefined);
+    // The cache is off now, so no save behind starts; one under way finishes before its context goes.
+    await this.prefixCache.settled();
     if (loaded) {
       await loaded.context.dispose();
       await loaded.model.dispose();

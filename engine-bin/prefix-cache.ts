@@ -119,7 +119,7 @@ export class PrefixCache {
       const savedBehind = this.behind.get(slot.index);
       this.behind.delete(slot.index);
       // Saved behind the slot's last generation and not evicted after all: the slot keeps it, the copy goes.
-      if (savedBehind && !evicts && from?.id !== savedBehind.entry) await this.dropUnreported(savedBehind.entry);
+      if (savedBehind && !evicts) await this.dropUnreported(savedBehind.entry);
       else if (savedBehind) this.moves.unshift(savedBehind);
       if (evicts && !this.tiers.refresh(held)) await this.save(slot, held);
       // A borrow that cannot be had falls back to the engine's own entry, if any.
@@ -141,7 +141,8 @@ export class PrefixCache {
   saveBehind(slot: Slot): void {
     if (!this.tiers.enabled || !this.pressure.high) return;
     void this.serially(async () => {
-      if (slot.state !== 'idle' || slot.sequence.disposed) return;
+      // Taken again meanwhile, or the cache turned off or its context gone (a dispose, a rebuild).
+      if (slot.state !== 'idle' || !this.tiers.enabled || slot.sequence.disposed) return;
       const held = [...slot.tokens];
       if (held.length >= MIN_CACHED_TOKENS && !this.tiers.refresh(held)) await this.save(slot, held, 'behind');
     }).catch((error: unknown) => this.log(`prefix cache: ${(error as Error).message}`));
