@@ -35,7 +35,7 @@ import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.j
 import { readyInfoOf } from './llama-server-ready-info.js';
 import { restoreSlotFile } from './slot-file-restore.js';
 import { SlotFileShelf } from './slot-file-shelf.js';
-import type { ChildPinning } from '../supervisor/child-pinning.js';
+import { pinChild, type ChildPinning } from '../supervisor/child-pinning.js';
 
 export interface LlamaServerSupervisorOptions extends Partial<SupervisorTiming> {
   /** Replica index, for log prefixes. */
@@ -188,7 +188,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       });
     });
     this.log(`starting llama-server on ${peer.url}`);
-    const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinning ? this.options.pinning.pin(child.pid) : Promise.resolve());
+    const pin = (): Promise<void> => pinChild(this.options.pinning, child.pid);
     const pinnedAtSpawn = pin();
     // Read while the child loads, not after: the header's KV shape, for the prompt cache's limits (never rejects).
     const cacheLimits = promptCacheLimitsOf(this.load, this.options.cacheRamMib);

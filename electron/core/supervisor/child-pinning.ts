@@ -7,3 +7,6 @@ export interface ChildPinning {
   pin: (pid: number) => Promise<void>;
   cpus: () => readonly number[];
 }
+
+/** Pins a spawned child when there is a pinning and the child got a pid; otherwise nothing to do. */
+export const pinChild = (pinning: ChildPinning | undefined, pid: number | undefined): Promise<void> => (pid !== undefined && pinning ? pinning.pin(pid) : Promise.resolve());

@@ -16,7 +16,7 @@ import type { LogSink } from '../logging/core-log.js';
 import { startHeartbeat } from './heartbeat.js';
 import { ReplicaLog } from './replica-log.js';
 import { supervisorTiming, type SupervisorTiming } from './supervisor-timing.js';
-import type { ChildPinning } from './child-pinning.js';
+import { pinChild, type ChildPinning } from './child-pinning.js';
 
 export type ExitReason =
   | { kind: 'stopped' }
@@ -96,7 +96,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     child.onLog((line) => this.log(line, engineLineLevel(line)));
     void client.exited.then((exit) => this.onChildExit(client, exit));
     this.log('starting');
-    const pin = (): Promise<void> => (child.pid !== undefined && this.options.pinning ? this.options.pinning.pin(child.pid) : Promise.resolve());
+    const pin = (): Promise<void> => pinChild(this.options.pinning, child.pid);
     const pinnedAtSpawn = pin();
 
     let timer: NodeJS.Timeout | undefined;
