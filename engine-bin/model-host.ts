@@ -158,14 +158,13 @@ export class ModelHost {
     await this.embedder.dispose();
     const loaded = this.loaded;
     this.install(undefined);
-    // The cache is off now, so no save behind starts; one under way finishes before its context goes.
-    await this.prefixCache.settled();
+    // After the cache is off no save behind starts; one under way finishes before its context goes.
+    await this.prefixCache.dispose();
     if (loaded) {
       await loaded.context.dispose();
       await loaded.model.dispose();
     }
     await this.resize.dispose();
-    await this.prefixCache.dispose();
     this.grammars.clear();
     await this.llama?.dispose();
     this.llama = undefined;

@@ -269,10 +269,8 @@ export class PrefixCache {
 
   /** Forgets an entry core never heard of, and its files. */
   private async dropUnreported(id: number): Promise<void> {
-    const entry = this.tiers.list().find((e) => e.id === id);
-    if (!entry) return;
-    this.tiers.take(id);
-    await this.discard(entry);
+    const entry = this.tiers.take(id);
+    if (entry) await this.discard(entry);
   }
 
   /** Removes an entry's state and sidecar from both tiers (a spill in progress may have left them in either). */

@@ -97,9 +97,11 @@ export class PrefixTiers {
     return covering !== undefined;
   }
 
-  /** The entry leaves the cache (its state went into a slot, or could not be saved or read). */
-  take(id: number): void {
+  /** The entry leaves the cache (its state went into a slot, could not be saved or read, or was a copy); it, if it was kept. */
+  take(id: number): TierEntry | undefined {
+    const entry = this.entries.get(id);
     this.entries.delete(id);
+    return entry;
   }
 
   /** Forgets every entry; the caller discards their states. */
