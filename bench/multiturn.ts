@@ -20,7 +20,8 @@ import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { ensureLlamaServer } from '../build/llama-server.js';
 import { defaultEngineKind } from '../electron/core/config/default-engine-kind.js';
 import type { EngineKind, RoutingPolicy } from '../electron/core/config/run-config.js';
-import { oracleOf, realisticChat, type ChatTurnResult, type ChatWorkloadOptions } from './chat-workload.js';
+import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
+import { pooled, runRepeated, type ChatRun } from './repeated-chat.js';
 import { withServed } from './served-replicas.js';
 import { bootstrapMedianRatio, table } from './stats.js';
 import { sharedPrefix, summarise, type SharedPrefixOptions } from './workload.js';
@@ -55,28 +56,6 @@ const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin'];
 
 type Row = ReturnType<typeof summarise> & { workload: string; layout: string; engine: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number; ttftP50ByRepeatMs?: number[] };
 
-interface VariantRun {
-  results: ChatTurnResult[];
-  wallMs: number;
-  oracle: { share: number; mismatched: number; promptTokens: number };
-}
-
-/**
- * One row from a variant's repeats: their requests together (each repeat's conversations numbered after
- * the one before, as the distinct conversations they are), their walls added, the oracle's share over all
- * their prompt tokens.
- */
-function pooled(runs: readonly VariantRun[], conversations: number) {
-  const results = runs.flatMap((run, repeat) => run.results.map((r) => ({ ...r, user: r.user === undefined ? undefined : r.user + repeat * conversations })));
-  const promptTokens = runs.reduce((n, run) => n + run.oracle.promptTokens, 0);
-  return {
-    ...summarise(results, runs.reduce((ms, run) => ms + run.wallMs, 0)),
-    oracle: promptTokens ? runs.reduce((n, run) => n + run.oracle.share * run.oracle.promptTokens, 0) / promptTokens : 0,
-    oracleMismatches: runs.reduce((n, run) => n + run.oracle.mismatched, 0),
-    ...(runs.length > 1 ? { ttftP50ByRepeatMs: runs.map((run) => summarise(run.results, run.wallMs).ttftP50Ms) } : {}),
-  };
-}
-
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
 export async function runMultiTurn(options: MultiTurnBenchOptions) {
@@ -91,21 +70,13 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
   for (const regime of options.regimes) {
     if (regime.kind === 'llama-server') await ensureLlamaServer();
     const variants = [...POLICIES.map((policy) => ({ policy, prefixCache: true })), ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : [])];
-    const repeats = regime.repeats ?? 1;
     const chat = { ...options.chat, ...regime.chat };
-    const runs = variants.map(() => [] as VariantRun[]);
-    for (let repeat = 0; repeat < repeats; repeat++) {
-      // Each repeat starts with another variant, so none always runs first on a machine whose load drifts.
-      for (const v of variants.map((_, i) => (i + repeat) % variants.length)) {
-        const { policy, prefixCache } = variants[v]!;
-        runs[v]!.push(
-          await withServed(config(policy, regime.replicas, regime.slots, prefixCache, regime.kind), async (target, served) => {
-            const run = await realisticChat(target, { ...chat, seed: chat.seed + repeat });
-            return { ...run, oracle: await oracleOf(run.results, served.workstation.tokenizer) };
-          }),
-        );
-      }
-    }
+    const runs = await runRepeated(variants, regime.repeats ?? 1, ({ policy, prefixCache }, repeat): Promise<ChatRun> =>
+      withServed(config(policy, regime.replicas, regime.slots, prefixCache, regime.kind), async (target, served) => {
+        const run = await realisticChat(target, { ...chat, seed: chat.seed + repeat });
+        return { ...run, oracle: await oracleOf(run.results, served.workstation.tokenizer) };
+      }),
+    );
     variants.forEach(({ policy, prefixCache }, v) => {
       rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, engine: regime.kind ?? defaultKind, policy, prefixCache, ...pooled(runs[v]!, chat.conversations) });
     });

@@ -6,16 +6,19 @@
  * `threads` threads; each Manifold replica gets its share of them, at least one. Part 3 runs the same
  * again with the cache of evicted conversations off — llama-server's host-memory prompt cache
  * (`--cache-ram 0`), Manifold's tiered prefix cache (`engine.prefixCache` budgets of 0, which a
- * llama-server engine takes as `--cache-ram 0`) — so each cache's gain reads beside the others'.
+ * llama-server engine takes as `--cache-ram 0`) — so each cache's gain reads beside the others'. Each part
+ * may run its servers several times over (`repeats`, bench/repeated-chat.ts: another script and turn order
+ * each time, the servers in turn), and each row pools its runs: llama-server's TTFT p50 on one script
+ * read anywhere from 469 to 1,550 ms over four sessions at the same hit, and every ratio moved with it.
  */
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import type { EngineKind } from '../electron/core/config/run-config.js';
 import { Tokenizer } from '../electron/core/tokenizer.js';
-import { oracleOf, realisticChat, type ChatTurnResult, type ChatWorkloadOptions } from './chat-workload.js';
+import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { startLlamaServerNode } from './llama-server-node.js';
+import { pooled, runRepeated, type ChatRun } from './repeated-chat.js';
 import { withServed } from './served-replicas.js';
-import { table } from './stats.js';
-import { summarise } from './workload.js';
+import { bootstrapMedianRatio, table } from './stats.js';
 
 /** A Manifold layout: replica count (it must divide `slots`) and the engine kind the replicas run. */
 export interface PeerLayout {
@@ -36,15 +39,28 @@ export interface PeerChatOptions {
   /** Part 3: the layouts to measure again with that cache off, and llama-server alone with it off; none skips part 3. */
   cacheOff: PeerLayout[];
   chat: ChatWorkloadOptions;
+  /** How many times each part runs its servers (default 1), each time on another script (the chat's seed plus the repeat). */
+  repeats?: number;
 }
 
 /** `peer`: llama-server alone; `cache`: whether the cache of evicted conversations was on. */
-type Row = ReturnType<typeof summarise> & { server: string; peer: boolean; threads: number; oracle: number; cache: boolean };
+type Row = ReturnType<typeof pooled> & { server: string; peer: boolean; threads: number; cache: boolean };
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
-/** `row`'s throughput and TTFT over `base`'s. */
-const over = (row: Row, base: Row) => ({ throughput: row.requestsPerSecond / base.requestsPerSecond, ttftP50: row.ttftP50Ms / base.ttftP50Ms, ttftP90: row.ttftP90Ms / base.ttftP90Ms });
+/** `row`'s throughput and TTFT over `base`'s: the TTFT p50 ratio with its 90% bootstrap interval, and both by repeat where there are several. */
+const over = (row: Row, base: Row) => ({
+  throughput: row.requestsPerSecond / base.requestsPerSecond,
+  ttftP50: row.ttftP50Ms / base.ttftP50Ms,
+  ttftP50Interval: bootstrapMedianRatio(row.ttftsMs, base.ttftsMs),
+  ttftP90: row.ttftP90Ms / base.ttftP90Ms,
+  ...(row.ttftP50ByRepeatMs && base.ttftP50ByRepeatMs && row.requestsPerSecondByRepeat && base.requestsPerSecondByRepeat
+    ? {
+        throughputByRepeat: row.requestsPerSecondByRepeat.map((x, i) => x / base.requestsPerSecondByRepeat![i]!),
+        ttftP50ByRepeat: row.ttftP50ByRepeatMs.map((x, i) => x / base.ttftP50ByRepeatMs![i]!),
+      }
+    : {}),
+});
 
 /** Each Manifold row against llama-server's row with the cache as it had it. */
 function againstPeer(rows: readonly Row[]) {
@@ -70,8 +86,13 @@ const rowTable = (rows: readonly Row[], cacheColumn: boolean): string =>
     rows.map((r) => [r.server, String(r.threads), ...(cacheColumn ? [r.cache ? 'on' : 'off'] : []), String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.totalTokensPerSecond]),
   );
 
+const times = (xs: readonly number[]): string => xs.map((x) => `${x.toFixed(2)}×`).join(', ');
+
 const ratioLines = (ratios: ReturnType<typeof againstPeer>): string[] =>
-  ratios.map((r) => `${r.server} / llama-server, the cache ${r.cache ? 'on' : 'off'} in both: throughput ${r.throughput.toFixed(2)}× (above 1: Manifold serves more), TTFT p50 ${r.ttftP50.toFixed(2)}×, p90 ${r.ttftP90.toFixed(2)}× (below 1: Manifold answers sooner)`);
+  ratios.map(
+    (r) =>
+      `${r.server} / llama-server, the cache ${r.cache ? 'on' : 'off'} in both: throughput ${r.throughput.toFixed(2)}×${r.throughputByRepeat ? ` (by repeat ${times(r.throughputByRepeat)})` : ''} (above 1: Manifold serves more), TTFT p50 ${r.ttftP50.toFixed(2)}× (90% bootstrap interval ${r.ttftP50Interval.low.toFixed(2)}–${r.ttftP50Interval.high.toFixed(2)}×${r.ttftP50ByRepeat ? `; by repeat ${times(r.ttftP50ByRepeat)}` : ''}), p90 ${r.ttftP90.toFixed(2)}× (below 1: Manifold answers sooner)`,
+  );
 
 export async function runPeerChat(options: PeerChatOptions) {
   for (const { replicas } of options.layouts) {
@@ -83,35 +104,47 @@ export async function runPeerChat(options: PeerChatOptions) {
   }
   const tokenizer = await Tokenizer.open(options.model);
   const rows: Row[] = [];
+  /** A part's server: llama-server alone (`peer`) or a Manifold layout. */
+  type Server = { peer: true } | { peer: false; layout: PeerLayout };
   // The oracle counts the prompts as each server tokenized them: Manifold's keep its answers' sampled ids
   // (its workstation's tokenizer remembers them), llama-server's are tokenized from their text.
-  const measure = (server: string, peer: boolean, threads: number, cache: boolean, run: { results: ChatTurnResult[]; wallMs: number; oracle: number }): void => {
-    rows.push({ server, peer, threads, cache, ...summarise(run.results, run.wallMs), oracle: run.oracle });
-  };
-  const peer = async (cache: boolean): Promise<void> => {
+  const runPeer = async (cache: boolean, seed: number): Promise<ChatRun> => {
     const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads, ...(cache ? {} : { cacheRamMib: 0 }) });
     try {
-      const run = await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, options.chat);
-      measure(`llama-server, 1 × ${options.slots} slots`, true, options.threads, cache, { ...run, oracle: (await oracleOf(run.results, tokenizer)).share });
+      const run = await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, { ...options.chat, seed });
+      return { ...run, oracle: await oracleOf(run.results, tokenizer) };
     } finally {
       await node.stop();
     }
   };
-  const manifold = async ({ replicas, kind }: PeerLayout, cache: boolean): Promise<void> => {
-    const threads = Math.max(1, Math.floor(options.threads / replicas));
+  /** Each replica's share of llama-server's threads, at least one. */
+  const threadsOf = (replicas: number): number => Math.max(1, Math.floor(options.threads / replicas));
+  const runManifold = ({ replicas, kind }: PeerLayout, cache: boolean, seed: number): Promise<ChatRun> => {
+    const threads = threadsOf(replicas);
     const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize, ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }) } };
-    const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
-    const run = await withServed(config, async (target, served) => {
-      const chat = await realisticChat(target, options.chat);
-      return { ...chat, oracle: (await oracleOf(chat.results, served.workstation.tokenizer)).share };
+    return withServed(config, async (target, served) => {
+      const chat = await realisticChat(target, { ...options.chat, seed });
+      return { ...chat, oracle: await oracleOf(chat.results, served.workstation.tokenizer) };
     });
-    measure(`Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, false, replicas * threads, cache, run);
+  };
+  /** Runs a part's servers, `repeats` times over, and adds a row for each. */
+  const part = async (layouts: readonly PeerLayout[], cache: boolean): Promise<void> => {
+    const servers: Server[] = [{ peer: true }, ...layouts.map((layout) => ({ peer: false as const, layout }))];
+    const runs = await runRepeated(servers, options.repeats ?? 1, (server, repeat) => {
+      const seed = options.chat.seed + repeat;
+      return server.peer ? runPeer(cache, seed) : runManifold(server.layout, cache, seed);
+    });
+    servers.forEach((server, i) => {
+      const row = pooled(runs[i]!, options.chat.conversations);
+      if (server.peer) return rows.push({ server: `llama-server, 1 × ${options.slots} slots`, peer: true, threads: options.threads, cache, ...row });
+      const { replicas, kind } = server.layout;
+      const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
+      return rows.push({ server: `Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, peer: false, threads: replicas * threadsOf(replicas), cache, ...row });
+    });
   };
   try {
-    await peer(true);
-    for (const layout of options.layouts) await manifold(layout, true);
-    if (options.cacheOff.length) await peer(false);
-    for (const layout of options.cacheOff) await manifold(layout, false);
+    await part(options.layouts, true);
+    if (options.cacheOff.length) await part(options.cacheOff, false);
   } finally {
     await tokenizer.dispose();
   }
