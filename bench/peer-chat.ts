@@ -20,10 +20,15 @@ import { pooled, runRepeated, type ChatRun } from './repeated-chat.js';
 import { withServed } from './served-replicas.js';
 import { bootstrapMedianRatio, table } from './stats.js';
 
-/** A Manifold layout: replica count (it must divide `slots`) and the engine kind the replicas run. */
+/**
+ * A Manifold layout: replica count (it must divide `slots`) and the engine kind the replicas run; with
+ * `flashAttention`, the engines' flash attention set so instead of Manifold's default (for a llama-server
+ * engine on the CPU, off: electron/core/llama-server/llama-server-args.ts).
+ */
 export interface PeerLayout {
   replicas: number;
   kind: EngineKind;
+  flashAttention?: boolean;
 }
 
 export interface PeerChatOptions {
@@ -100,7 +105,7 @@ export async function runPeerChat(options: PeerChatOptions) {
   }
   // Part 3 reads each layout beside its part 2 row.
   for (const off of options.cacheOff) {
-    if (!options.layouts.some((l) => l.replicas === off.replicas && l.kind === off.kind)) throw new Error(`peer-chat: ${off.replicas} ${off.kind} replicas with the cache off are not among the layouts with it on`);
+    if (!options.layouts.some((l) => l.replicas === off.replicas && l.kind === off.kind && l.flashAttention === off.flashAttention)) throw new Error(`peer-chat: ${off.replicas} ${off.kind} replicas with the cache off are not among the layouts with it on`);
   }
   const tokenizer = await Tokenizer.open(options.model);
   const rows: Row[] = [];
@@ -119,9 +124,10 @@ export async function runPeerChat(options: PeerChatOptions) {
   };
   /** Each replica's share of llama-server's threads, at least one. */
   const threadsOf = (replicas: number): number => Math.max(1, Math.floor(options.threads / replicas));
-  const runManifold = ({ replicas, kind }: PeerLayout, cache: boolean, seed: number): Promise<ChatRun> => {
+  const runManifold = ({ replicas, kind, flashAttention }: PeerLayout, cache: boolean, seed: number): Promise<ChatRun> => {
     const threads = threadsOf(replicas);
-    const config = { model: options.model, replicas, routing: 'prefix' as const, engine: { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize, ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }) } };
+    const engine = { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize, ...(flashAttention === undefined ? {} : { flashAttention }), ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }) };
+    const config = { model: options.model, replicas, routing: 'prefix' as const, engine };
     return withServed(config, async (target, served) => {
       const chat = await realisticChat(target, { ...options.chat, seed });
       return { ...chat, oracle: await oracleOf(chat.results, served.workstation.tokenizer) };
@@ -137,9 +143,10 @@ export async function runPeerChat(options: PeerChatOptions) {
     servers.forEach((server, i) => {
       const row = pooled(runs[i]!, options.chat.conversations);
       if (server.peer) return rows.push({ server: `llama-server, 1 × ${options.slots} slots`, peer: true, threads: options.threads, cache, ...row });
-      const { replicas, kind } = server.layout;
+      const { replicas, kind, flashAttention } = server.layout;
       const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
-      return rows.push({ server: `Manifold${engine}, ${replicas} × ${options.slots / replicas} slots`, peer: false, threads: replicas * threadsOf(replicas), cache, ...row });
+      const attention = flashAttention === undefined ? '' : `, flash attention ${flashAttention ? 'on' : 'off'}`;
+      return rows.push({ server: `Manifold${engine}, ${replicas} × ${options.slots / replicas} slots${attention}`, peer: false, threads: replicas * threadsOf(replicas), cache, ...row });
     });
   };
   try {

@@ -129,6 +129,9 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         { replicas: 4, kind: 'llama-server' },
         { replicas: 2, kind: 'llama-server' },
         { replicas: 1, kind: 'llama-server' },
+        // One replica with llama-server's own flash attention on the CPU (llama.cpp's `auto`: on), where Manifold's
+        // default is off: the peer's own settings, so the front and routing read apart from that choice.
+        { replicas: 1, kind: 'llama-server', flashAttention: true },
       ],
       // Part 3: the layout where slot pressure is highest, of each kind, with the cache of evicted conversations off.
       cacheOff: quick ? [{ replicas: 2, kind: 'node-llama-cpp' }] : [
