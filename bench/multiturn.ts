@@ -21,7 +21,7 @@ import { ensureLlamaServer } from '../build/llama-server.js';
 import { defaultEngineKind } from '../electron/core/config/default-engine-kind.js';
 import type { EngineKind, RoutingPolicy } from '../electron/core/config/run-config.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
-import { pooled, runRepeated, type ChatRun } from './repeated-chat.js';
+import { byRepeat, pooled, repeatRatios, runRepeated, type ChatRun } from './repeated-chat.js';
 import { withServed } from './served-replicas.js';
 import { bootstrapMedianRatio, table } from './stats.js';
 import { sharedPrefix, summarise, type SharedPrefixOptions } from './workload.js';
@@ -54,7 +54,7 @@ export interface MultiTurnBenchOptions {
 
 const POLICIES: RoutingPolicy[] = ['prefix', 'round-robin'];
 
-type Row = ReturnType<typeof summarise> & { workload: string; layout: string; engine: string; policy: RoutingPolicy; prefixCache: boolean; oracle: number; oracleMismatches: number; ttftP50ByRepeatMs?: number[] };
+type Row = ReturnType<typeof pooled> & { workload: string; layout: string; engine: string; policy: RoutingPolicy; prefixCache: boolean };
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
 
@@ -100,7 +100,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
           cacheHitPrefixOverRoundRobin: prefix.cacheHitRate / roundRobin.cacheHitRate,
           ttftP50RoundRobinOverPrefix: roundRobin.ttftP50Ms / prefix.ttftP50Ms,
           ttftP50RoundRobinOverPrefixInterval: bootstrapMedianRatio(roundRobin.ttftsMs, prefix.ttftsMs),
-          ...(prefix.ttftP50ByRepeatMs && roundRobin.ttftP50ByRepeatMs ? { ttftP50RoundRobinOverPrefixByRepeat: roundRobin.ttftP50ByRepeatMs.map((ms, i) => ms / prefix.ttftP50ByRepeatMs![i]!) } : {}),
+          ttftP50RoundRobinOverPrefixByRepeat: byRepeat(roundRobin.ttftP50ByRepeatMs, prefix.ttftP50ByRepeatMs),
           ttftP90RoundRobinOverPrefix: roundRobin.ttftP90Ms / prefix.ttftP90Ms,
           prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle,
           uncachedRoundRobinOverPrefix: (1 - roundRobin.cacheHitRate) / (1 - prefix.cacheHitRate),
@@ -113,7 +113,7 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
   const mismatches = rows.reduce((s, r) => s + r.oracleMismatches, 0);
   const readings = Object.entries(ratios).map(
     ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better (90% bootstrap interval ${r.ttftP50RoundRobinOverPrefixInterval.low.toFixed(2)}–${r.ttftP50RoundRobinOverPrefixInterval.high.toFixed(2)}×${
-        r.ttftP50RoundRobinOverPrefixByRepeat ? `; by repeat ${r.ttftP50RoundRobinOverPrefixByRepeat.map((x) => `${x.toFixed(2)}×`).join(', ')}` : ''
+        r.ttftP50RoundRobinOverPrefixByRepeat ? `; by repeat ${repeatRatios(r.ttftP50RoundRobinOverPrefixByRepeat)}` : ''
       }), p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle; round-robin prefilled ${r.uncachedRoundRobinOverPrefix.toFixed(2)}× prefix's prompt tokens, ${r.uncachedRoundRobinOverOracle.toFixed(2)}× the oracle's` : ''}${
         r.ttftP50UncachedRoundRobinOverPrefix === undefined ? '' : `; over round-robin without the prefix cache: TTFT p50 ${r.ttftP50UncachedRoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90UncachedRoundRobinOverPrefix!.toFixed(2)}× better`
       }`,

@@ -16,7 +16,7 @@ import type { EngineKind } from '../electron/core/config/run-config.js';
 import { Tokenizer } from '../electron/core/tokenizer.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { startLlamaServerNode } from './llama-server-node.js';
-import { pooled, runRepeated, type ChatRun } from './repeated-chat.js';
+import { byRepeat, pooled, repeatRatios, runRepeated, type ChatRun } from './repeated-chat.js';
 import { withServed } from './served-replicas.js';
 import { bootstrapMedianRatio, table } from './stats.js';
 
@@ -59,12 +59,8 @@ const over = (row: Row, base: Row) => ({
   ttftP50: row.ttftP50Ms / base.ttftP50Ms,
   ttftP50Interval: bootstrapMedianRatio(row.ttftsMs, base.ttftsMs),
   ttftP90: row.ttftP90Ms / base.ttftP90Ms,
-  ...(row.ttftP50ByRepeatMs && base.ttftP50ByRepeatMs && row.requestsPerSecondByRepeat && base.requestsPerSecondByRepeat
-    ? {
-        throughputByRepeat: row.requestsPerSecondByRepeat.map((x, i) => x / base.requestsPerSecondByRepeat![i]!),
-        ttftP50ByRepeat: row.ttftP50ByRepeatMs.map((x, i) => x / base.ttftP50ByRepeatMs![i]!),
-      }
-    : {}),
+  throughputByRepeat: byRepeat(row.requestsPerSecondByRepeat, base.requestsPerSecondByRepeat),
+  ttftP50ByRepeat: byRepeat(row.ttftP50ByRepeatMs, base.ttftP50ByRepeatMs),
 });
 
 /** Each Manifold row against llama-server's row with the cache as it had it. */
@@ -91,12 +87,10 @@ const rowTable = (rows: readonly Row[], cacheColumn: boolean): string =>
     rows.map((r) => [r.server, String(r.threads), ...(cacheColumn ? [r.cache ? 'on' : 'off'] : []), String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.totalTokensPerSecond]),
   );
 
-const times = (xs: readonly number[]): string => xs.map((x) => `${x.toFixed(2)}×`).join(', ');
-
 const ratioLines = (ratios: ReturnType<typeof againstPeer>): string[] =>
   ratios.map(
     (r) =>
-      `${r.server} / llama-server, the cache ${r.cache ? 'on' : 'off'} in both: throughput ${r.throughput.toFixed(2)}×${r.throughputByRepeat ? ` (by repeat ${times(r.throughputByRepeat)})` : ''} (above 1: Manifold serves more), TTFT p50 ${r.ttftP50.toFixed(2)}× (90% bootstrap interval ${r.ttftP50Interval.low.toFixed(2)}–${r.ttftP50Interval.high.toFixed(2)}×${r.ttftP50ByRepeat ? `; by repeat ${times(r.ttftP50ByRepeat)}` : ''}), p90 ${r.ttftP90.toFixed(2)}× (below 1: Manifold answers sooner)`,
+      `${r.server} / llama-server, the cache ${r.cache ? 'on' : 'off'} in both: throughput ${r.throughput.toFixed(2)}×${r.throughputByRepeat ? ` (by repeat ${repeatRatios(r.throughputByRepeat)})` : ''} (above 1: Manifold serves more), TTFT p50 ${r.ttftP50.toFixed(2)}× (90% bootstrap interval ${r.ttftP50Interval.low.toFixed(2)}–${r.ttftP50Interval.high.toFixed(2)}×${r.ttftP50ByRepeat ? `; by repeat ${repeatRatios(r.ttftP50ByRepeat)}` : ''}), p90 ${r.ttftP90.toFixed(2)}× (below 1: Manifold answers sooner)`,
   );
 
 export async function runPeerChat(options: PeerChatOptions) {

@@ -43,3 +43,10 @@ export function pooled(runs: readonly ChatRun[], conversations: number) {
     ...(runs.length > 1 ? { ttftP50ByRepeatMs: each.map((s) => s.ttftP50Ms), requestsPerSecondByRepeat: each.map((s) => s.requestsPerSecond) } : {}),
   };
 }
+
+/** Each repeat's figure of one row over another's (`numerator[i] / denominator[i]`), where both ran several times; else undefined. */
+export const byRepeat = (numerator: readonly number[] | undefined, denominator: readonly number[] | undefined): number[] | undefined =>
+  numerator && denominator ? numerator.map((x, i) => x / denominator[i]!) : undefined;
+
+/** Ratios by repeat as printed: `2.12×, 2.16×, 2.07×`. */
+export const repeatRatios = (ratios: readonly number[]): string => ratios.map((x) => `${x.toFixed(2)}×`).join(', ');

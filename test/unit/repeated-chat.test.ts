@@ -1,7 +1,7 @@
 /** A chat benchmark's variants run several times over, each repeat starting with another, and each variant's runs pooled into one row. */
 import { describe, expect, it } from 'vitest';
 import type { ChatTurnResult } from '../../bench/chat-workload.js';
-import { pooled, runRepeated, type ChatRun } from '../../bench/repeated-chat.js';
+import { byRepeat, pooled, repeatRatios, runRepeated, type ChatRun } from '../../bench/repeated-chat.js';
 
 /** A finished turn of `user` with the given TTFT, 100 prompt tokens of which `cached` from cache. */
 const turn = (user: number, turnIndex: number, ttftMs: number, cached: number, replica: number): ChatTurnResult => ({
@@ -62,5 +62,14 @@ describe('pooled', () => {
 
   it('gives no figures by repeat for one run', () => {
     expect(pooled([first], 16)).not.toHaveProperty('ttftP50ByRepeatMs');
+  });
+});
+
+describe('byRepeat', () => {
+  it('divides each repeat by the same repeat of the other row, and gives nothing when either ran once', () => {
+    expect(byRepeat([900, 1200], [450, 400])).toEqual([2, 3]);
+    expect(byRepeat(undefined, [450, 400])).toBeUndefined();
+    expect(byRepeat([900, 1200], undefined)).toBeUndefined();
+    expect(repeatRatios([2, 2.125])).toBe('2.00×, 2.13×');
   });
 });
