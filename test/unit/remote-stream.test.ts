@@ -86,7 +86,8 @@ describe("llama-server's /completion stream", () => {
       slot: 0,
       reusedTokens: 8,
       heldTokens: 12,
-      timings: { queuedMs: 0, prefillMs: 0.565, prefillTokens: 1, decodeMs: 0.4, decodeTokensPerSecond: 5000 },
+      // Sent at 0, the first token at 10: what came before the slot's 0.565 ms of prompt is the wait.
+      timings: { queuedMs: expect.closeTo(9.435, 9), prefillMs: 0.565, prefillTokens: 1, decodeMs: 0.4, decodeTokensPerSecond: 5000 },
     });
   });
 
@@ -226,7 +227,8 @@ describe("a Manifold node's /v1/completions stream", () => {
       slot: 0,
       reusedTokens: 0,
       heldTokens: 8,
-      timings: { queuedMs: 0, prefillMs: 6.07, prefillTokens: 5, decodeMs: 5.98, decodeTokensPerSecond: 334.36 },
+      // Sent at 0, the first token at 10: the node's own queue (2.31 ms), the hop and its front, besides its 6.07 ms of prompt.
+      timings: { queuedMs: expect.closeTo(3.93, 9), prefillMs: 6.07, prefillTokens: 5, decodeMs: 5.98, decodeTokensPerSecond: 334.36 },
     });
   });
 

@@ -2,8 +2,10 @@
  * One remote generation's account, built from its stream pieces as they come: the text and token ids
  * so far, when the first and last tokens came, how the peer says it finished and what it used; at the
  * end, the GenerateDone a local engine would have given. Where the peer gives no timings they are
- * measured here (prefill: until the first token, network included); where it gives no ids the
- * completion's ids are unknown ([]) and the slot is taken to hold the prompt only.
+ * measured here (prefill: until the first token, network included, and no wait); where it gives its own
+ * (its prompt time starts when its slot starts the prompt), the wait is the rest of the time to the first
+ * token: the hop, the peer's HTTP and its wait for a slot. Where it gives no ids the completion's ids are
+ * unknown ([]) and the slot is taken to hold the prompt only.
  */
 import type { GenerateDone, GenerateRequest } from '../../../common/engine-protocol.js';
 import type { StartedInfo, TokenChunk } from '../engine/engine-client.js';
@@ -87,7 +89,9 @@ export class GenerationTally {
     const reused = this.reusedTokens;
     const firstAt = this.firstTokenAt ?? now;
     const decodeMs = (this.lastTokenAt ?? firstAt) - firstAt;
-    const timings = finish?.timings ?? {
+    const peerTimings = finish?.timings;
+    const queuedMs = peerTimings && this.firstTokenAt !== null ? Math.max(0, this.firstTokenAt - this.sentAt - peerTimings.prefillMs) : 0;
+    const timings = peerTimings ?? {
       prefillMs: firstAt - this.sentAt,
       prefillTokens: Math.max(0, this.request.tokens.length - reused),
       decodeMs,
@@ -102,7 +106,7 @@ export class GenerationTally {
       slot: finish?.slot ?? null,
       reusedTokens: reused,
       heldTokens: this.request.tokens.length + (idsKnown ? completionIds.length : 0),
-      timings: { queuedMs: 0, ...timings },
+      timings: { queuedMs, ...timings },
     };
   }
 }
