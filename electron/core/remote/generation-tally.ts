@@ -89,14 +89,14 @@ export class GenerationTally {
     const reused = this.reusedTokens;
     const firstAt = this.firstTokenAt ?? now;
     const decodeMs = (this.lastTokenAt ?? firstAt) - firstAt;
-    const peerTimings = finish?.timings;
-    const queuedMs = peerTimings && this.firstTokenAt !== null ? Math.max(0, this.firstTokenAt - this.sentAt - peerTimings.prefillMs) : 0;
-    const timings = peerTimings ?? {
+    const timings = finish?.timings ?? {
       prefillMs: firstAt - this.sentAt,
       prefillTokens: Math.max(0, this.request.tokens.length - reused),
       decodeMs,
       decodeTokensPerSecond: decodeMs > 0 ? ((completionTokens - 1) * 1000) / decodeMs : 0,
     };
+    // The wait: what of the time to the first token the prefill does not account for (none where it is measured here).
+    const queuedMs = this.firstTokenAt === null ? 0 : Math.max(0, this.firstTokenAt - this.sentAt - timings.prefillMs);
     return {
       finishReason: cancelled ? 'cancelled' : (finish?.reason ?? 'stop'),
       stoppedBy: cancelled ? null : (finish?.stoppedBy ?? null),
