@@ -4,15 +4,12 @@
  */
 import { open } from 'node:fs/promises';
 import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType, ggmlTensorBytes } from '../common/gguf/format.js';
+import type { GgufScalar, GgufValue, GgufValueTypeInfo } from '../common/gguf/header-reader.js';
 
-export type GgufWriteScalar =
-  | { type: GgufValueType.UINT32 | GgufValueType.INT32 | GgufValueType.FLOAT32 | GgufValueType.UINT8; value: number }
-  | { type: GgufValueType.BOOL; value: boolean }
-  | { type: GgufValueType.STRING; value: string };
+/** Any GGUF metadata value: a scalar of its type, or an array of one item type (its JS type is checked as it is written). */
 export type GgufWriteValue =
-  | GgufWriteScalar
-  | { type: GgufValueType.ARRAY; itemType: GgufValueType.STRING; items: readonly string[] }
-  | { type: GgufValueType.ARRAY; itemType: GgufValueType.FLOAT32 | GgufValueType.INT32; items: readonly number[] };
+  | { type: Exclude<GgufValueType, GgufValueType.ARRAY>; value: GgufScalar }
+  | { type: GgufValueType.ARRAY; itemType: Exclude<GgufValueType, GgufValueType.ARRAY>; items: readonly GgufScalar[] };
 
 export const gguf = {
   u32: (value: number): GgufWriteValue => ({ type: GgufValueType.UINT32, value }),
@@ -24,6 +21,15 @@ export const gguf = {
   f32s: (items: readonly number[]): GgufWriteValue => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.FLOAT32, items }),
   i32s: (items: readonly number[]): GgufWriteValue => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.INT32, items }),
 };
+
+/** A value the header reader returned, with the type it reported, as a value to write back unchanged; throws on a summarised array. */
+export function ggufCopy(value: GgufValue, valueType: GgufValueTypeInfo): GgufWriteValue {
+  if (valueType.type !== GgufValueType.ARRAY) return { type: valueType.type, value: value as GgufScalar };
+  if (!Array.isArray(value) || valueType.itemType === undefined || valueType.itemType === GgufValueType.ARRAY) {
+    throw new Error('only a kept array can be copied (read it with a larger keepArrayItems)');
+  }
+  return { type: GgufValueType.ARRAY, itemType: valueType.itemType, items: value };
+}
 
 export interface GgufWriteTensor {
   name: string;
@@ -43,28 +49,41 @@ class HeaderBytes {
     this.chunks.push(b);
     this.length += b.length;
   }
-  u32(v: number): void {
-    const b = Buffer.alloc(4);
-    b.writeUInt32LE(v);
-    this.push(b);
-  }
-  i32(v: number): void {
-    const b = Buffer.alloc(4);
-    b.writeInt32LE(v);
-    this.push(b);
-  }
-  f32(v: number): void {
-    const b = Buffer.alloc(4);
-    b.writeFloatLE(v);
-    this.push(b);
-  }
-  u64(v: number | bigint): void {
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64LE(BigInt(v));
+  /** A fixed-width number through one of Buffer's little-endian writers (which refuse a value out of the type's range). */
+  private fixed<T>(size: number, write: (b: Buffer, v: T) => unknown, v: T): void {
+    const b = Buffer.alloc(size);
+    write(b, v);
     this.push(b);
   }
   u8(v: number): void {
-    this.push(Buffer.from([v]));
+    this.fixed(1, (b, x: number) => b.writeUInt8(x), v);
+  }
+  i8(v: number): void {
+    this.fixed(1, (b, x: number) => b.writeInt8(x), v);
+  }
+  u16(v: number): void {
+    this.fixed(2, (b, x: number) => b.writeUInt16LE(x), v);
+  }
+  i16(v: number): void {
+    this.fixed(2, (b, x: number) => b.writeInt16LE(x), v);
+  }
+  u32(v: number): void {
+    this.fixed(4, (b, x: number) => b.writeUInt32LE(x), v);
+  }
+  i32(v: number): void {
+    this.fixed(4, (b, x: number) => b.writeInt32LE(x), v);
+  }
+  f32(v: number): void {
+    this.fixed(4, (b, x: number) => b.writeFloatLE(x), v);
+  }
+  f64(v: number): void {
+    this.fixed(8, (b, x: number) => b.writeDoubleLE(x), v);
+  }
+  u64(v: number | bigint): void {
+    this.fixed(8, (b, x: bigint) => b.writeBigUInt64LE(x), BigInt(v));
+  }
+  i64(v: bigint): void {
+    this.fixed(8, (b, x: bigint) => b.writeBigInt64LE(x), v);
   }
   string(s: string): void {
     const bytes = Buffer.from(s, 'utf8');
@@ -80,23 +99,33 @@ class HeaderBytes {
   }
 }
 
-function writeValue(out: HeaderBytes, value: GgufWriteValue): void {
-  out.u32(value.type);
-  switch (value.type) {
-    case GgufValueType.UINT32: return out.u32(value.value);
-    case GgufValueType.INT32: return out.i32(value.value);
-    case GgufValueType.FLOAT32: return out.f32(value.value);
-    case GgufValueType.UINT8: return out.u8(value.value);
-    case GgufValueType.BOOL: return out.u8(value.value ? 1 : 0);
-    case GgufValueType.STRING: return out.string(value.value);
-    case GgufValueType.ARRAY: {
-      out.u32(value.itemType);
-      out.u64(value.items.length);
-      if (value.itemType === GgufValueType.STRING) for (const s of value.items) out.string(s);
-      else if (value.itemType === GgufValueType.FLOAT32) for (const n of value.items) out.f32(n);
-      else for (const n of value.items) out.i32(n);
-    }
+/** One scalar of `type`; throws when its JS type is not the one that type is read as. */
+function writeScalar(out: HeaderBytes, type: GgufValueType, value: GgufScalar, what: string): void {
+  const expected = type === GgufValueType.STRING ? 'string' : type === GgufValueType.BOOL ? 'boolean' : type === GgufValueType.UINT64 || type === GgufValueType.INT64 ? 'bigint' : 'number';
+  if (typeof value !== expected) throw new Error(`${what}: a ${GgufValueType[type]} value must be a ${expected}, got ${typeof value}`);
+  switch (type) {
+    case GgufValueType.UINT8: return out.u8(value as number);
+    case GgufValueType.INT8: return out.i8(value as number);
+    case GgufValueType.UINT16: return out.u16(value as number);
+    case GgufValueType.INT16: return out.i16(value as number);
+    case GgufValueType.UINT32: return out.u32(value as number);
+    case GgufValueType.INT32: return out.i32(value as number);
+    case GgufValueType.FLOAT32: return out.f32(value as number);
+    case GgufValueType.FLOAT64: return out.f64(value as number);
+    case GgufValueType.UINT64: return out.u64(value as bigint);
+    case GgufValueType.INT64: return out.i64(value as bigint);
+    case GgufValueType.BOOL: return out.u8(value ? 1 : 0);
+    case GgufValueType.STRING: return out.string(value as string);
+    default: throw new Error(`${what}: ${GgufValueType[type] ?? type} is not a scalar type`);
   }
+}
+
+function writeValue(out: HeaderBytes, key: string, value: GgufWriteValue): void {
+  out.u32(value.type);
+  if (value.type !== GgufValueType.ARRAY) return writeScalar(out, value.type, value.value, key);
+  out.u32(value.itemType);
+  out.u64(value.items.length);
+  for (const item of value.items) writeScalar(out, value.itemType, item, key);
 }
 
 /** Writes a GGUF v3 file at `path`. */
@@ -109,7 +138,7 @@ export async function writeGguf(path: string, metadata: ReadonlyArray<readonly [
   header.u64(metadata.length);
   for (const [key, value] of metadata) {
     header.string(key);
-    writeValue(header, value);
+    writeValue(header, key, value);
   }
   let offset = 0n;
   const sizes: bigint[] = [];

@@ -3,8 +3,9 @@
  * byte-fallback SentencePiece vocabulary with some merged pieces, BOS/EOS and a ChatML chat template.
  * Its text is noise; its compute, KV cache, slots and timings are real. `ensureTestModel` generates it on
  * demand into the cache folder (never committed), keyed by the spec so a change regenerates it.
+ * `describeLlamaModel` is the architecture over any vocabulary (build/family-models.ts grafts real ones on).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,16 +38,17 @@ export const TEST_MODEL_SIZES: Readonly<Record<TestModelSize, TestModelSpec>> = 
 };
 
 /** Bumped whenever the bytes this file writes for a given spec change. */
-const WRITER_VERSION = 2;
+export const WRITER_VERSION = 2;
 
 /**
- * The model never samples a byte-fallback token, so its text is always valid UTF-8 (llama-server at the
- * bundled llama.cpp version fails any completion whose text is not: "does not match the expected
- * Content-only format"). Hidden dimension 0 of the residual stream is held at 1 — every token embedding
- * has 1 there and no layer writes to it — so after the final norm it is always positive, and each byte
- * token's output row weighs it by −BYTE_TOKEN_PENALTY: their logits sit hundreds below every other's.
+ * The model never samples a token whose text is not valid UTF-8 on its own (the byte-fallback tokens here),
+ * so its text is always valid UTF-8 (llama-server at the bundled llama.cpp version fails any completion
+ * whose text is not: "does not match the expected Content-only format"). Hidden dimension 0 of the residual
+ * stream is held at 1 — every token embedding has 1 there and no layer writes to it — so after the final
+ * norm it is always positive, and each such token's output row weighs it by −UNSAMPLABLE_TOKEN_PENALTY:
+ * their logits sit far below every other's.
  */
-const BYTE_TOKEN_PENALTY = 50;
+const UNSAMPLABLE_TOKEN_PENALTY = 50;
 
 const SPACE = '\u2581';
 const WORDS = (
@@ -140,16 +142,28 @@ function tensorBytes(count: number, type: 'f32' | 'f16', fill: (i: number) => nu
   return new Uint8Array(out.buffer);
 }
 
-/** The metadata and tensors of the model described by `spec`. */
-export function describeTestModel(spec: TestModelSpec): { metadata: [string, GgufWriteValue][]; tensors: GgufWriteTensor[] } {
+/** What a model's vocabulary gives it: the token count, the tokenizer metadata and the tokens it must never sample. */
+export interface ModelVocabulary {
+  size: number;
+  /** Written after the hyper-parameters, in this order. */
+  metadata: [string, GgufWriteValue][];
+  unsamplable: (token: number) => boolean;
+}
+
+export interface ModelDescription {
+  metadata: [string, GgufWriteValue][];
+  tensors: GgufWriteTensor[];
+}
+
+/** The metadata and random tensors of a llama-architecture model of `spec` over `vocab`, named `name`. */
+export function describeLlamaModel(spec: TestModelSpec, name: string, vocab: ModelVocabulary): ModelDescription {
   if (spec.width % spec.heads !== 0) throw new Error(`width ${spec.width} is not divisible by heads ${spec.heads}`);
   if (spec.heads % spec.kvHeads !== 0) throw new Error(`heads ${spec.heads} is not divisible by kvHeads ${spec.kvHeads}`);
-  const vocab = buildVocabulary();
   const headDim = spec.width / spec.heads;
   const kvWidth = headDim * spec.kvHeads;
   const metadata: [string, GgufWriteValue][] = [
     ['general.architecture', gguf.str('llama')],
-    ['general.name', gguf.str(`manifold-test-${spec.layers}x${spec.width}-s${spec.seed}`)],
+    ['general.name', gguf.str(name)],
     ['general.file_type', gguf.u32(spec.tensorType === 'f16' ? 1 : 0)],
     ['llama.context_length', gguf.u32(spec.contextLength)],
     ['llama.embedding_length', gguf.u32(spec.width)],
@@ -160,17 +174,8 @@ export function describeTestModel(spec: TestModelSpec): { metadata: [string, Ggu
     ['llama.rope.dimension_count', gguf.u32(headDim)],
     ['llama.rope.freq_base', gguf.f32(10000)],
     ['llama.attention.layer_norm_rms_epsilon', gguf.f32(1e-5)],
-    ['llama.vocab_size', gguf.u32(vocab.tokens.length)],
-    ['tokenizer.ggml.model', gguf.str('llama')],
-    ['tokenizer.ggml.tokens', gguf.strings(vocab.tokens)],
-    ['tokenizer.ggml.scores', gguf.f32s(vocab.scores)],
-    ['tokenizer.ggml.token_type', gguf.i32s(vocab.types)],
-    ['tokenizer.ggml.bos_token_id', gguf.u32(vocab.bos)],
-    ['tokenizer.ggml.eos_token_id', gguf.u32(vocab.eos)],
-    ['tokenizer.ggml.unknown_token_id', gguf.u32(vocab.unk)],
-    ['tokenizer.ggml.add_bos_token', gguf.bool(true)],
-    ['tokenizer.ggml.add_eos_token', gguf.bool(false)],
-    ['tokenizer.chat_template', gguf.str(CHATML_TEMPLATE)],
+    ['llama.vocab_size', gguf.u32(vocab.size)],
+    ...vocab.metadata,
   ];
 
   let tensorIndex = 0;
@@ -191,13 +196,12 @@ export function describeTestModel(spec: TestModelSpec): { metadata: [string, Ggu
       },
     };
   };
-  const isByteToken = (token: number): boolean => vocab.types[token] === GgufTokenType.BYTE;
-  // Dimension 0 of the residual stream: 1 in every embedding, never written by a layer, penalising byte tokens at the output.
+  // Dimension 0 of the residual stream: 1 in every embedding, never written by a layer, penalising unsamplable tokens at the output.
   const constantInput = (_row: number, column: number): number | null => (column === 0 ? 1 : null);
   const leavesDimensionZero = (row: number): number | null => (row === 0 ? 0 : null);
   const norm = (name: string): GgufWriteTensor => ({ name, dims: [spec.width], type: GGML_TYPE_F32, data: () => tensorBytes(spec.width, 'f32', () => 1) });
 
-  const tensors: GgufWriteTensor[] = [matrix('token_embd.weight', spec.width, vocab.tokens.length, constantInput)];
+  const tensors: GgufWriteTensor[] = [matrix('token_embd.weight', spec.width, vocab.size, constantInput)];
   for (let layer = 0; layer < spec.layers; layer++) {
     const blk = `blk.${layer}`;
     tensors.push(
@@ -214,18 +218,43 @@ export function describeTestModel(spec: TestModelSpec): { metadata: [string, Ggu
   }
   tensors.push(
     norm('output_norm.weight'),
-    matrix('output.weight', spec.width, vocab.tokens.length, (row, column) => (column === 0 ? (isByteToken(row) ? -BYTE_TOKEN_PENALTY : 0) : null)),
+    matrix('output.weight', spec.width, vocab.size, (row, column) => (column === 0 ? (vocab.unsamplable(row) ? -UNSAMPLABLE_TOKEN_PENALTY : 0) : null)),
   );
   return { metadata, tensors };
 }
 
-/** Writes the model to `path` atomically (a temp file renamed into place). */
-export async function writeTestModel(path: string, spec: TestModelSpec): Promise<void> {
-  const { metadata, tensors } = describeTestModel(spec);
+/** The metadata and tensors of the test model described by `spec`: the byte-fallback vocabulary, its byte tokens never sampled, and ChatML. */
+export function describeTestModel(spec: TestModelSpec): ModelDescription {
+  const vocab = buildVocabulary();
+  return describeLlamaModel(spec, `manifold-test-${spec.layers}x${spec.width}-s${spec.seed}`, {
+    size: vocab.tokens.length,
+    metadata: [
+      ['tokenizer.ggml.model', gguf.str('llama')],
+      ['tokenizer.ggml.tokens', gguf.strings(vocab.tokens)],
+      ['tokenizer.ggml.scores', gguf.f32s(vocab.scores)],
+      ['tokenizer.ggml.token_type', gguf.i32s(vocab.types)],
+      ['tokenizer.ggml.bos_token_id', gguf.u32(vocab.bos)],
+      ['tokenizer.ggml.eos_token_id', gguf.u32(vocab.eos)],
+      ['tokenizer.ggml.unknown_token_id', gguf.u32(vocab.unk)],
+      ['tokenizer.ggml.add_bos_token', gguf.bool(true)],
+      ['tokenizer.ggml.add_eos_token', gguf.bool(false)],
+      ['tokenizer.chat_template', gguf.str(CHATML_TEMPLATE)],
+    ],
+    unsamplable: (token) => vocab.types[token] === GgufTokenType.BYTE,
+  });
+}
+
+/** Writes a described model to `path` atomically (a temp file renamed into place). */
+export async function writeModelFile(path: string, { metadata, tensors }: ModelDescription): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   await writeGguf(temp, metadata, tensors);
   await rename(temp, path);
+}
+
+/** Writes the test model of `spec` to `path` atomically. */
+export async function writeTestModel(path: string, spec: TestModelSpec): Promise<void> {
+  await writeModelFile(path, describeTestModel(spec));
 }
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -26,6 +26,8 @@ export type GgufScalar = number | bigint | boolean | string;
 /** An array longer than the keep limit is summarised by its item type and length. */
 export type GgufArraySummary = { readonly arrayOf: GgufValueType; readonly length: number };
 export type GgufValue = GgufScalar | GgufScalar[] | GgufArraySummary;
+/** A metadata value's GGUF type: a scalar's own, or ARRAY with its items' type. */
+export type GgufValueTypeInfo = { readonly type: GgufValueType; readonly itemType?: GgufValueType };
 
 export interface GgufTensorInfo {
   readonly name: string;
@@ -41,6 +43,8 @@ export interface GgufHeader {
   readonly version: number;
   readonly alignment: number;
   readonly metadata: ReadonlyMap<string, GgufValue>;
+  /** The GGUF type of each metadata value, so a writer can copy a value as it was stored. */
+  readonly metadataTypes: ReadonlyMap<string, GgufValueTypeInfo>;
   readonly tensors: readonly GgufTensorInfo[];
   /** Absolute file offset where tensor data starts. */
   readonly dataOffset: number;
@@ -75,7 +79,8 @@ export const DEFAULT_GGUF_READ_LIMITS: GgufReadLimits = {
 };
 
 const CHUNK_BYTES = 1 << 20;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading U+FEFF is part of the string (a token of some vocabularies), not a byte-order mark to drop.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A forward cursor over a ByteSource that reads in chunks and refuses to pass the end of the file. */
 class Cursor {
@@ -151,8 +156,8 @@ class Cursor {
   }
 }
 
-async function readValue(cursor: Cursor, type: number, key: string, limits: GgufReadLimits): Promise<GgufValue> {
-  if (type !== GgufValueType.ARRAY) return cursor.scalar(type, `value of ${key}`, limits.maxStringBytes);
+async function readValue(cursor: Cursor, type: number, key: string, limits: GgufReadLimits): Promise<{ value: GgufValue; valueType: GgufValueTypeInfo }> {
+  if (type !== GgufValueType.ARRAY) return { value: await cursor.scalar(type, `value of ${key}`, limits.maxStringBytes), valueType: { type } };
   const itemType = await cursor.u32(`array type of ${key}`);
   if (itemType === GgufValueType.ARRAY) throw new GgufFormatError('invalid', `${key} is an array of arrays`);
   const minItemBytes = itemType === GgufValueType.STRING ? 8 : GGUF_SCALAR_SIZE[itemType as GgufValueType];
@@ -164,7 +169,7 @@ async function readValue(cursor: Cursor, type: number, key: string, limits: Gguf
     const item = await cursor.scalar(itemType, `item ${i} of ${key}`, limits.maxStringBytes);
     if (keep) items.push(item);
   }
-  return keep ? items : { arrayOf: itemType, length };
+  return { value: keep ? items : { arrayOf: itemType, length }, valueType: { type, itemType } };
 }
 
 /** How many items a metadata array has (kept or summarised); 0 for a missing or non-array value. */
@@ -202,11 +207,14 @@ export async function readGgufHeader(source: ByteSource, limits: GgufReadLimits 
   const entryCount = await cursor.count('metadata entry count', limits.maxMetadataEntries);
 
   const metadata = new Map<string, GgufValue>();
+  const metadataTypes = new Map<string, GgufValueTypeInfo>();
   for (let i = 0; i < entryCount; i++) {
     const key = await cursor.string(`key of metadata entry ${i}`, 65_536);
     if (metadata.has(key)) throw new GgufFormatError('invalid', `metadata key ${key} appears twice`);
     const type = await cursor.u32(`value type of ${key}`);
-    metadata.set(key, await readValue(cursor, type, key, limits));
+    const { value, valueType } = await readValue(cursor, type, key, limits);
+    metadata.set(key, value);
+    metadataTypes.set(key, valueType);
   }
 
   const alignmentValue = metadata.get('general.alignment') ?? GGUF_DEFAULT_ALIGNMENT;
@@ -248,5 +256,5 @@ export async function readGgufHeader(source: ByteSource, limits: GgufReadLimits 
     return { name, dims: dims.map(Number), type, typeName: GGML_TYPES[type]![0], offset: Number(offset), bytes: Number(bytes) };
   });
 
-  return { version, alignment, metadata, tensors, dataOffset, fileSize: source.size };
+  return { version, alignment, metadata, metadataTypes, tensors, dataOffset, fileSize: source.size };
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GgufValueType } from '../../common/gguf/format.js';
 import { GgufFormatError, metadataArrayLength, readGgufHeader, type ByteSource } from '../../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader } from '../../common/node/gguf-file.js';
-import { gguf, writeGguf } from '../../build/gguf-writer.js';
+import { gguf, ggufCopy, writeGguf, type GgufWriteValue } from '../../build/gguf-writer.js';
 import { buildVocabulary, describeTestModel, TEST_MODEL_SIZES, writeTestModel } from '../../build/test-model.js';
 import { testModelPath } from '../helpers/engines.js';
 
@@ -71,6 +71,42 @@ describe('GGUF header reader', () => {
     const parsed = await readGgufFileHeader(path);
     expect(parsed.metadata.get('big')).toEqual({ arrayOf: GgufValueType.INT32, length: 5000 });
     expect(parsed.metadata.get('small')).toEqual(['a', 'b']);
+  });
+
+  it('writes and reads back a value of every type, with the type it was written as', async () => {
+    const path = join(dir, 'types.gguf');
+    const entries: [string, GgufWriteValue][] = [
+      ['u8', { type: GgufValueType.UINT8, value: 255 }],
+      ['i8', { type: GgufValueType.INT8, value: -128 }],
+      ['u16', { type: GgufValueType.UINT16, value: 65535 }],
+      ['i16', { type: GgufValueType.INT16, value: -32768 }],
+      ['u32', gguf.u32(4294967295)],
+      ['i32', gguf.i32(-5)],
+      ['f32', gguf.f32(0.5)],
+      ['f64', { type: GgufValueType.FLOAT64, value: 1e-300 }],
+      ['u64', { type: GgufValueType.UINT64, value: 1n << 63n }],
+      ['i64', { type: GgufValueType.INT64, value: -(1n << 62n) }],
+      ['bool', gguf.bool(true)],
+      ['bom', gguf.str('\uFEFFword')],
+      ['bools', { type: GgufValueType.ARRAY, itemType: GgufValueType.BOOL, items: [true, false] }],
+      ['i8s', { type: GgufValueType.ARRAY, itemType: GgufValueType.INT8, items: [-1, 2] }],
+      ['u64s', { type: GgufValueType.ARRAY, itemType: GgufValueType.UINT64, items: [0n, 7n] }],
+      ['none', { type: GgufValueType.ARRAY, itemType: GgufValueType.FLOAT32, items: [] }],
+    ];
+    await writeGguf(path, entries, []);
+    const parsed = await readGgufFileHeader(path);
+    for (const [key, value] of entries) {
+      expect(parsed.metadata.get(key)).toEqual(value.type === GgufValueType.ARRAY ? value.items : value.value);
+      expect(parsed.metadataTypes.get(key)).toEqual(value.type === GgufValueType.ARRAY ? { type: value.type, itemType: value.itemType } : { type: value.type });
+    }
+    const copy = join(dir, 'types-copy.gguf');
+    await writeGguf(copy, entries.map(([key]) => [key, ggufCopy(parsed.metadata.get(key)!, parsed.metadataTypes.get(key)!)]), []);
+    expect((await readFile(copy)).equals(await readFile(path))).toBe(true);
+  });
+
+  it('refuses to write a value whose JS type is not its GGUF type, or out of its range', async () => {
+    await expect(writeGguf(join(dir, 'bad.gguf'), [['k', { type: GgufValueType.UINT64, value: 1 }]], [])).rejects.toThrow(/UINT64 value must be a bigint/);
+    await expect(writeGguf(join(dir, 'bad.gguf'), [['k', { type: GgufValueType.UINT8, value: 256 }]], [])).rejects.toThrow(/out of range/);
   });
 
   it('names a missing file and a folder', async () => {
