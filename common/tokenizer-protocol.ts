@@ -12,13 +12,18 @@ const requestId = z.number().int().nonnegative();
 
 const tokenIds = tokenIdsSchema();
 
-/** A call in an assistant turn, as chat templates read it (`arguments` an object when it is JSON). */
-const templateToolCallSchema = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.unknown() }) });
+/** A call in an assistant turn as the client sent it (`arguments` JSON text; the child parses it for templates that read objects). */
+const templateToolCallSchema = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
 
-/** A chat turn; `tool_calls` (assistant) and `tool_call_id` (role `tool`) as Hugging Face chat templates name them. */
+/**
+ * A chat turn as OpenAI and chat templates name its fields: `reasoning_content` (an assistant's
+ * thinking), `name`, `tool_calls` (assistant) and `tool_call_id` (role `tool`).
+ */
 export const chatMessageSchema = z.object({
   role: z.enum(['system', 'user', 'assistant', 'tool']),
   content: z.string(),
+  reasoning_content: z.string().optional(),
+  name: z.string().optional(),
   tool_calls: z.array(templateToolCallSchema).optional(),
   tool_call_id: z.string().optional(),
 });
@@ -28,6 +33,18 @@ export type ChatRole = ChatMessage['role'];
 /** An assistant message of the request whose text is an answer an engine sampled, and the ids it sampled. */
 const sampledAnswerSchema = z.object({ message: z.number().int().nonnegative(), tokens: tokenIds });
 export type SampledAnswer = z.infer<typeof sampledAnswerSchema>;
+
+/** The tags a thinking template puts around its reasoning (engine-bin/template-reasoning.ts); either may be empty. */
+export const thinkingTagsSchema = z.object({ start: z.string(), end: z.string() });
+export type ThinkingTags = z.infer<typeof thinkingTagsSchema>;
+
+/** What a chat request sets of its template: thinking on or off, `chat_template_kwargs`, `reasoning_effort`. */
+export const chatTemplateOptionsSchema = z.object({
+  enableThinking: z.boolean().optional(),
+  kwargs: z.record(z.string(), z.unknown()).optional(),
+  reasoningEffort: z.string().optional(),
+});
+export type ChatTemplateOptions = z.infer<typeof chatTemplateOptionsSchema>;
 
 export const tokenizerRequestSchema = z.discriminatedUnion('type', [
   z.object({
@@ -51,6 +68,8 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
     messages: z.array(chatMessageSchema),
     addGenerationPrompt: z.boolean(),
     tools: z.array(z.record(z.string(), z.unknown())).optional(),
+    /** Thinking and template variables as the request sets them (llama-server's names). */
+    options: chatTemplateOptionsSchema.optional(),
     /**
      * Assistant messages whose text is an answer core remembers the sampled ids of
      * (electron/core/tokenizer/sampled-answers.ts), in message order: those ids stand for that text.
@@ -93,12 +112,23 @@ export type TokenizerErrorCode = z.infer<typeof tokenizerErrorCodeSchema>;
 
 export const tokenizerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('stage'), id: requestId, stage: openStageSchema }),
-  z.object({ type: z.literal('opened'), id: requestId, hasModelTemplate: z.boolean(), probeMs: z.number().nullable(), toolSupport: toolSupportSchema }),
+  z.object({
+    type: z.literal('opened'),
+    id: requestId,
+    hasModelTemplate: z.boolean(),
+    probeMs: z.number().nullable(),
+    toolSupport: toolSupportSchema,
+    /** The template's thinking tags; null when it does not think. */
+    thinking: thinkingTagsSchema.nullable(),
+    /** Control tokens an engine must write out in its text, so core can read the thinking tags (llama-server's `preserved_tokens`). */
+    preservedTokens: z.array(z.string()),
+  }),
   z.object({ type: z.literal('grammar'), id: requestId, grammar: z.string() }),
   z.object({ type: z.literal('tokens'), id: requestId, tokens: tokenIds }),
   z.object({ type: z.literal('text'), id: requestId, text: z.string() }),
   z.object({ type: z.literal('pieces'), id: requestId, pieces: z.array(z.string()) }),
-  z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIds }),
+  /** `thinkingOpen`: the prompt ends inside the model's thinking (its generation prompt opened it), so the answer starts there. */
+  z.object({ type: z.literal('templated'), id: requestId, text: z.string(), tokens: tokenIds, thinkingOpen: z.boolean() }),
   z.object({ type: z.literal('stopping'), id: requestId }),
   z.object({ type: z.literal('error'), id: requestId.nullable(), code: tokenizerErrorCodeSchema, message: z.string() }),
 ]);

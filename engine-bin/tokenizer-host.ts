@@ -5,13 +5,13 @@
  * probe: the model loaded once on the CPU, mapped, and freed, which reaches what llama.cpp only checks at
  * tensor creation. Any of these may abort this process: that is why it is a child.
  */
-import { Template } from '@huggingface/jinja';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
 import { CHATML_TEMPLATE } from '../common/chat-templates.js';
 import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/header-reader.js';
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
-import type { ChatMessage, OpenStage, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
+import type { ChatMessage, ChatTemplateOptions, OpenStage, ThinkingTags, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
+import { ChatTemplate, TemplateRenderError, templateErrorWords, type CompiledTemplate } from './chat-template.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
 import { spliceSampledAnswers, type AnswerAnchor } from './sampled-answer-splice.js';
 
@@ -37,7 +37,7 @@ export interface OpenRequest {
 interface Opened {
   llama: Llama;
   model: LlamaModel;
-  template: Template;
+  template: ChatTemplate;
 }
 
 export class TokenizerHost {
@@ -48,21 +48,17 @@ export class TokenizerHost {
 
   constructor(private readonly log: (line: string) => void) {}
 
-  async open(request: OpenRequest, onStage: (stage: OpenStage) => void): Promise<{ hasModelTemplate: boolean; probeMs: number | null; toolSupport: ToolSupport }> {
+  async open(
+    request: OpenRequest,
+    onStage: (stage: OpenStage) => void,
+  ): Promise<{ hasModelTemplate: boolean; probeMs: number | null; toolSupport: ToolSupport; thinking: ThinkingTags | null; preservedTokens: string[] }> {
     if (this.opened || this.opening) throw new TokenizerFailure('already_open', 'this tokenizer process has already opened a model');
     this.opening = true;
     const { modelPath } = request;
     try {
       onStage('header');
       const header = await checkHeader(modelPath, request.testOnlySkipHeaderCheck === true);
-      onStage('template');
       const templateSource = metadataText(header, 'tokenizer.chat_template');
-      let template: Template;
-      try {
-        template = new Template(templateSource ?? CHATML_TEMPLATE);
-      } catch (error) {
-        throw new TokenizerFailure('template_invalid', `the chat template does not parse: ${(error as Error).message}`);
-      }
       onStage('vocabulary');
       const llama = await getLlama({
         gpu: false,
@@ -74,6 +70,8 @@ export class TokenizerHost {
       // A failed open frees nothing here: the supervisor ends this child when the open fails, and
       // node-llama-cpp 3.21.1's llama.dispose() after a failed load hangs now and then (2 runs in 30).
       const model = await this.load(llama, { modelPath, vocabOnly: true }, 'load_failed', 'cannot load the vocabulary');
+      onStage('template');
+      const template = openTemplate(llama, model, templateSource ?? CHATML_TEMPLATE);
       let probeMs: number | null = null;
       if (request.probeWeights) {
         onStage('weights');
@@ -83,7 +81,8 @@ export class TokenizerHost {
         probeMs = performance.now() - started;
       }
       this.opened = { llama, model, template };
-      return { hasModelTemplate: templateSource !== null, probeMs, toolSupport: toolSupportOf(templateSource) };
+      const { thinking } = template;
+      return { hasModelTemplate: templateSource !== null, probeMs, toolSupport: toolSupportOf(templateSource, template.caps.tools), thinking, preservedTokens: this.preservedTokens(thinking) };
     } finally {
       this.opening = false;
     }
@@ -122,12 +121,15 @@ export class TokenizerHost {
     addGenerationPrompt: boolean,
     tools?: readonly Record<string, unknown>[],
     answers: readonly SampledAnswer[] = [],
-  ): { text: string; tokens: number[] } {
-    const { model } = this.need();
-    const text = this.render(messages, addGenerationPrompt, tools);
-    const anchors = answers.length > 0 ? this.anchorsOf(text, messages, addGenerationPrompt, tools, answers) : [];
+    options: ChatTemplateOptions = {},
+  ): { text: string; tokens: number[]; thinkingOpen: boolean } {
+    const { model, template } = this.need();
+    const render = (turns: readonly ChatMessage[]): string => this.render(turns, addGenerationPrompt, tools, options);
+    const text = render(messages);
+    const anchors = answers.length > 0 ? this.anchorsOf(text, messages, render, answers) : [];
     const pieces = spliceSampledAnswers(text, anchors, (ids) => this.sampledTextOf(ids));
-    return { text, tokens: pieces.flatMap((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece)) };
+    const tokens = pieces.flatMap((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece));
+    return { text, tokens, thinkingOpen: addGenerationPrompt && endsInThinking(text, template.thinking) };
   }
 
   /**
@@ -141,8 +143,7 @@ export class TokenizerHost {
   private anchorsOf(
     text: string,
     messages: readonly ChatMessage[],
-    addGenerationPrompt: boolean,
-    tools: readonly Record<string, unknown>[] | undefined,
+    render: (turns: readonly ChatMessage[]) => string,
     answers: readonly SampledAnswer[],
   ): AnswerAnchor[] {
     const { model } = this.need();
@@ -150,7 +151,7 @@ export class TokenizerHost {
     const markerOf = (message: number): string => `\u{F8FF}manifold answer ${message}\u{F8FF}`;
     let markedText: string;
     try {
-      markedText = this.render(messages.map((m, i) => (marked.has(i) ? { ...m, content: markerOf(i) } : m)), addGenerationPrompt, tools);
+      markedText = render(messages.map((m, i) => (marked.has(i) ? { ...m, content: markerOf(i) } : m)));
     } catch {
       return [];
     }
@@ -168,18 +169,12 @@ export class TokenizerHost {
     return anchors;
   }
 
-  private render(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools?: readonly Record<string, unknown>[]): string {
-    const { model, template } = this.need();
+  private render(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools: readonly Record<string, unknown>[] | undefined, options: ChatTemplateOptions): string {
     try {
-      return template.render({
-        messages,
-        ...(tools ? { tools } : {}),
-        add_generation_prompt: addGenerationPrompt,
-        bos_token: model.tokens.bosString ?? '',
-        eos_token: model.tokens.eosString ?? '',
-      });
+      return this.need().template.render(messages, { addGenerationPrompt, tools, ...options });
     } catch (error) {
-      throw new TokenizerFailure('template_failed', `the chat template failed on these messages: ${(error as Error).message}`);
+      if (error instanceof TemplateRenderError) throw new TokenizerFailure('template_failed', `the chat template refused these messages: ${error.message}`);
+      throw error;
     }
   }
 
@@ -191,6 +186,16 @@ export class TokenizerHost {
     // A control token inside writes itself out only with special tokens shown: two native calls, not one per id.
     const text = model.detokenize(kept, true);
     return text === model.detokenize(kept, false) ? { text, ids: kept } : null;
+  }
+
+  /** The thinking tags (and gpt-oss's channel markers) that are one control token each: engines write them out in their text. */
+  private preservedTokens(thinking: ThinkingTags | null): string[] {
+    const { model } = this.need();
+    const candidates = thinking ? [thinking.start, thinking.end, ...(thinking.start.includes('<|channel|>') ? ['<|start|>', '<|channel|>', '<|message|>', '<|end|>'] : [])] : [];
+    return [...new Set(candidates.filter((tag) => tag !== ''))].filter((tag) => {
+      const ids = this.tokenize(tag, true, false);
+      return ids.length === 1 && model.isSpecialToken(ids[0] as Token);
+    });
   }
 
   /** GBNF for a JSON schema (null: any JSON object), by node-llama-cpp's JSON-schema grammar (json-schema-grammar.ts). */
@@ -248,4 +253,29 @@ async function checkHeader(path: string, skipBounds: boolean): Promise<GgufHeade
     if (error instanceof GgufFormatError) throw new TokenizerFailure('model_invalid', `not a usable GGUF model: ${error.message}`);
     throw error;
   }
+}
+
+/** node-llama-cpp's binding of llama.cpp's own Jinja engine (internal to node-llama-cpp 3.21.1, pinned). */
+type NativeJinja = new (source: string) => { render(context: Record<string, unknown>): string };
+
+/** The model's chat template on llama.cpp's Jinja engine, with the model's BOS and EOS as llama-server gives them. */
+function openTemplate(llama: Llama, model: LlamaModel, source: string): ChatTemplate {
+  const Renderer = (llama as unknown as { _bindings?: { AddonJinjaRenderer?: NativeJinja } })._bindings?.AddonJinjaRenderer;
+  if (typeof Renderer !== 'function') throw new TokenizerFailure('internal_error', "node-llama-cpp's native Jinja renderer is missing (is node-llama-cpp 3.21.1 installed?)");
+  const compile = (text: string): CompiledTemplate => new Renderer(text);
+  const { tokens } = model;
+  try {
+    return new ChatTemplate(source, compile, { bos: tokens.bosString ?? '', eos: tokens.eosString ?? '', addBos: tokens.shouldPrependBosToken, addEos: tokens.shouldAppendEosToken });
+  } catch (error) {
+    throw new TokenizerFailure('template_invalid', `the chat template does not parse: ${templateErrorWords(error)}`);
+  }
+}
+
+/**
+ * Whether a prompt ends inside the model's thinking: its generation prompt opened the thinking tag (DeepSeek R1,
+ * QwQ), or the template has only a closing tag, so an answer thinks until it closes it.
+ */
+export function endsInThinking(prompt: string, thinking: ThinkingTags | null): boolean {
+  if (!thinking || thinking.end === '') return false;
+  return thinking.start === '' || prompt.trimEnd().endsWith(thinking.start);
 }

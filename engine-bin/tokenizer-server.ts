@@ -58,7 +58,7 @@ export class TokenizerServer {
         send({ type: 'pieces', id, pieces: this.host.pieces(request.tokens) });
         return;
       case 'applyChatTemplate':
-        send({ type: 'templated', id, ...this.host.applyChatTemplate(request.messages, request.addGenerationPrompt, request.tools, request.answers) });
+        send({ type: 'templated', id, ...this.host.applyChatTemplate(request.messages, request.addGenerationPrompt, request.tools, request.answers, request.options) });
         return;
       case 'jsonSchemaGrammar':
         send({ type: 'grammar', id, grammar: await this.host.jsonSchemaGrammar(request.schema) });

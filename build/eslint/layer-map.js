@@ -96,7 +96,7 @@ export const layers = [
   },
   { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },
   { name: 'renderer', folder: 'renderer', allow: ['common'], node: false, packages: ['react', 'react-dom', 'zustand', 'recharts'] },
-  { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: ['node-llama-cpp', '@huggingface/jinja', 'zod'] },
+  { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: ['node-llama-cpp', 'zod'] },
   { name: 'native', folder: 'native', allow: ['common'], node: true, packages: ['koffi', 'zod'] },
   { name: 'build', folder: 'build', allow: ['common', 'common/node'], node: true, packages: ['esbuild'] },
 ];

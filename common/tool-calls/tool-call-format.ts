@@ -20,18 +20,16 @@ function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
   return 'hermes';
 }
 
-/** Whether a template renders the `tools` it is given (else the tools go in a system prompt, tool-prompt.ts). */
-export function templateTakesTools(templateSource: string | null): boolean {
-  return templateSource !== null && /\btools\b/.test(templateSource);
-}
 
 /** What the tokenizer child tells core about a model's template: the call format, and whether the template renders `tools` itself. */
 export const toolSupportSchema = z.object({ format: toolCallFormatSchema, templateTakesTools: z.boolean() });
 export type ToolSupport = z.infer<typeof toolSupportSchema>;
 
-/** A template that does not render tools gets them in a Hermes system prompt, so its calls are read as Hermes calls. */
-export function toolSupportOf(templateSource: string | null): ToolSupport {
-  const takes = templateTakesTools(templateSource);
+/**
+ * A template that does not render tools (`takesTools`: the tokenizer child's probe, as llama.cpp's) gets
+ * them in a Hermes system prompt, so its calls are read as Hermes calls.
+ */
+export function toolSupportOf(templateSource: string | null, takes: boolean): ToolSupport {
   return { format: takes ? toolCallFormatOf(templateSource) : 'hermes', templateTakesTools: takes };
 }
 

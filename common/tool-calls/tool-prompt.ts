@@ -24,11 +24,6 @@ function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
   ].join('\n');
 }
 
-/** Calls as a template reads them: function calls whose arguments are the object their JSON text holds (text that is not JSON stays text). */
-export function templateToolCalls(calls: readonly { id: string; name: string; arguments: string }[]): NonNullable<ChatMessage['tool_calls']> {
-  return calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: parseJsonOr(call.arguments, call.arguments) } }));
-}
-
 /**
  * `messages` with tool calls and tool results as plain turns, and `tools` (when offered) in the system
  * prompt: the first system message gains it, or one is put first.
@@ -43,7 +38,7 @@ export function withToolsInPlainTurns(messages: readonly ChatMessage[], tools: r
       if (previous?.role === 'user' && previous.content.startsWith('<tool_response>')) previous.content += `\n${block}`;
       else turns.push({ role: 'user', content: block });
     } else if (message.role === 'assistant' && message.tool_calls?.length) {
-      const calls = message.tool_calls.map((call) => `<tool_call>\n${JSON.stringify({ name: call.function.name, arguments: call.function.arguments })}\n</tool_call>`);
+      const calls = message.tool_calls.map((call) => `<tool_call>\n${JSON.stringify({ name: call.function.name, arguments: parseJsonOr(call.function.arguments, call.function.arguments) })}\n</tool_call>`);
       turns.push({ role: 'assistant', content: [message.content, ...calls].filter(Boolean).join('\n') });
     } else {
       turns.push({ role: message.role, content: message.content });

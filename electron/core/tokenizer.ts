@@ -6,7 +6,7 @@
  * does (ChatML when the model has none), parses control tokens in templated text, and prepends BOS when
  * the model asks for it. `open` with `probeWeights` is the loader's validation of a new model.
  */
-import type { ChatMessage } from '../../common/tokenizer-protocol.js';
+import type { ChatMessage, ChatTemplateOptions, ThinkingTags } from '../../common/tokenizer-protocol.js';
 import type { ToolSupport } from '../../common/tool-calls/tool-call-format.js';
 import { checkJsonSchema } from '../../common/json-schema-subset.js';
 import { forkTokenizer } from './engine/engine-process.js';
@@ -37,6 +37,10 @@ export class Tokenizer {
     readonly hasModelTemplate: boolean,
     /** The template's tool-call format, and whether it renders `tools` itself (common/tool-calls/tool-call-format.ts). */
     readonly toolSupport: ToolSupport,
+    /** The template's thinking tags; null when it does not think. */
+    readonly thinking: ThinkingTags | null,
+    /** Control tokens an engine writes out in its text so the thinking tags can be read. */
+    readonly preservedTokens: readonly string[],
   ) {}
 
   /** Starts a tokenizer child on `modelPath`; rejects with TokenizerError naming why the model does not open. */
@@ -44,7 +48,7 @@ export class Tokenizer {
     const { probeWeights = false, ...rest } = options;
     const supervisor = new TokenizerSupervisor({ spawn: forkTokenizer, log: () => {}, ...rest, modelPath });
     const opened = await supervisor.start(probeWeights);
-    return new Tokenizer(supervisor, opened.hasModelTemplate, opened.toolSupport);
+    return new Tokenizer(supervisor, opened.hasModelTemplate, opened.toolSupport, opened.thinking, opened.preservedTokens);
   }
 
   /** Token ids of `text`; with `special`, control-token text such as `<|im_start|>` becomes those tokens. */
@@ -69,18 +73,18 @@ export class Tokenizer {
    */
   async applyChatTemplate(
     messages: readonly ChatMessage[],
-    options: { addGenerationPrompt?: boolean; tools?: readonly Record<string, unknown>[] } = {},
-  ): Promise<{ text: string; tokens: number[] }> {
-    const { addGenerationPrompt = true, tools } = options;
+    options: { addGenerationPrompt?: boolean; tools?: readonly Record<string, unknown>[]; template?: ChatTemplateOptions } = {},
+  ): Promise<{ text: string; tokens: number[]; thinkingOpen: boolean }> {
+    const { addGenerationPrompt = true, tools, template } = options;
     const answers = messages.flatMap((m, message) => {
       const tokens = m.role === 'assistant' ? this.sampledAnswers.idsOf(m.content) : undefined;
       return tokens ? [{ message, tokens }] : [];
     });
     const reply = await this.supervisor.call(
-      { type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt, ...(tools ? { tools: [...tools] } : {}), ...(answers.length ? { answers } : {}) },
+      { type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt, ...(tools ? { tools: [...tools] } : {}), ...(answers.length ? { answers } : {}), ...(template ? { options: template } : {}) },
       'templated',
     );
-    return { text: reply.text, tokens: reply.tokens };
+    return { text: reply.text, tokens: reply.tokens, thinkingOpen: reply.thinkingOpen };
   }
 
   /** Remembers the ids an engine sampled for an answer, so a later turn holding its text holds them too. */

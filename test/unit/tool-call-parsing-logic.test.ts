@@ -92,11 +92,12 @@ describe('ToolCallStream', () => {
 
 describe('the format of a template', () => {
   it('tells Hermes, Llama 3 and Mistral templates apart, and falls back to Hermes in a system prompt', () => {
-    expect(toolSupportOf('{% if tools %}<tools>{% endif %}<tool_call>')).toEqual({ format: 'hermes', templateTakesTools: true });
-    expect(toolSupportOf('{% if tools %}{{ "<|python_tag|>" }}{% endif %}')).toEqual({ format: 'llama3', templateTakesTools: true });
-    expect(toolSupportOf('{% for tool in tools %}[AVAILABLE_TOOLS]{% endfor %}[TOOL_CALLS]')).toEqual({ format: 'mistral', templateTakesTools: true });
-    expect(toolSupportOf(null)).toEqual({ format: 'hermes', templateTakesTools: false });
-    expect(toolSupportOf("{% for message in messages %}{{'<|im_start|>' + message['role'] }}{% endfor %}")).toEqual({ format: 'hermes', templateTakesTools: false });
+    expect(toolSupportOf('{% if tools %}<tools>{% endif %}<tool_call>', true)).toEqual({ format: 'hermes', templateTakesTools: true });
+    expect(toolSupportOf('{% if tools %}{{ "<|python_tag|>" }}{% endif %}', true)).toEqual({ format: 'llama3', templateTakesTools: true });
+    expect(toolSupportOf('{% for tool in tools %}[AVAILABLE_TOOLS]{% endfor %}[TOOL_CALLS]', true)).toEqual({ format: 'mistral', templateTakesTools: true });
+    expect(toolSupportOf(null, false)).toEqual({ format: 'hermes', templateTakesTools: false });
+    // A template that does not render tools gets the Hermes system prompt, whatever markers it names.
+    expect(toolSupportOf('{{ "[TOOL_CALLS]" }}', false)).toEqual({ format: 'hermes', templateTakesTools: false });
   });
 });
 

@@ -1,16 +1,19 @@
 /**
- * Tools through chat templates, rendered with @huggingface/jinja as the tokenizer child renders them: a
- * template with tools support (Qwen 2.5's structure) gets the tools in its `tools` variable and the
- * history's calls with object arguments (not JSON text encoded twice); a template without (ChatML, the
- * test model's) gets the Hermes system prompt, calls as `<tool_call>` blocks and results as one user turn.
+ * Tools through chat templates, rendered as the tokenizer child renders them (engine-bin/chat-template.ts on
+ * llama.cpp's Jinja engine): a template with tools support (Qwen 2.5's structure) gets the tools in its
+ * `tools` variable and the history's calls with object arguments (not JSON text encoded twice); a template
+ * without (ChatML, the test model's) gets the Hermes system prompt, calls as `<tool_call>` blocks and
+ * results as one user turn.
  */
-import { Template } from '@huggingface/jinja';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CHATML_TEMPLATE } from '../../common/chat-templates.js';
+import { ChatTemplate, type TemplateCompiler } from '../../engine-bin/chat-template.js';
+import { nativeJinja } from '../helpers/native-jinja.js';
 import { toolSupportOf } from '../../common/tool-calls/tool-call-format.js';
 import { withToolsInPlainTurns } from '../../common/tool-calls/tool-prompt.js';
 import { templateMessage } from '../../electron/core/http/tool-calls-request.js';
 import { chatCompletionRequestSchema } from '../../electron/core/http/openai-schemas.js';
+import type { ChatMessage } from '../../common/tokenizer-protocol.js';
 
 /** Qwen 2.5's tool template, its structure kept (system prompt shortened). */
 const QWEN_TOOLS_TEMPLATE = `{%- if tools %}{{- '<|im_start|>system\\n' }}{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] }}{%- else %}{{- 'You are Qwen.' }}{%- endif %}
@@ -47,12 +50,20 @@ const history = chatCompletionRequestSchema
   })
   .messages.map(templateMessage);
 
-const render = (source: string, messages: unknown[], tools?: unknown[]): string => new Template(source).render({ messages, ...(tools ? { tools } : {}), add_generation_prompt: true, bos_token: '', eos_token: '' });
+let compile: TemplateCompiler;
+beforeAll(async () => {
+  compile = await nativeJinja();
+});
+
+const templateOf = (source: string): ChatTemplate => new ChatTemplate(source, compile, { bos: '', eos: '', addBos: false, addEos: false });
+const render = (source: string, messages: ChatMessage[], tools?: Record<string, unknown>[]): string => templateOf(source).render(messages, { addGenerationPrompt: true, tools });
 
 describe('tools through a template that renders them', () => {
   it('puts the tools in its tools variable and the calls with object arguments', () => {
-    expect(toolSupportOf(QWEN_TOOLS_TEMPLATE)).toEqual({ format: 'hermes', templateTakesTools: true });
-    expect(history[1]!.tool_calls![0]!.function.arguments).toEqual({ city: 'Paris' });
+    const template = templateOf(QWEN_TOOLS_TEMPLATE);
+    expect(template.caps).toMatchObject({ tools: true, toolCalls: true, objectArguments: true, systemRole: true });
+    expect(toolSupportOf(QWEN_TOOLS_TEMPLATE, template.caps.tools)).toEqual({ format: 'hermes', templateTakesTools: true });
+    expect(history[1]!.tool_calls![0]!.function.arguments).toBe('{"city":"Paris"}');
     const text = render(QWEN_TOOLS_TEMPLATE, history, [tool]);
     expect(text).toContain('<tools>\n{"type": "function", "function": {"name": "get_weather"');
     expect(text).toContain('<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>');
@@ -63,7 +74,8 @@ describe('tools through a template that renders them', () => {
 
 describe('tools through a template that does not (ChatML)', () => {
   it('puts the tools in a Hermes system prompt, calls as <tool_call> blocks and results in one user turn', () => {
-    expect(toolSupportOf(CHATML_TEMPLATE)).toEqual({ format: 'hermes', templateTakesTools: false });
+    expect(templateOf(CHATML_TEMPLATE).caps.tools).toBe(false);
+    expect(toolSupportOf(CHATML_TEMPLATE, false)).toEqual({ format: 'hermes', templateTakesTools: false });
     const turns = withToolsInPlainTurns(history, [tool.function]);
     expect(turns.map((t) => t.role)).toEqual(['system', 'user', 'assistant', 'user']);
     const text = render(CHATML_TEMPLATE, turns);

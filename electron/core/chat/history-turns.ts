@@ -8,13 +8,14 @@
  */
 import type { ChatMessageData, Conversation } from '../../../common/contract.js';
 import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
-import { templateToolCalls, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
+import { withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
 
 const turnOf = (message: ChatMessageData): ChatMessage => ({
   role: message.role,
   content: message.content,
+  ...(message.reasoning ? { reasoning_content: message.reasoning } : {}),
   ...(message.toolCalls?.length
-    ? { tool_calls: templateToolCalls(message.toolCalls) }
+    ? { tool_calls: message.toolCalls.map(({ id, name, arguments: args }) => ({ id, type: 'function' as const, function: { name, arguments: args } })) }
     : {}),
   ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
 });

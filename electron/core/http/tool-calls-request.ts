@@ -6,11 +6,11 @@
  * read by — the family's call format, how many calls it may hold, and, for a forced call (`tool_choice`
  * "required" or a named function), the grammar that makes the answer a valid call.
  */
-import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
+import type { ChatMessage, ChatTemplateOptions } from '../../../common/tokenizer-protocol.js';
 import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
 import { toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
-import { templateToolCalls, withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
+import { withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { grammarOfSchema } from './response-format.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';
@@ -26,15 +26,25 @@ export interface ToolPlan {
 
 type Message = ChatCompletionRequest['messages'][number];
 
-/** A message's text (text parts joined; none when null). */
-export const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join(''));
+/** A message's text: text parts joined by newlines, as llama-server joins them for a template that reads strings; empty when null. */
+export const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('\n'));
+
+/** What a request sets of its template (thinking on or off, template variables, reasoning effort). */
+export function templateOptions(body: ChatCompletionRequest): ChatTemplateOptions {
+  return {
+    ...(body.chat_template_kwargs ? { kwargs: body.chat_template_kwargs } : {}),
+    ...(body.reasoning_effort ? { reasoningEffort: body.reasoning_effort } : {}),
+  };
+}
 
 /** An OpenAI message as chat templates read it (`developer` is `system`; call arguments as objects). */
 export function templateMessage(message: Message): ChatMessage {
   const role = message.role === 'developer' ? 'system' : message.role;
   const turn: ChatMessage = { role, content: textOf(message.content) };
+  if (message.reasoning_content) turn.reasoning_content = message.reasoning_content;
+  if (message.name) turn.name = message.name;
   if (message.tool_calls?.length) {
-    turn.tool_calls = templateToolCalls(message.tool_calls.map((call) => ({ id: call.id, ...call.function })));
+    turn.tool_calls = message.tool_calls.map(({ id, function: { name, arguments: args } }) => ({ id, type: 'function', function: { name, arguments: args } }));
   }
   if (message.tool_call_id) turn.tool_call_id = message.tool_call_id;
   return turn;
@@ -55,26 +65,36 @@ function forcedTools(body: ChatCompletionRequest): ToolFunction[] {
   return [];
 }
 
+/** A chat request's prompt: its text and tokens, whether it ends inside the model's thinking, and how its answer is read when it offers tools. */
+export interface ChatPrompt {
+  text: string;
+  tokens: number[];
+  thinkingOpen: boolean;
+  tools: ToolPlan | null;
+}
+
 /**
  * The prompt tokens of a chat request and, when it offers tools, the plan its answer is read by. The
  * caller maps the tokenizer's failures (tokensOf); a parameters schema node-llama-cpp's grammar cannot
  * express is a 400 naming `tools` here.
  */
-export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionRequest): Promise<{ tokens: number[]; tools: ToolPlan | null }> {
+export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionRequest): Promise<ChatPrompt> {
   const messages = body.messages.map(templateMessage);
   const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
   const { format, templateTakesTools } = tokenizer.toolSupport;
   const forced = forcedTools(body);
-  const { tokens } = templateTakesTools
-    ? await tokenizer.applyChatTemplate(messages, offered.length > 0 ? { tools: offered } : {})
-    : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, offered.map(functionOf)));
-  if (offered.length === 0) return { tokens, tools: null };
+  const template = templateOptions(body);
+  const { text, tokens, thinkingOpen } = templateTakesTools
+    ? await tokenizer.applyChatTemplate(messages, { ...(offered.length > 0 ? { tools: offered } : {}), template })
+    : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, offered.map(functionOf)), { template });
+  const prompt = { text, tokens, thinkingOpen };
+  if (offered.length === 0) return { ...prompt, tools: null };
   // A named function is called once, as OpenAI does; otherwise as many calls as parallel_tool_calls allows.
   const named = typeof body.tool_choice === 'object' && body.tool_choice !== null;
   const maxCalls = body.parallel_tool_calls === false || named ? 1 : Number.POSITIVE_INFINITY;
-  if (forced.length === 0) return { tokens, tools: { format, maxCalls } };
+  if (forced.length === 0) return { ...prompt, tools: { format, maxCalls } };
   // The parameters are held to what the grammar can express, as response_format's schema is: a keyword
   // it would silently drop is a 400 naming it.
   const callGrammar = await grammarOfSchema((schema) => tokenizer.jsonSchemaGrammar(schema), toolCallSchema(format, forced), 'tools', 'tools');
-  return { tokens, tools: { format, maxCalls, grammar: wrapToolCallGrammar(format, callGrammar, maxCalls > 1) } };
+  return { ...prompt, tools: { format, maxCalls, grammar: wrapToolCallGrammar(format, callGrammar, maxCalls > 1) } };
 }

@@ -6,7 +6,7 @@
  * in flight when the child dies fail with TokenizerUnavailableError; calls made while it restarts wait for
  * the new child. The main process never runs native code on the model file.
  */
-import type { OpenStage, TokenizerMessage, TokenizerMessageOf } from '../../../common/tokenizer-protocol.js';
+import type { OpenStage, ThinkingTags, TokenizerMessage, TokenizerMessageOf } from '../../../common/tokenizer-protocol.js';
 import type { EngineExit, SpawnTokenizer } from '../engine/engine-process.js';
 import { describeExit, type ExitReason } from '../supervisor/engine-supervisor.js';
 import { TokenizerChannel, type TokenizerRequestBody } from './tokenizer-channel.js';
@@ -41,6 +41,9 @@ export interface TokenizerOpened {
   probeMs: number | null;
   /** The template's tool-call format, and whether it renders `tools` itself. */
   toolSupport: ToolSupport;
+  /** The template's thinking tags (null: it does not think), and the control tokens engines write out for them. */
+  thinking: ThinkingTags | null;
+  preservedTokens: string[];
 }
 
 /** The line of a child's last words that says what failed (llama.cpp's assert, or an error). */
@@ -178,7 +181,8 @@ export class TokenizerSupervisor {
         timeout,
       ]);
       if (this.stopRequested) throw new TokenizerUnavailableError('the tokenizer was stopped while it opened');
-      const info: TokenizerOpened = { hasModelTemplate: opened.hasModelTemplate, probeMs: opened.probeMs, toolSupport: opened.toolSupport };
+      const { hasModelTemplate, probeMs, toolSupport, thinking, preservedTokens } = opened;
+      const info: TokenizerOpened = { hasModelTemplate, probeMs, toolSupport, thinking, preservedTokens };
       this.stateValue = 'ready';
       this.startHangCheck(channel);
       this.log(`ready${info.probeMs === null ? '' : ` (weights probe ${Math.round(info.probeMs)} ms)`}`);
