@@ -285,6 +285,10 @@ describe("a peer's error answers", () => {
     expect(peerRefusal(URL, 429, { error: { message: 'queue full' } })).toBeInstanceOf(RemoteLostError);
     expect(peerRefusal(URL, null, { error: { code: 500, message: 'The model produced output that does not match', type: 'server_error' } })).toBeInstanceOf(RemoteLostError);
     expect(peerRefusal(URL, null, { error: { message: 'replica 0 died mid-stream', type: 'server_error', code: 'replica_died' } })).toBeInstanceOf(RemoteLostError);
+    // After the first tokens the peer is up and the answer failed (llama-server's parser on text it cannot read): not a lost replica.
+    const unreadable = peerRefusal(URL, null, { error: { code: 500, message: 'The model produced output that does not match the expected Content-only format', type: 'server_error' } }, true);
+    expect(unreadable).not.toBeInstanceOf(RemoteLostError);
+    expect(unreadable).toMatchObject({ code: 'generate_failed', message: expect.stringContaining('does not match the expected Content-only format') });
 
     const tooLong = peerRefusal(URL, 400, { error: { code: 400, message: 'request (1101 tokens) exceeds the available context size (1024 tokens), try increasing it', type: 'exceed_context_size_error' } });
     expect(tooLong).toBeInstanceOf(EngineRequestError);

@@ -204,7 +204,7 @@ export class RemoteClient {
         if (json === NOT_JSON) throw new RemoteLostError(peer.url, `sent a chunk that is not JSON: ${data.slice(0, 200)}`);
         const read = dialect.read(json);
         if (!read.ok) throw new RemoteLostError(peer.url, `sent a malformed chunk: ${read.problem}`);
-        if (read.value.error !== undefined) throw peerRefusal(peer.url, null, read.value.error);
+        if (read.value.error !== undefined) throw peerRefusal(peer.url, null, read.value.error, tally.tokensSeen);
         const hadTokens = tally.tokensSeen;
         const chunk = tally.add(read.value, performance.now());
         if (chunk) hooks.onTokens(chunk);

@@ -50,10 +50,13 @@ const saysBadGrammar = (words: { message: string }): boolean => /grammar/i.test(
 /**
  * The error for a peer's error answer: `status` is the HTTP status, or null for an error event inside a
  * stream (then its own `code` decides). 5xx, 408 and 429 (the peer is down, slow or full) lose the
- * request to another replica; any other refusal is the request's own.
+ * request to another replica; any other refusal is the request's own. An error event after the first
+ * tokens (`afterTokens`) is the answer's failure on a peer that is still up (llama-server ending a stream
+ * whose text its parser cannot read): a failed generation, never a lost replica.
  */
-export function peerRefusal(url: string, status: number | null, body: unknown): RemoteLostError | EngineRequestError {
+export function peerRefusal(url: string, status: number | null, body: unknown, afterTokens = false): RemoteLostError | EngineRequestError {
   const words = peerErrorWords(body);
+  if (status === null && afterTokens) return new EngineRequestError('generate_failed', `${url} ended the answer with an error after its first tokens: ${words.message}`);
   const effective = status ?? (typeof words.code === 'number' ? words.code : words.type === 'server_error' || words.type === 'unavailable_error' ? 500 : 400);
   if (effective >= 500 || effective === 408 || effective === 429) return new RemoteLostError(url, `answered ${status ?? 'an error event'}: ${words.message}`);
   const code = saysContextExceeded(words) ? 'prompt_too_long' : saysBadGrammar(words) ? 'bad_grammar' : 'bad_message';
