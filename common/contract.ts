@@ -155,6 +155,10 @@ export const chatMessageSchema = z.object({
   /** `tool`: a tool's result, in a conversation stored from the API (`store: true`). */
   role: z.enum(['user', 'assistant', 'tool']),
   content: z.string(),
+  /** For an answer from a thinking model: its thinking, apart from its content (absent when it did not think). */
+  reasoning: z.string().optional(),
+  /** How long it thought, in milliseconds (with `reasoning`). */
+  thinkingMs: z.number().nonnegative().optional(),
   /** For an answer: the tool calls it made (absent when none). */
   toolCalls: z.array(chatToolCallSchema).optional(),
   /** For a `tool` message: the id of the call it answers. */
@@ -323,7 +327,7 @@ export const contract = {
     load: loadStepSchema,
     download: downloadProgressSchema,
     /** A piece of an answer as it streams. */
-    chat: z.object({ conversationId: z.string(), messageId: z.string(), text: z.string() }),
+    chat: z.object({ conversationId: z.string(), messageId: z.string(), text: z.string(), part: z.enum(['content', 'reasoning']).default('content') }),
   },
 } as const;
 

@@ -113,6 +113,8 @@ export const generateRequestSchema = z.object({
   grammar: z.string().min(1).max(MAX_GRAMMAR_LENGTH).optional(),
   /** Report each generated token's log-probability and this many of the likeliest alternatives (OpenAI's top_logprobs); absent: none. */
   logprobs: z.number().int().min(0).max(MAX_TOP_LOGPROBS).optional(),
+  /** Control tokens written out in the text (llama-server's `preserved_tokens`): a thinking model's tags, so core can read them. */
+  preservedTokens: z.array(z.string().min(1).max(MAX_STOP_LENGTH)).max(MAX_STOP_STRINGS).default([]),
   /** Another local replica's saved prefix-cache entry this engine may restore (common/prefix-cache.ts); absent: only its own. */
   borrow: prefixBorrowSchema.optional(),
 });

@@ -46,6 +46,33 @@ const asTokens = (ids: readonly number[]): Token[] => ids as Token[];
 /** Tokens given to the detokenizer as context before the new ones (enough for leading-space rules). */
 const DETOKENIZE_CONTEXT = 16;
 
+/**
+ * The detokenizer of a generation: control tokens are left out of the text, except `preserved` ones (a
+ * thinking model's tags), which are written out, as llama-server writes its `preserved_tokens`.
+ */
+function textOfTokens(model: LlamaModel, preserved: readonly string[]): (tokens: readonly number[], previous: readonly number[]) => string {
+  const plain = (tokens: readonly number[], previous: readonly number[]): string => model.detokenize(asTokens(tokens), false, asTokens(previous.slice(-DETOKENIZE_CONTEXT)));
+  const kept = new Set(preserved.map((text) => model.tokenize(text, true)).flatMap((ids) => (ids.length === 1 ? [ids[0] as number] : [])));
+  if (kept.size === 0) return plain;
+  return (tokens, previous) => {
+    if (!tokens.some((token) => kept.has(token))) return plain(tokens, previous);
+    let text = '';
+    let run: number[] = [];
+    const context = [...previous];
+    for (const token of tokens) {
+      if (!kept.has(token)) {
+        run.push(token);
+        continue;
+      }
+      text += run.length > 0 ? plain(run, context) : '';
+      context.push(...run, token);
+      run = [];
+      text += model.detokenize([token as Token], true);
+    }
+    return text + (run.length > 0 ? plain(run, context) : '');
+  };
+}
+
 /** Refuses a prompt no slot can serve: one that leaves nothing to generate, or ids outside the vocabulary. */
 export function checkPrompt(request: GenerateRequest, contextSize: number, vocabularySize: number): void {
   if (request.tokens.length >= contextSize) {
@@ -78,7 +105,7 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
     const maxTokens = Math.min(request.maxTokens, contextSize - request.tokens.length);
     const history = [...request.tokens];
     const { sampling } = request;
-    const textStream = new TokenTextStream((tokens, previous) => model.detokenize(asTokens(tokens), false, asTokens(previous.slice(-DETOKENIZE_CONTEXT))));
+    const textStream = new TokenTextStream(textOfTokens(model, request.preservedTokens));
     const stops = new StopStringMatcher(request.stop);
     const generated: number[] = [];
     let text = '';

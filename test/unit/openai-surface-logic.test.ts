@@ -29,13 +29,21 @@ function refusal(schema: Parameters<typeof parseRequest>[0], body: unknown): Htt
 
 describe('strict OpenAI request schemas', () => {
   it('refuse an unknown parameter with a 400 naming it as param, at the top and inside a message', () => {
-    const top = refusal(chatCompletionRequestSchema, { ...chat, reasoning_effort: 'high' });
-    expect(top).toMatchObject({ status: 400, param: 'reasoning_effort', type: 'invalid_request_error' });
-    expect(top.message).toMatch(/^reasoning_effort: not a parameter this server takes/);
+    const top = refusal(chatCompletionRequestSchema, { ...chat, modalities: ['audio'] });
+    expect(top).toMatchObject({ status: 400, param: 'modalities', type: 'invalid_request_error' });
+    expect(top.message).toMatch(/^modalities: not a parameter this server takes/);
     expect(refusal(chatCompletionRequestSchema, { messages: [{ role: 'user', content: 'hi', audio: {} }] }).param).toBe('messages[0].audio');
     expect(refusal(completionRequestSchema, { prompt: 'a', functions: [] }).param).toBe('functions');
     const long = refusal(completionRequestSchema, { prompt: 'a', ['x'.repeat(300)]: 1 });
     expect(long.message.length).toBeLessThan(200);
+  });
+
+  it("take llama-server's thinking fields and refuse their wrong values by name", () => {
+    const thinking = { ...chat, reasoning_format: 'none', chat_template_kwargs: { enable_thinking: false }, reasoning_effort: 'high', thinking_budget_tokens: 0, messages: [{ role: 'assistant', content: 'hi', reasoning_content: 'a thought' }] };
+    expect(chatCompletionRequestSchema.parse(thinking)).toMatchObject({ reasoning_format: 'none', chat_template_kwargs: { enable_thinking: false } });
+    expect(refusal(chatCompletionRequestSchema, { ...chat, reasoning_format: 'verbose' }).param).toBe('reasoning_format');
+    expect(refusal(chatCompletionRequestSchema, { ...chat, chat_template_kwargs: { enable_thinking: 'no' } }).param).toBe('chat_template_kwargs');
+    expect(refusal(chatCompletionRequestSchema, { ...chat, thinking_budget_tokens: -2 }).param).toBe('thinking_budget_tokens');
   });
 
   it('refuse logprobs out of range by name', () => {

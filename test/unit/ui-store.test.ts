@@ -187,10 +187,14 @@ describe('chat slice', () => {
     const sending = s().sendMessage('hi');
     await new Promise((r) => setTimeout(r, 0));
     expect(selectIsStreaming(s())).toBe(true);
-    emit('chat', { conversationId: 'c1', messageId: 'a1', text: 'hello' });
-    emit('chat', { conversationId: 'c1', messageId: 'a1', text: ' there' });
-    emit('chat', { conversationId: 'other', messageId: 'x', text: 'ignored' });
-    expect(selectShownMessages(s()).map((m) => [m.role, m.content, m.streaming])).toEqual([['user', 'hi', false], ['assistant', 'hello there', true]]);
+    emit('chat', { conversationId: 'c1', messageId: 'a1', text: 'let me see', part: 'reasoning' });
+    emit('chat', { conversationId: 'c1', messageId: 'a1', text: 'hello', part: 'content' });
+    emit('chat', { conversationId: 'c1', messageId: 'a1', text: ' there', part: 'content' });
+    emit('chat', { conversationId: 'other', messageId: 'x', text: 'ignored', part: 'content' });
+    expect(selectShownMessages(s()).map((m) => [m.role, m.content, m.reasoning, m.streaming])).toEqual([
+      ['user', 'hi', undefined, false],
+      ['assistant', 'hello there', 'let me see', true],
+    ]);
     release();
     await sending;
     expect(selectIsStreaming(s())).toBe(false);
@@ -203,7 +207,7 @@ describe('chat slice', () => {
     const base = { id: 'c1', title: 't', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, createdAt: 1, updatedAt: 1, source: 'window' as const };
     const streamingHere = {
       active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'streaming')] },
-      streaming: { c1: { userText: 'hi', messageId: 'a1', text: 'hello' } },
+      streaming: { c1: { userText: 'hi', messageId: 'a1', text: 'hello', reasoning: '', thinkingFrom: null, thinkingTo: null } },
     };
     expect(selectShownMessages(streamingHere).map((m) => [m.id, m.content, m.streaming])).toEqual([['u1', 'hi', false], ['a1', 'hello', true]]);
     const afterCrash = { active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'interrupted')] }, streaming: {} };

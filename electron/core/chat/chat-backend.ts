@@ -4,7 +4,7 @@
  * workstation (the layering lint forbids it), so the two do not import each other.
  */
 import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
-import type { ChatMessage } from '../../../common/tokenizer-protocol.js';
+import type { ChatMessage, ThinkingTags } from '../../../common/tokenizer-protocol.js';
 
 /** A generation's result as the chat records it: the text and who served it. */
 export interface ChatGeneration {
@@ -19,7 +19,11 @@ export interface ChatGeneration {
 export interface ChatBackend {
   /** The loaded model's tokenizer; throws (with why) when no model is loaded. */
   readonly tokenizer: {
-    applyChatTemplate(messages: readonly ChatMessage[]): { tokens: number[] } | Promise<{ tokens: number[] }>;
+    /** `thinkingOpen`: the prompt ends inside the model's thinking. */
+    applyChatTemplate(messages: readonly ChatMessage[]): { tokens: number[]; thinkingOpen?: boolean } | Promise<{ tokens: number[]; thinkingOpen?: boolean }>;
+    /** The template's thinking tags (null: it does not think), and the control tokens engines write out for them. */
+    readonly thinking: ThinkingTags | null;
+    readonly preservedTokens: readonly string[];
     /** GBNF for a JSON schema (null: any JSON object); rejects naming a keyword the grammar cannot express. */
     jsonSchemaGrammar(schema: Record<string, unknown> | null): Promise<string>;
   };

@@ -13,6 +13,7 @@ import { AnswerSaver } from './answer-saver.js';
 import { ConversationError, newMessage, titleOf, type ConversationStore } from './conversation-store.js';
 import { editedMessages } from '../../../common/edit-message.js';
 import { historyTurns } from './history-turns.js';
+import { ThinkingAnswer } from './thinking-answer.js';
 
 export class ChatService {
   private readonly streaming = new Map<string, AbortController>();
@@ -113,7 +114,9 @@ export class ChatService {
     });
     const saver = new AnswerSaver(this.store, conversation.id, answer, (error) => this.workstation.log.warn(`chat: the answer so far was not saved (${error.message})`));
     try {
-      const { tokens } = await this.workstation.tokenizer.applyChatTemplate(historyTurns(conversation));
+      const { tokenizer } = this.workstation;
+      const { tokens, thinkingOpen } = await tokenizer.applyChatTemplate(historyTurns(conversation));
+      const thinking = tokenizer.thinking ? new ThinkingAnswer(tokenizer.thinking, thinkingOpen === true) : null;
       const { temperature, topP, topK, maxTokens, seed } = conversation.sampling;
       const grammar = json === undefined ? undefined : await this.workstation.tokenizer.jsonSchemaGrammar(json);
       const done = await this.workstation.generate(
@@ -123,18 +126,25 @@ export class ChatService {
           conversationId: conversation.id,
           sampling: { temperature, topP, topK, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, ...(seed === null ? {} : { seed }) },
           maxTokens,
+          ...(thinking ? { preservedTokens: [...tokenizer.preservedTokens] } : {}),
         },
         {
           signal: controller.signal,
           onTokens: (chunk) => {
             if (!chunk.text) return;
-            answer.content += chunk.text;
+            const parts = thinking ? thinking.push(chunk.text) : [{ type: 'content' as const, text: chunk.text }];
+            for (const { type, text } of parts) {
+              if (type === 'reasoning') answer.reasoning = (answer.reasoning ?? '') + text;
+              else answer.content += text;
+              for (const listener of this.listeners) listener({ conversationId: conversation.id, messageId: answer.id, text, part: type === 'reasoning' ? 'reasoning' : 'content' });
+            }
+            if (thinking) answer.thinkingMs = thinking.thinkingMs();
             saver.grew();
-            for (const listener of this.listeners) listener({ conversationId: conversation.id, messageId: answer.id, text: chunk.text });
           },
         },
       );
-      answer.content = done.text;
+      if (thinking) Object.assign(answer, thinking.finish(done.text));
+      else answer.content = done.text;
       answer.stopped = controller.signal.aborted && !interrupted;
       answer.servedBy = { replica: done.replica, slot: done.globalSlot, reusedTokens: done.reusedTokens, promptTokens: done.usage.promptTokens, completionTokens: done.usage.completionTokens };
     } catch (error) {

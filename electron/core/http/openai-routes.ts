@@ -28,7 +28,7 @@ import { chatLogprobs, completionLogprobs, requestedLogprobs } from './logprobs.
 import type { OpenGenerations } from '../open-generations.js';
 import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
 import { chatPrompt, type ToolPlan } from './tool-calls-request.js';
-import { ToolCallDeltas, toolCallMessage, type ChatDelta } from './tool-calls-response.js';
+import { answerMessage, ChatAnswerDeltas, reasoningPlan, type AnswerDelta, type ReasoningPlan } from './chat-answer.js';
 import { storeCompletion, type CompletedAnswer } from './stored-completion.js';
 
 type Kind = 'chat' | 'text';
@@ -48,7 +48,7 @@ export function generateRequest(
   body: SamplingRequest,
   tokens: number[],
   maxTokens: number | null | undefined,
-  { grammar, logprobs }: { grammar?: string | undefined; logprobs?: number | undefined } = {},
+  { grammar, logprobs, preservedTokens = [] }: { grammar?: string | undefined; logprobs?: number | undefined; preservedTokens?: readonly string[] } = {},
 ): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const conversationId = body.prompt_cache_key ?? body.user;
@@ -60,6 +60,7 @@ export function generateRequest(
     ignoreEos: body.ignore_eos ?? false,
     ...(grammar !== undefined ? { grammar } : {}),
     ...(logprobs !== undefined ? { logprobs } : {}),
+    ...(preservedTokens.length > 0 ? { preservedTokens: [...preservedTokens] } : {}),
     sampling: {
       ...(body.temperature != null ? { temperature: body.temperature } : {}),
       ...(body.top_p != null ? { topP: body.top_p } : {}),
@@ -151,8 +152,8 @@ async function serveGeneration(
   maxTokens: number | null | undefined,
   res: ServerResponse,
   arrivedAt: number,
-  /** How a chat answer with tools is read (tool-calls-request.ts); null without tools. */
-  tools: ToolPlan | null = null,
+  /** How a chat answer is read: its tool calls (tool-calls-request.ts) and its reasoning (chat-answer.ts); null for a text completion. */
+  plan: { tools: ToolPlan | null; reasoning: ReasoningPlan | null } | null = null,
   /** Called with a chat answer once it is complete, before the response ends (`store: true`); null to keep nothing. */
   keep: ((answer: CompletedAnswer) => Promise<void>) | null = null,
 ): Promise<void> {
@@ -171,9 +172,11 @@ async function serveGeneration(
   });
   // A forced tool call is generated under its grammar (routed, like any grammar, only to replicas that take one);
   // it never comes with response_format or grammar (tool-calls-schemas.ts refuses that).
+  const tools = plan?.tools ?? null;
   const finalGrammar = tools?.grammar ?? grammar;
   checkIgnoreEos(body, finalGrammar);
-  const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs });
+  const preservedTokens = plan?.reasoning ? workstation.tokenizer.preservedTokens : [];
+  const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs, preservedTokens });
   const vocabulary = workstation.vocabularySize;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
@@ -212,8 +215,7 @@ async function serveGeneration(
       untrack();
     }
     if (res.headersSent) return;
-    const answer =
-      kind !== 'chat' ? null : tools ? toolCallMessage(tools, result.text, finishReason(result)) : { message: { role: 'assistant', content: result.text }, finish_reason: finishReason(result) };
+    const answer = plan ? answerMessage(tools, plan.reasoning, result.text, finishReason(result)) : null;
     const choice = answer ? { index: 0, ...answer, logprobs: logprobsOf(collected, 0) } : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: logprobsOf(collected, 0) };
     if (answer) await keep?.({ message: answer.message, finishReason: answer.finish_reason, result });
     sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) });
@@ -228,7 +230,7 @@ async function serveGeneration(
     if (!res.writableEnded) res.end('data: [DONE]\n\n');
   };
   let streamedText = 0;
-  const chunk = (delta: string | ChatDelta | null, finish: string | null, extra: Record<string, unknown> = {}, entries?: GeneratedLogprob[]) => {
+  const chunk = (delta: string | AnswerDelta | null, finish: string | null, extra: Record<string, unknown> = {}, entries?: GeneratedLogprob[]) => {
     const choiceLogprobs = entries === undefined ? null : logprobsOf(entries, streamedText);
     streamedText += typeof delta === 'string' ? delta.length : 0;
     return {
@@ -243,9 +245,9 @@ async function serveGeneration(
       ...extra,
     };
   };
-  // With tools, the text goes through the call parser: content as it comes, each call once it is whole.
-  const toolDeltas = tools ? new ToolCallDeltas(tools) : null;
-  const sendDeltas = (deltas: ChatDelta[], extra: Record<string, unknown>, entries?: GeneratedLogprob[]): void => {
+  // A chat answer goes through its reader: reasoning and content as they come, each call once it is whole.
+  const answerDeltas = plan && (plan.tools || plan.reasoning) ? new ChatAnswerDeltas(plan.tools, plan.reasoning) : null;
+  const sendDeltas = (deltas: AnswerDelta[], extra: Record<string, unknown>, entries?: GeneratedLogprob[]): void => {
     if (deltas.length === 0 && (Object.keys(extra).length > 0 || entries !== undefined)) send(chunk(null, null, extra, entries));
     deltas.forEach((delta, i) => send(chunk(delta, null, i === 0 ? extra : {}, i === 0 ? entries : undefined)));
   };
@@ -256,7 +258,7 @@ async function serveGeneration(
     firstTokenAt ??= performance.now();
     const extra = body.return_tokens === true ? { manifold: { tokens } } : {};
     const chunkLogprobs = logprobs === undefined ? undefined : (entries ?? []);
-    if (toolDeltas) sendDeltas(toolDeltas.push(text), extra, chunkLogprobs);
+    if (answerDeltas) sendDeltas(answerDeltas.push(text), extra, chunkLogprobs);
     else send(chunk(text, null, extra, chunkLogprobs));
   }, setImmediate);
   // Before the stream opened, a failure is still a status code (429 and 503 with Retry-After).
@@ -292,9 +294,9 @@ async function serveGeneration(
       },
     });
     tokenEvents.flush();
-    if (toolDeltas) sendDeltas(toolDeltas.end(), {});
-    const finish = toolDeltas ? toolDeltas.finishReason(finishReason(result)) : finishReason(result);
-    await keep?.({ message: toolDeltas ? toolDeltas.message() : { content: result.text }, finishReason: finish, result });
+    if (answerDeltas) sendDeltas(answerDeltas.end(), {});
+    const finish = answerDeltas ? answerDeltas.finishReason(finishReason(result)) : finishReason(result);
+    await keep?.({ message: answerDeltas ? answerDeltas.message() : { content: result.text }, finishReason: finish, result });
     send(chunk(null, finish, { manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) }));
     if (body.stream_options?.include_usage) send({ id, object: chunkObject, created, model, choices: [], usage: usage(result) });
     end();
@@ -309,7 +311,9 @@ async function serveGeneration(
 export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {
   const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
-  const { tokens, tools } = await tokensOf(workstation, () => chatPrompt(workstation.tokenizer, body), 'messages');
+  const { tokens, tools, thinkingOpen } = await tokensOf(workstation, () => chatPrompt(workstation.tokenizer, body), 'messages');
+  // An answer held by a grammar Manifold made (a forced call, response_format) is that grammar's from its first token: no thinking to read.
+  const reasoning = tools?.grammar || (body.response_format && body.response_format.type !== 'text') ? null : reasoningPlan(body, workstation.tokenizer.thinking, thinkingOpen);
   // A store that fails is logged: the answer the client waits for is still sent.
   const keep = body.store
     ? (answer: CompletedAnswer) =>
@@ -317,7 +321,7 @@ export async function handleChatCompletions(workstation: Workstation, open: Open
           (error: Error) => workstation.log.warn(`store: the completion was not stored as a conversation (${error.message})`),
         )
     : null;
-  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res, arrivedAt, tools, keep);
+  await serveGeneration(workstation, open, 'chat', body, tokens, body.max_completion_tokens ?? body.max_tokens, res, arrivedAt, { tools, reasoning }, keep);
 }
 
 export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {

@@ -112,18 +112,39 @@ export const chatMessageSchema = z
   .object({
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
     content: z.union([z.string(), z.array(contentPartSchema)], { error: expectedOneOf('a string, an array of text parts ({"type": "text", "text": …}) or null') }).nullable(),
-    /** OpenAI's participant name: accepted and ignored (chat templates have no place for it). */
+    /** OpenAI's participant name, passed to the template as `name` (a few templates render it). */
     name: z.string().nullish(),
+    /** An assistant turn's thinking as this server returned it, handed back for templates that keep it in history. */
+    reasoning_content: z.string().nullish(),
     ...toolMessageFields,
   })
   .strict()
   .superRefine(checkToolMessage);
+
+/**
+ * Thinking, in llama-server's names: `reasoning_format` (`none` leaves the thinking in `content`; the others
+ * put it in `reasoning_content`, `deepseek-legacy` also in `content`), `chat_template_kwargs` (template
+ * variables, e.g. `enable_thinking: false`), OpenAI's `reasoning_effort` (`none` turns thinking off;
+ * others reach templates that read it, gpt-oss's) and a thinking budget in tokens
+ * (`thinking_budget_tokens` or llama-server's `reasoning_budget_tokens`; -1 is no limit).
+ */
+const thinkingFields = {
+  reasoning_format: z.enum(['none', 'auto', 'deepseek', 'deepseek-legacy'], { error: expectedOneOf('"none", "auto", "deepseek" or "deepseek-legacy"') }).nullish(),
+  chat_template_kwargs: z
+    .record(z.string(), z.unknown())
+    .refine((kwargs) => kwargs.enable_thinking === undefined || typeof kwargs.enable_thinking === 'boolean', { error: 'enable_thinking must be true or false' })
+    .nullish(),
+  reasoning_effort: z.string().max(64).nullish(),
+  thinking_budget_tokens: z.number().int().min(-1).nullish(),
+  reasoning_budget_tokens: z.number().int().min(-1).nullish(),
+};
 
 export const chatCompletionRequestSchema = z
   .object({
     ...samplingFields,
     ...chatLogprobsFields,
     ...toolRequestFields,
+    ...thinkingFields,
     messages: z.array(chatMessageSchema).min(1),
     max_completion_tokens: maxTokensSchema,
     /** OpenAI's `store`: true keeps the exchange as a chat-window conversation once the answer is complete (stored-completion.ts). */

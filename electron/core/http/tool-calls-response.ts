@@ -18,7 +18,7 @@ const toolCall = (call: ParsedToolCall) => ({ id: callId(), type: 'function' as 
 const finishWith = (finish: 'stop' | 'length', called: boolean): 'stop' | 'length' | 'tool_calls' => (finish === 'stop' && called ? 'tool_calls' : finish);
 
 /** The whole answer's message and finish reason. */
-export function toolCallMessage(plan: ToolPlan, text: string, finish: 'stop' | 'length') {
+export function toolCallMessage(plan: ToolPlan, text: string, finish: 'stop' | 'length'): { message: { role: 'assistant'; content: string | null; tool_calls?: ReturnType<typeof toolCall>[] }; finish_reason: 'stop' | 'length' | 'tool_calls' } {
   const { content, calls } = parseToolCalls(plan.format, text);
   const kept = calls.slice(0, plan.maxCalls);
   if (kept.length === 0) return { message: { role: 'assistant', content: text }, finish_reason: finish };

@@ -145,6 +145,7 @@ export const llamaServerDialect: CompletionDialect = {
     stop: request.stop,
     ignore_eos: request.ignoreEos,
     ...(request.grammar !== undefined ? { grammar: request.grammar } : {}),
+    ...(request.preservedTokens.length > 0 ? { preserved_tokens: request.preservedTokens } : {}),
     // Probabilities after the sampler chain, as node-llama-cpp gives them.
     ...(request.logprobs !== undefined ? { n_probs: Math.max(1, request.logprobs), post_sampling_probs: true } : {}),
   }),

@@ -12,8 +12,8 @@ export type ConversationSummary = CallResult<'listConversations'>[number];
 export interface ChatSlice {
   conversations: ConversationSummary[];
   active: Conversation | null;
-  /** The user's message being answered and the answer's text so far, per conversation id. */
-  streaming: Record<string, { userText: string; messageId: string | null; text: string }>;
+  /** The user's message being answered and the answer so far (its thinking apart), per conversation id. */
+  streaming: Record<string, LiveAnswer>;
   chatError: string | null;
   loadConversations(): Promise<void>;
   /** After a (re)connect: the list and the open conversation as core has them now. */
@@ -29,6 +29,16 @@ export interface ChatSlice {
   updateConversation(patch: { title?: string; systemPrompt?: string; sampling?: Partial<ChatSampling> }): Promise<void>;
   deleteConversation(id: string): Promise<void>;
   applyChatEvent(piece: EventPayload<'chat'>): void;
+}
+
+/** An answer as it streams: its text, its thinking, and when the thinking began and ended (Date.now()). */
+export interface LiveAnswer {
+  userText: string;
+  messageId: string | null;
+  text: string;
+  reasoning: string;
+  thinkingFrom: number | null;
+  thinkingTo: number | null;
 }
 
 export interface ShownMessage extends ChatMessageData {
@@ -47,7 +57,8 @@ export function selectShownMessages(state: Pick<ChatSlice, 'active' | 'streaming
   if (live) {
     const pending = { servedBy: null, stopped: false, error: null, writer: null } as const;
     if (live.userText && shown.at(-1)?.content !== live.userText) shown.push({ id: 'pending-user', role: 'user', content: live.userText, ...pending, state: 'complete', streaming: false });
-    shown.push({ id: live.messageId ?? 'pending-answer', role: 'assistant', content: live.text, ...pending, state: 'streaming', streaming: true });
+    const thinking = live.reasoning ? { reasoning: live.reasoning, thinkingMs: (live.thinkingTo ?? Date.now()) - (live.thinkingFrom ?? Date.now()) } : {};
+    shown.push({ id: live.messageId ?? 'pending-answer', role: 'assistant', content: live.text, ...thinking, ...pending, state: 'streaming', streaming: true });
   }
   return shown;
 }
@@ -62,7 +73,7 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
     set((s) => ({ conversations, active: s.active?.id === id ? conversation : s.active }));
   };
   const answer = async (id: string, userText: string, call: () => Promise<unknown>): Promise<void> => {
-    set((s) => ({ streaming: { ...s.streaming, [id]: { userText, messageId: null, text: '' } }, chatError: null }));
+    set((s) => ({ streaming: { ...s.streaming, [id]: { userText, messageId: null, text: '', reasoning: '', thinkingFrom: null, thinkingTo: null } }, chatError: null }));
     try {
       await call();
     } catch (error) {
@@ -145,7 +156,11 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
       set((s) => {
         const live = s.streaming[piece.conversationId];
         if (!live) return {};
-        return { streaming: { ...s.streaming, [piece.conversationId]: { ...live, messageId: piece.messageId, text: live.text + piece.text } } };
+        const next: LiveAnswer =
+          piece.part === 'reasoning'
+            ? { ...live, messageId: piece.messageId, reasoning: live.reasoning + piece.text, thinkingFrom: live.thinkingFrom ?? Date.now() }
+            : { ...live, messageId: piece.messageId, text: live.text + piece.text, thinkingTo: live.thinkingTo ?? (live.thinkingFrom === null ? null : Date.now()) };
+        return { streaming: { ...s.streaming, [piece.conversationId]: next } };
       }),
   };
 };

@@ -11,6 +11,7 @@ import { useApp } from '../../store/use-app-store.js';
 import { ChatSettings } from './ChatSettings.js';
 import { JsonToggle, parseJsonChoice, type JsonChoice } from './JsonToggle.js';
 import { Markdown } from './Markdown.js';
+import { ThinkingBlock } from './ThinkingBlock.js';
 import { ToolCallBlocks, ToolResultBlock } from './ToolBlocks.js';
 
 /** Where this tab keeps the id of its open conversation. */
@@ -137,7 +138,8 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
                 </div>
               ) : m.role === 'assistant' ? (
                 <>
-                  {(m.content || !m.toolCalls?.length) && <Markdown text={m.content || (m.streaming ? '…' : '')} />}
+                  {m.reasoning ? <ThinkingBlock reasoning={m.reasoning} thinkingMs={m.thinkingMs ?? 0} thinking={m.streaming && !m.content} /> : null}
+                  {(m.content || !m.toolCalls?.length) && (m.content || !m.reasoning) && <Markdown text={m.content || (m.streaming ? '…' : '')} />}
                   {m.toolCalls?.length ? <ToolCallBlocks calls={m.toolCalls} /> : null}
                 </>
               ) : m.role === 'tool' ? (

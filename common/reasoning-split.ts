@@ -1,0 +1,124 @@
+/**
+ * A thinking model's answer split into its reasoning and its content, as llama-server's `deepseek`
+ * reasoning format splits it: the text between the template's thinking tags at the start of the answer
+ * (or from the start, when the prompt already opened them) is `reasoning_content`, the rest `content`,
+ * neither with the tags, the whitespace next to the tags dropped. Works as the text streams in: a possible
+ * tag or trailing whitespace is held until the text after it decides. Pure: no model, no I/O.
+ */
+import type { ThinkingTags } from './tokenizer-protocol.js';
+
+export type ReasoningEvent = { type: 'reasoning' | 'content'; text: string };
+
+/** gpt-oss (harmony): the headers of the channels its answer is in (final, or commentary). */
+const HARMONY_HEADERS = ['final', 'commentary'].flatMap((channel) => [`<|start|>assistant<|channel|>${channel}<|message|>`, `<|channel|>${channel}<|message|>`]);
+const mayBeHarmonyHeader = (text: string): boolean => HARMONY_HEADERS.some((header) => header.startsWith(text));
+const withoutHarmonyHeader = (text: string): string => {
+  const header = HARMONY_HEADERS.find((h) => text.startsWith(h));
+  return header ? text.slice(header.length) : text;
+};
+
+/** The length of the longest suffix of `text` that is a proper prefix of `tag`. */
+function partialTagAt(text: string, tag: string): number {
+  for (let length = Math.min(tag.length - 1, text.length); length > 0; length--) {
+    if (tag.startsWith(text.slice(text.length - length))) return length;
+  }
+  return 0;
+}
+
+type State = 'before' | 'reasoning' | 'afterReasoning' | 'content';
+
+export class ReasoningSplit {
+  private state: State;
+  private held = '';
+  private reasoningBegun = false;
+  private readonly harmony: boolean;
+
+  /** `open`: the prompt ended inside the thinking tags, so the answer starts in its reasoning. */
+  constructor(
+    private readonly tags: ThinkingTags,
+    open: boolean,
+  ) {
+    this.state = open ? 'reasoning' : 'before';
+    this.harmony = tags.start.includes('<|channel|>');
+  }
+
+  push(text: string): ReasoningEvent[] {
+    this.held += text;
+    return this.drain(false);
+  }
+
+  /** What is left once the answer ended: held text goes out as what it was. */
+  end(): ReasoningEvent[] {
+    return this.drain(true);
+  }
+
+  private drain(final: boolean): ReasoningEvent[] {
+    const events: ReasoningEvent[] = [];
+    const emit = (type: ReasoningEvent['type'], text: string): void => {
+      if (!text) return;
+      const last = events.at(-1);
+      if (last?.type === type) last.text += text;
+      else events.push({ type, text });
+    };
+    for (;;) {
+      const before = this.state + this.held;
+      if (this.state === 'before') {
+        const visible = this.held.replace(/^\s+/, '');
+        const { start } = this.tags;
+        if (start && visible.startsWith(start)) {
+          this.held = visible.slice(start.length).replace(/^\s+/, '');
+          this.state = 'reasoning';
+        } else if (!final && (visible === '' || (start !== '' && start.startsWith(visible)) || (this.harmony && mayBeHarmonyHeader(visible)))) {
+          break;
+        } else {
+          this.state = 'afterReasoning';
+          this.held = visible === '' ? '' : this.held;
+        }
+      } else if (this.state === 'reasoning') {
+        // Whitespace right after the start tag (or at the start of an opened thinking) is dropped, however it is split.
+        if (!this.reasoningBegun) {
+          this.held = this.held.replace(/^\s+/, '');
+          if (this.held === '' && !final) break;
+          this.reasoningBegun = true;
+        }
+        const { end } = this.tags;
+        const at = end ? this.held.indexOf(end) : -1;
+        if (at >= 0) {
+          emit('reasoning', this.held.slice(0, at).trimEnd());
+          this.held = this.held.slice(at + end.length).replace(/^\s+/, '');
+          this.state = 'afterReasoning';
+        } else if (final) {
+          emit('reasoning', this.held.trimEnd());
+          this.held = '';
+          break;
+        } else {
+          // Hold what could be the start of the end tag, and trailing whitespace (dropped if the tag follows).
+          let keep = partialTagAt(this.held, end);
+          while (keep < this.held.length && /\s/.test(this.held[this.held.length - keep - 1]!)) keep++;
+          emit('reasoning', this.held.slice(0, this.held.length - keep));
+          this.held = this.held.slice(this.held.length - keep);
+          break;
+        }
+      } else if (this.state === 'afterReasoning') {
+        const text = this.held.replace(/^\s+/, '');
+        if (!final && (text === '' || (this.harmony && mayBeHarmonyHeader(text)))) break;
+        this.held = this.harmony ? withoutHarmonyHeader(text) : text;
+        this.state = 'content';
+      } else {
+        emit('content', this.held);
+        this.held = '';
+        break;
+      }
+      if (this.state + this.held === before) break;
+    }
+    return events;
+  }
+}
+
+/** A whole answer's reasoning and content. */
+export function splitReasoning(tags: ThinkingTags, open: boolean, text: string): { reasoning: string; content: string } {
+  const split = new ReasoningSplit(tags, open);
+  const events = [...split.push(text), ...split.end()];
+  const of = (type: ReasoningEvent['type']): string => events.filter((e) => e.type === type).map((e) => e.text).join('');
+  return { reasoning: of('reasoning'), content: of('content') };
+}
