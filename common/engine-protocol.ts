@@ -113,6 +113,11 @@ export const generateRequestSchema = z.object({
   grammar: z.string().min(1).max(MAX_GRAMMAR_LENGTH).optional(),
   /** Report each generated token's log-probability and this many of the likeliest alternatives (OpenAI's top_logprobs); absent: none. */
   logprobs: z.number().int().min(0).max(MAX_TOP_LOGPROBS).optional(),
+  /**
+   * A thinking budget: at most `tokens` tokens between the template's thinking tags (`open`: the prompt
+   * opened them), then the end tag is written and the answer goes on (llama-server's reasoning budget).
+   */
+  thinkingBudget: z.object({ tokens: z.number().int().min(0).max(MAX_GENERATE_TOKENS), start: z.string().max(MAX_STOP_LENGTH), end: z.string().min(1).max(MAX_STOP_LENGTH), open: z.boolean() }).optional(),
   /** Control tokens written out in the text (llama-server's `preserved_tokens`): a thinking model's tags, so core can read them. */
   preservedTokens: z.array(z.string().min(1).max(MAX_STOP_LENGTH)).max(MAX_STOP_STRINGS).default([]),
   /** Another local replica's saved prefix-cache entry this engine may restore (common/prefix-cache.ts); absent: only its own. */

@@ -12,6 +12,7 @@ import { EngineError } from './engine-error.js';
 import type { Slot } from './slot.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { generatedLogprob } from './token-logprobs.js';
+import { ThinkingBudget } from './thinking-budget.js';
 import { TokenTextStream } from './token-text.js';
 
 /** Where a running generation reports to. */
@@ -133,34 +134,51 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
       ...tokenBiasOf(request, model, generation.vocabularySize),
       ...(generation.grammar ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar: generation.grammar }) } : {}),
     };
-    const rest = asTokens(request.tokens.slice(reusedTokens));
-    // evaluate() is this with no metadata, unwrapped a token at a time: calling it directly saves that hop per token.
-    const steps = sequence.evaluateWithMetadata(rest, request.logprobs === undefined ? {} : { probabilities: true }, evaluateOptions);
-    for await (const step of steps) {
-      const token = step.token as number;
-      if (!firstTokenAt) {
-        firstTokenAt = performance.now();
-        generation.onFirstToken();
-      }
+    // A thinking budget ends the thinking by writing its end tag once the budget is spent (not under a grammar, which the tag would break).
+    const budget = request.thinkingBudget && !generation.grammar ? new ThinkingBudget(request.thinkingBudget) : null;
+    /** A token into the answer: its text through the detokenizer and the stop strings, out to the sink; true when the answer is over. */
+    const take = (token: number, probabilities?: ReadonlyMap<Token, number>): { over: boolean; piece: string } => {
       generated.push(token);
       history.push(token);
-      const { release, stoppedBy: matched } = stops.push(textStream.push(token));
+      const piece = textStream.push(token);
+      const { release, stoppedBy: matched } = stops.push(piece);
       text += release;
-      const { probabilities } = step as { probabilities?: ReadonlyMap<Token, number> };
       const logprobs = probabilities ? [generatedLogprob(model, generated.slice(-DETOKENIZE_CONTEXT - 1, -1), token, probabilities, request.logprobs ?? 0)] : undefined;
       sink.tokens({ tokens: [token], text: release, ...(logprobs ? { logprobs } : {}) });
-      if (matched !== null) {
-        stoppedBy = matched;
-        break;
+      if (matched !== null) stoppedBy = matched;
+      else if (generation.cancelled()) finishReason = 'cancelled';
+      else if (generated.length >= maxTokens) finishReason = 'length';
+      return { over: matched !== null || finishReason !== 'stop', piece };
+    };
+    let input = asTokens(request.tokens.slice(reusedTokens));
+    if (budget?.dueAtOnce()) {
+      const forced = model.tokenize(budget.end, true) as number[];
+      forced.forEach((token) => take(token));
+      input = asTokens([...input, ...forced]);
+    }
+    for (;;) {
+      // evaluate() is this with no metadata, unwrapped a token at a time: calling it directly saves that hop per token.
+      const steps = sequence.evaluateWithMetadata(input, request.logprobs === undefined ? {} : { probabilities: true }, evaluateOptions);
+      let forced: number[] | null = null;
+      let last = 0;
+      for await (const step of steps) {
+        const token = step.token as number;
+        if (!firstTokenAt) {
+          firstTokenAt = performance.now();
+          generation.onFirstToken();
+        }
+        const { over, piece } = take(token, (step as { probabilities?: ReadonlyMap<Token, number> }).probabilities);
+        if (over) break;
+        if (budget?.spend(piece)) {
+          forced = model.tokenize(budget.end, true) as number[];
+          last = token;
+          break;
+        }
       }
-      if (generation.cancelled()) {
-        finishReason = 'cancelled';
-        break;
-      }
-      if (generated.length >= maxTokens) {
-        finishReason = 'length';
-        break;
-      }
+      if (!forced) break;
+      // The last sampled token was not evaluated yet: it goes in first, then the end tag, and sampling goes on after it.
+      if (forced.some((token) => take(token).over)) break;
+      input = asTokens([last, ...forced]);
     }
     if (stoppedBy === null) {
       const rest = stops.push(textStream.flush()).release + stops.flush();

@@ -117,3 +117,23 @@ describe('thinking turned off', () => {
     expect(bad).toMatchObject({ status: 400 });
   });
 });
+
+describe.each(engineKinds('the thinking budget'))('the thinking budget on a $kind engine', ({ kind, present }) => {
+  it.skipIf(!present)('ends the thinking after the budget and the answer goes on; 0 ends it at once', async () => {
+    // DeepSeek-R1-Distill's generation prompt opens <think>; the random model never closes it by itself.
+    const served = await startServed({ model: await ensureFamilyModel('deepseek-r1-distill-llama'), replicas: 1, engine: { kind, contextSize: 1024, slots: 1, threads: 1 } });
+    const client = clientOf(served);
+    const base = { model: served.workstation.modelId, messages: [{ role: 'user' as const, content: 'Think.' }], max_tokens: 40, temperature: 0 };
+    type Thought = OpenAI.ChatCompletionMessage & { reasoning_content?: string };
+    const unbounded = (await client.chat.completions.create(base)).choices[0]!.message as Thought;
+    expect(unbounded.reasoning_content?.length).toBeGreaterThan(0);
+    expect(unbounded.content).toBe('');
+    const bounded = (await client.chat.completions.create({ ...base, thinking_budget_tokens: 8 } as OpenAI.ChatCompletionCreateParamsNonStreaming)).choices[0]!.message as Thought;
+    expect(bounded.reasoning_content?.length).toBeGreaterThan(0);
+    expect(bounded.reasoning_content!.length).toBeLessThan(unbounded.reasoning_content!.length);
+    expect(bounded.content?.length).toBeGreaterThan(0);
+    const none = (await client.chat.completions.create({ ...base, reasoning_budget_tokens: 0 } as OpenAI.ChatCompletionCreateParamsNonStreaming)).choices[0]!.message as Thought;
+    expect(none.reasoning_content).toBeUndefined();
+    expect(none.content?.length).toBeGreaterThan(0);
+  });
+});

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { MAX_GENERATE_TOKENS, type GeneratedLogprob, type GenerateRequestInput } from '../../../common/engine-protocol.js';
+import { MAX_GENERATE_TOKENS, type GeneratedLogprob, type GenerateRequest, type GenerateRequestInput } from '../../../common/engine-protocol.js';
 import { mergeTokenChunks, TurnBatch, type TokenChunk } from '../../../common/turn-batch.js';
 import { EngineRequestError } from '../engine/engine-client.js';
 import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../queue/queue-errors.js';
@@ -22,12 +22,12 @@ import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
 import { TokenizerError, TokenizerUnavailableError } from '../tokenizer.js';
 import type { Workstation } from '../workstation.js';
 import { errorBody, HttpError, parseRequest, sendError, sendJson, toHttpError } from './http-error.js';
-import { chatCompletionRequestSchema, completionRequestSchema, type SamplingRequest } from './openai-schemas.js';
+import { chatCompletionRequestSchema, completionRequestSchema, type ChatCompletionRequest, type SamplingRequest } from './openai-schemas.js';
 import { checkIgnoreEos, requestGrammar } from './response-format.js';
 import { chatLogprobs, completionLogprobs, requestedLogprobs } from './logprobs.js';
 import type { OpenGenerations } from '../open-generations.js';
 import { namesOf, notServed, selectsModel, type ServedModel } from './model-names.js';
-import { chatPrompt, type ToolPlan } from './tool-calls-request.js';
+import { chatPrompt, thinkingBudgetOf, type ToolPlan } from './tool-calls-request.js';
 import { answerMessage, ChatAnswerDeltas, reasoningPlan, type AnswerDelta, type ReasoningPlan } from './chat-answer.js';
 import { storeCompletion, type CompletedAnswer } from './stored-completion.js';
 
@@ -48,7 +48,12 @@ export function generateRequest(
   body: SamplingRequest,
   tokens: number[],
   maxTokens: number | null | undefined,
-  { grammar, logprobs, preservedTokens = [] }: { grammar?: string | undefined; logprobs?: number | undefined; preservedTokens?: readonly string[] } = {},
+  {
+    grammar,
+    logprobs,
+    preservedTokens = [],
+    thinkingBudget,
+  }: { grammar?: string | undefined; logprobs?: number | undefined; preservedTokens?: readonly string[]; thinkingBudget?: GenerateRequest['thinkingBudget'] } = {},
 ): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const conversationId = body.prompt_cache_key ?? body.user;
@@ -61,6 +66,7 @@ export function generateRequest(
     ...(grammar !== undefined ? { grammar } : {}),
     ...(logprobs !== undefined ? { logprobs } : {}),
     ...(preservedTokens.length > 0 ? { preservedTokens: [...preservedTokens] } : {}),
+    ...(thinkingBudget ? { thinkingBudget } : {}),
     sampling: {
       ...(body.temperature != null ? { temperature: body.temperature } : {}),
       ...(body.top_p != null ? { topP: body.top_p } : {}),
@@ -176,7 +182,8 @@ async function serveGeneration(
   const finalGrammar = tools?.grammar ?? grammar;
   checkIgnoreEos(body, finalGrammar);
   const preservedTokens = plan?.reasoning ? workstation.tokenizer.preservedTokens : [];
-  const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs, preservedTokens });
+  const thinkingBudget = plan?.reasoning && kind === 'chat' ? budgetOf(body as ChatCompletionRequest, plan.reasoning) : undefined;
+  const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs, preservedTokens, thinkingBudget });
   const vocabulary = workstation.vocabularySize;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
   if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
@@ -305,6 +312,12 @@ async function serveGeneration(
   } finally {
     untrack();
   }
+}
+
+/** The engine's thinking budget for a request that sets one (≥ 0) to a model whose thinking has an end tag. */
+function budgetOf(body: ChatCompletionRequest, reasoning: ReasoningPlan): GenerateRequest['thinkingBudget'] {
+  const tokens = thinkingBudgetOf(body);
+  return tokens >= 0 && reasoning.tags.end ? { tokens, start: reasoning.tags.start, end: reasoning.tags.end, open: reasoning.open } : undefined;
 }
 
 /** `arrivedAt`: when the request reached the front (performance.now()), for `timings.front_ms`. */

@@ -29,9 +29,13 @@ type Message = ChatCompletionRequest['messages'][number];
 /** A message's text: text parts joined by newlines, as llama-server joins them for a template that reads strings; empty when null. */
 export const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('\n'));
 
-/** What a request sets of its template (thinking on or off, template variables, reasoning effort). */
+/** A request's thinking budget in tokens (`thinking_budget_tokens`, or llama-server's `reasoning_budget_tokens`); -1 is none. */
+export const thinkingBudgetOf = (body: ChatCompletionRequest): number => body.thinking_budget_tokens ?? body.reasoning_budget_tokens ?? -1;
+
+/** What a request sets of its template (thinking on or off, template variables, reasoning effort); a budget of 0 turns thinking off. */
 export function templateOptions(body: ChatCompletionRequest): ChatTemplateOptions {
   return {
+    ...(thinkingBudgetOf(body) === 0 ? { enableThinking: false } : {}),
     ...(body.chat_template_kwargs ? { kwargs: body.chat_template_kwargs } : {}),
     ...(body.reasoning_effort ? { reasoningEffort: body.reasoning_effort } : {}),
   };

@@ -120,6 +120,23 @@ function plainTokenPiece(raw: unknown): Parsed<StreamPiece> | undefined {
   return { ok: true, value: content === '' && tokens.length === 0 ? {} : { tokens: { ids: tokens, text: content } } };
 }
 
+/**
+ * llama-server's reasoning budget (its sampler writes the end tag once the budget is spent); a thinking the
+ * prompt opened is told by `generation_prompt` (the start tag), which llama-server also feeds a grammar, so
+ * not with one (as the node-llama-cpp engine, which keeps no budget under a grammar).
+ */
+function thinkingBudgetFields(budget: NonNullable<GenerateRequest['thinkingBudget']>, withGrammar: boolean): Record<string, unknown> {
+  if (withGrammar) return {};
+  return {
+    reasoning_budget_tokens: budget.tokens,
+    reasoning_budget_start_tag: budget.start,
+    reasoning_budget_end_tags: [budget.end],
+    // Its handler is what sets the tokens written when the budget is spent (the end tag after this message).
+    reasoning_budget_message: '',
+    ...(budget.open && budget.start ? { generation_prompt: budget.start } : {}),
+  };
+}
+
 export const llamaServerDialect: CompletionDialect = {
   path: '/completion',
   takesGrammar: true,
@@ -146,6 +163,7 @@ export const llamaServerDialect: CompletionDialect = {
     ignore_eos: request.ignoreEos,
     ...(request.grammar !== undefined ? { grammar: request.grammar } : {}),
     ...(request.preservedTokens.length > 0 ? { preserved_tokens: request.preservedTokens } : {}),
+    ...(request.thinkingBudget ? thinkingBudgetFields(request.thinkingBudget, request.grammar !== undefined) : {}),
     // Probabilities after the sampler chain, as node-llama-cpp gives them.
     ...(request.logprobs !== undefined ? { n_probs: Math.max(1, request.logprobs), post_sampling_probs: true } : {}),
   }),
