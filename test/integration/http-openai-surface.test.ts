@@ -4,11 +4,13 @@
  * changing what the random model writes (logit_bias, the penalties) on a node-llama-cpp engine and on a
  * llama-server child alike, the model's names and aliases, `GET /v1/models/{id}`, the empty list when
  * idle, `user` as the conversation a slot serves, llama-server's /tokenize and /detokenize, and
- * /v1/embeddings (equal sizes, identical inputs identical vectors, base64 the same floats); and the
+ * /v1/embeddings (equal sizes, identical inputs identical vectors, base64 the same floats; on llama-server
+ * children from an embedding engine, to the openai client and LangChain's OpenAIEmbeddings); and the
  * Vercel AI SDK's OpenAI-compatible provider, a second client, sending its standard settings.
  */
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { embedMany, generateText, streamText } from 'ai';
+import { OpenAIEmbeddings } from '@langchain/openai';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startServed } from '../helpers/served.js';
@@ -71,7 +73,7 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
       response_format: { type: 'xml' },
       tool_choice: 'required',
       top_logprobs: 3,
-      reasoning_effort: 'low',
+      reasoning_format: 'verbose',
       modalities: ['text', 'audio'],
       frobnicate: 1,
     })) {
@@ -193,14 +195,26 @@ describe('the Vercel AI SDK’s OpenAI-compatible provider', () => {
 });
 
 describe('the OpenAI surface on a llama-server child', () => {
-  it('passes logit_bias and the penalties through, and says it serves no embeddings', async () => {
-    const served = await startServed({ replicas: 1, engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
+  it('passes logit_bias and the penalties through, and serves embeddings from an embedding engine to the openai client and LangChain', async () => {
+    const served = await startServed({ replicas: 2, engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
     const client = clientOf(served);
     const model = served.workstation.modelId;
     await checkSamplingParity(client, model);
-    const error = await client.embeddings.create({ model, input: 'hello', encoding_format: 'float' }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ status: 501 });
-    expect((error as Error).message).toContain('only node-llama-cpp engines');
+    const width = 128; // the tiny test model's embedding width
+    const [openai, answer] = await Promise.all([
+      client.embeddings.create({ model, input: ['hello there', 'the model'], encoding_format: 'float' }),
+      client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }),
+    ]);
+    expect(openai.data.map((d) => d.embedding.length)).toEqual([width, width]);
+    expect(openai.data[0]!.embedding).not.toEqual(openai.data[1]!.embedding);
+    expect(answer.choices[0]!.message.content).toBeTypeOf('string');
+    const langchain = new OpenAIEmbeddings({ model, apiKey: 'unused', configuration: { baseURL: `${served.front.url}/v1` }, maxRetries: 0 });
+    const [query, documents] = await Promise.all([langchain.embedQuery('hello there'), langchain.embedDocuments(['hello there', 'a second document'])]);
+    expect(query).toHaveLength(width);
+    // The same text gives the same vector, through either client.
+    expect(documents[0]!.map((v) => v.toFixed(5))).toEqual(query.map((v) => v.toFixed(5)));
+    expect(openai.data[0]!.embedding.map((v) => v.toFixed(5))).toEqual(query.map((v) => v.toFixed(5)));
+    expect(served.logs.some((line) => line.includes('[embeddings') && line.includes('serving embeddings'))).toBe(true);
   });
 });
 

@@ -103,7 +103,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     super();
     this.load = options.load;
     this.timing = supervisorTiming(options);
-    this.replicaLog = new ReplicaLog(options.replica, options.log, options.logFile, () => this.pid);
+    this.replicaLog = new ReplicaLog(`replica ${options.replica}`, options.log, options.logFile, () => this.pid);
   }
 
   get state(): SupervisorState {

@@ -26,6 +26,7 @@ import { Replica, type ReplicaState } from './replica.js';
 import { createReplicaDriver } from './replica-drivers.js';
 import { NoReplicaError } from './replica-errors.js';
 import { embedOnLeastLoaded } from './embedding-dispatch.js';
+import { EmbeddingEngine } from './embedding-engine.js';
 import { globalSlotsView, replicaViews, slotOffset, type GlobalSlotView, type ReplicaView } from './replica-views.js';
 import { ReplicaRebuilds } from './replica-rebuilds.js';
 import { RequestDispatcher, type ReplicaGenerateOptions, type ReplicaGenerateResult } from './request-dispatcher.js';
@@ -63,6 +64,8 @@ export class ReplicaSet {
   private readonly rebuilds: ReplicaRebuilds;
   private readonly heal: HealPolicy;
   private closing = false;
+  /** Serves embeddings when the local replicas are all llama-server children (embedding-engine.ts); null otherwise. */
+  private readonly embeddingEngine: EmbeddingEngine | null;
   /** The model every remote replica must serve (its name until the workstation has read the file's header). */
   private expected: ExpectedModel;
   private readonly readyListeners = new Set<(ready: number) => void>();
@@ -94,6 +97,12 @@ export class ReplicaSet {
       slotOffset: (index) => slotOffset(this.replicas, index),
       observer: options.dispatchObserver,
     });
+    const local = options.plans.filter((plan) => !plan.remote);
+    const llamaServers = local.filter((plan) => plan.engineKind === 'llama-server');
+    this.embeddingEngine =
+      llamaServers.length > 0 && llamaServers.length === local.length
+        ? new EmbeddingEngine({ spawn: options.spawn, modelPath: options.modelPath, contextSize: llamaServers[0]!.engine.contextSize ?? 4096, log: options.log })
+        : null;
     this.rebuilds = new ReplicaRebuilds({
       scope: (which) => (which === 'all' ? this.replicas : [this.replica(which)]),
       setState: (replica, state) => this.setState(replica, state),
@@ -247,7 +256,7 @@ export class ReplicaSet {
    * (`embedding-dispatch.ts`).
    */
   embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
-    return embedOnLeastLoaded(this.replicas, inputs, this.options.log);
+    return this.embeddingEngine ? this.embeddingEngine.embed(inputs) : embedOnLeastLoaded(this.replicas, inputs, this.options.log);
   }
 
   /** Seconds a client refused for a full queue or no replica should wait before trying again. */
@@ -355,7 +364,7 @@ export class ReplicaSet {
   async close(): Promise<void> {
     this.closing = true;
     for (const r of this.replicas) clearTimeout(r.healTimer);
-    await Promise.all(this.replicas.map((r) => r.driver.stop()));
+    await Promise.all([...this.replicas.map((r) => r.driver.stop()), this.embeddingEngine?.close()]);
     for (const r of this.replicas) this.setState(r, 'stopped');
     await Promise.all(this.replicas.map((r) => r.driver.close()));
   }

@@ -31,6 +31,8 @@ export type SupervisorState = 'idle' | 'starting' | 'ready' | 'stopping' | 'exit
 export interface EngineSupervisorOptions extends Partial<SupervisorTiming> {
   /** Replica index, for log prefixes. */
   replica: number;
+  /** The log prefix's name instead of `replica N` (the embedding engine, which is no replica). */
+  name?: string;
   /** Starts the child process (fork under Node, utilityProcess in Electron). */
   spawn: SpawnEngine;
   /** Environment for the child: card visibility and the replica's env (libuv's pool is sized to the slots: engine-child-env.ts). */
@@ -65,7 +67,7 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
     super();
     this.load = options.load;
     this.timing = supervisorTiming(options);
-    this.replicaLog = new ReplicaLog(options.replica, options.log, options.logFile, () => this.pid);
+    this.replicaLog = new ReplicaLog(options.name ?? `replica ${options.replica}`, options.log, options.logFile, () => this.pid);
   }
 
   get state(): SupervisorState {

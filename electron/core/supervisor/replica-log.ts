@@ -12,7 +12,8 @@ export class ReplicaLog {
   private file: LogFile | undefined;
 
   constructor(
-    private readonly replica: number,
+    /** Who writes: `replica N`, or `embeddings` for the embedding engine. */
+    private readonly name: string,
     private readonly sink: LogSink,
     private readonly path: string | null | undefined,
     /** The child's pid now, for the prefix (`-` while there is none). */
@@ -20,10 +21,10 @@ export class ReplicaLog {
   ) {}
 
   write(line: string, level: LogLevel = 'info'): void {
-    const prefixed = `[replica ${this.replica} ${this.pid() ?? '-'}] ${line}`;
+    const prefixed = `[${this.name} ${this.pid() ?? '-'}] ${line}`;
     this.sink(prefixed, level);
     if (!this.path) return;
-    this.file ??= new LogFile(this.path, DEFAULT_ROTATION, (problem) => this.sink(`[replica ${this.replica}] ${problem}`, 'error'));
+    this.file ??= new LogFile(this.path, DEFAULT_ROTATION, (problem) => this.sink(`[${this.name}] ${problem}`, 'error'));
     this.file.write(level, prefixed);
   }
 
