@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer, gpu), writes
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer, gpu, families), writes
  * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
  * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
  */
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureTestModel, TEST_MODEL_SIZES, type TestModelSize } from '../build/test-model.js';
 import { runFaults } from './faults.js';
+import { runFamilies } from './families.js';
 import { runGpu } from './gpu.js';
 import { runMultiTurn } from './multiturn.js';
 import { runOverhead } from './overhead.js';
@@ -22,7 +23,7 @@ import { runScaling } from './scaling.js';
 // two side by side), also where llama-server is installed and would be the default (default-engine-kind.ts).
 process.env.MANIFOLD_ENGINE_KIND ??= 'node-llama-cpp';
 
-const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer', 'gpu'] as const;
+const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer', 'gpu', 'families'] as const;
 type BenchName = (typeof NAMES)[number];
 
 const { values, positionals } = parseArgs({
@@ -153,6 +154,18 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
       bandwidthGBps: values['bandwidth-gbps'] ? Number(values['bandwidth-gbps']) : null,
       seed: 1,
     }),
+  // Each template family's grafted model (its own random weights: the size flag does not apply).
+  families: () =>
+    runFamilies(
+      quick
+        ? { families: ['qwen3', 'llama3.1'], kinds: ['node-llama-cpp'], turns: 2, answerTokens: 8 }
+        : {
+            families: ['qwen3', 'qwen3.5', 'qwq', 'deepseek-r1-distill-llama', 'deepseek-r1', 'llama3.1', 'hermes3-tools', 'mistral-small-3.2', 'mistral-nemo', 'gemma4', 'gpt-oss', 'qwen3-coder', 'command-r7b', 'granite-3.3', 'glm-4.6', 'kimi-k2', 'phi-3.5'],
+            kinds: ['node-llama-cpp', 'llama-server'],
+            turns: 5,
+            answerTokens: 24,
+          },
+    ),
   rebuild: () => runRebuild({ model, slots: quick ? 2 : 4, contextSize: quick ? 1024 : 4096, historyTokens: quick ? 300 : 3000 }),
 };
 

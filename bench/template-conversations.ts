@@ -1,7 +1,7 @@
 /**
  * The conversations a chat template is checked on, as OpenAI chat request bodies: a system prompt and a
  * question, two turns, a tool round trip (an assistant call, its result, an answer, a new question), thinking
- * turned off by `chat_template_kwargs`, and an earlier answer's reasoning handed back. The template oracle
+ * turned off by `chat_template_kwargs`, a high `reasoning_effort`, and an earlier answer's reasoning handed back. The template oracle
  * test renders each through Manifold and through llama-server's `POST /apply-template`.
  */
 
@@ -38,6 +38,7 @@ export const TEMPLATE_CONVERSATIONS = {
       { role: 'user', content: 'Joke?' },
     ],
   },
+  effort: { reasoning_effort: 'high', messages: [{ role: 'user', content: 'Think hard: why is the sky blue?' }] },
   reasoningBack: {
     messages: [
       { role: 'user', content: 'Hello there' },

@@ -3,7 +3,7 @@
  * nothing), the exchange is kept as a chat-window conversation marked as from the API (`source: 'api'`).
  * The request's system and developer turns become its system prompt; its user, assistant (content and
  * tool calls) and tool turns (with the id of the call each answers) its messages; the answer (content,
- * tool calls, finish reason, who served it) the last one. Its title is the first user message's.
+ * tool calls, reasoning, finish reason, who served it) the last one. Its title is the first user message's.
  */
 import type { ChatMessageData, ChatToolCall } from '../../../common/contract.js';
 import { newMessage, titleOf, type ConversationStore } from '../chat/conversation-store.js';
@@ -13,7 +13,7 @@ import { textOf } from './tool-calls-request.js';
 
 /** An answer as the response carries it: OpenAI's message (content null when it is only calls) and finish reason. */
 export interface CompletedAnswer {
-  message: { content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
+  message: { content: string | null; reasoning_content?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] };
   finishReason: 'stop' | 'length' | 'tool_calls';
   result: ReplicaGenerateResult;
 }
@@ -31,12 +31,13 @@ export async function storeCompletion(store: ConversationStore, body: ChatComple
     const content = textOf(turn.content);
     if (turn.role === 'system' || turn.role === 'developer') system.push(content);
     else if (turn.role === 'tool') messages.push(newMessage('tool', content, { toolCallId: turn.tool_call_id ?? '' }));
-    else messages.push(newMessage(turn.role, content, callsOf(turn.tool_calls)));
+    else messages.push(newMessage(turn.role, content, { ...callsOf(turn.tool_calls), ...(turn.reasoning_content ? { reasoning: turn.reasoning_content } : {}) }));
   }
   const { result } = answer;
   messages.push(
     newMessage('assistant', answer.message.content ?? '', {
       ...callsOf(answer.message.tool_calls),
+      ...(answer.message.reasoning_content ? { reasoning: answer.message.reasoning_content } : {}),
       finishReason: answer.finishReason,
       servedBy: { replica: result.replica, slot: result.globalSlot, reusedTokens: result.reusedTokens, promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens },
     }),
