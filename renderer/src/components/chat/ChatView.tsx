@@ -138,7 +138,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
                 </div>
               ) : m.role === 'assistant' ? (
                 <>
-                  {m.reasoning ? <ThinkingBlock reasoning={m.reasoning} thinkingMs={m.thinkingMs ?? 0} thinking={m.streaming && !m.content} /> : null}
+                  {m.reasoning ? <ThinkingBlock reasoning={m.reasoning} thinkingMs={m.thinkingMs} thinking={m.streaming && !m.content} /> : null}
                   {(m.content || !m.toolCalls?.length) && (m.content || !m.reasoning) && <Markdown text={m.content || (m.streaming ? '…' : '')} />}
                   {m.toolCalls?.length ? <ToolCallBlocks calls={m.toolCalls} /> : null}
                 </>

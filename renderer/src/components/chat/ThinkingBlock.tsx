@@ -7,8 +7,8 @@ import { useEffect, useState } from 'react';
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
-/** `thinking`: the answer has not begun yet (the time keeps counting). */
-export function ThinkingBlock({ reasoning, thinkingMs, thinking }: { reasoning: string; thinkingMs: number; thinking: boolean }) {
+/** `thinking`: the answer has not begun yet (the time keeps counting); `thinkingMs` unknown (an answer stored from the API): no time shown. */
+export function ThinkingBlock({ reasoning, thinkingMs, thinking }: { reasoning: string; thinkingMs: number | undefined; thinking: boolean }) {
   // While it thinks, the time is redrawn every 100 ms from the moment it was last reported.
   const [since] = useState(() => Date.now());
   const [now, setNow] = useState(since);
@@ -17,11 +17,11 @@ export function ThinkingBlock({ reasoning, thinkingMs, thinking }: { reasoning: 
     const timer = setInterval(() => setNow(Date.now()), 100);
     return () => clearInterval(timer);
   }, [thinking]);
-  const shownMs = thinking ? Math.max(thinkingMs, now - since) : thinkingMs;
+  const shownMs = thinking ? Math.max(thinkingMs ?? 0, now - since) : thinkingMs;
   return (
     <details className="thinking" data-testid="thinking">
       <summary>
-        {thinking ? <span className="thinking-live">Thinking… {seconds(shownMs)}</span> : <>Thought for {seconds(shownMs)}</>}
+        {thinking ? <span className="thinking-live">Thinking… {seconds(shownMs ?? 0)}</span> : shownMs === undefined ? <>Thoughts</> : <>Thought for {seconds(shownMs)}</>}
         <span className="note"> · {reasoning.length.toLocaleString()} characters</span>
       </summary>
       <pre className="thinking-text">{reasoning}</pre>
