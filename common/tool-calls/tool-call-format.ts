@@ -4,17 +4,20 @@
  * - `hermes`: Hermes / Qwen, `<tool_call>{"name": …, "arguments": …}</tool_call>` (also the fallback, and
  *   what the generated ChatML test model is given);
  * - `llama3`: Llama 3.1+, a bare `{"name": …, "parameters": …}` object, optionally after `<|python_tag|>`;
- * - `mistral`: `[TOOL_CALLS][{"name": …, "arguments": …}, …]`.
+ * - `mistral`: `[TOOL_CALLS][{"name": …, "arguments": …}, …]`;
+ * - `qwen3-xml`: Qwen3-Coder, Qwen3.5, Nemotron 3 Nano, StepFun 3.5: `<tool_call>\n<function=NAME>\n<parameter=ARG>\nvalue\n</parameter>\n…</function>\n</tool_call>`
+ *   (a string parameter's value as it is, any other as JSON).
  */
 import { z } from 'zod';
 
-export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral']);
+export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral', 'qwen3-xml']);
 export type ToolCallFormat = z.infer<typeof toolCallFormatSchema>;
 
 /** The format of a chat template (its source text; null when the model has none and gets ChatML). */
 function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
   if (templateSource === null) return 'hermes';
   if (templateSource.includes('[TOOL_CALLS]')) return 'mistral';
+  if (templateSource.includes('<tool_call>') && templateSource.includes('<function=') && templateSource.includes('<parameter=')) return 'qwen3-xml';
   if (templateSource.includes('<tool_call>')) return 'hermes';
   if (templateSource.includes('<|python_tag|>') || (templateSource.includes('ipython') && templateSource.includes('"parameters"'))) return 'llama3';
   return 'hermes';

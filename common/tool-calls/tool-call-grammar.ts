@@ -8,6 +8,9 @@
 import { argumentsKey, type ToolCallFormat } from './tool-call-format.js';
 import type { ToolFunction } from './tool-call-types.js';
 
+/** The formats whose call is one JSON object (Qwen3-Coder's XML has its own grammar: xml-tool-calls.ts). */
+export type JsonToolCallFormat = Exclude<ToolCallFormat, 'qwen3-xml'>;
+
 /** The JSON schema of one call to any of `tools` (node-llama-cpp's subset: object properties in order, const, oneOf). */
 export function toolCallSchema(format: ToolCallFormat, tools: readonly ToolFunction[]): Record<string, unknown> {
   const calls = tools.map((tool) => ({
@@ -28,7 +31,7 @@ const JSON_ROOT = /^root ::= (.*)$/m;
  * The whole grammar of a forced answer: the JSON-schema grammar of one call (`callGrammar`, its root
  * renamed `tool-call`) inside the format's markers; with `parallel`, one or more calls, else exactly one.
  */
-export function wrapToolCallGrammar(format: ToolCallFormat, callGrammar: string, parallel: boolean): string {
+export function wrapToolCallGrammar(format: JsonToolCallFormat, callGrammar: string, parallel: boolean): string {
   const root = JSON_ROOT.exec(callGrammar);
   if (!root) throw new Error('the JSON-schema grammar has no root rule');
   const rules = callGrammar.replace(JSON_ROOT, () => `tool-call ::= ${root[1]!}`);

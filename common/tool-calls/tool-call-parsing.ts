@@ -5,7 +5,8 @@
  * Arguments are accepted under `arguments` or `parameters` in every format and always come out as JSON text.
  */
 import { type ToolCallFormat } from './tool-call-format.js';
-import type { ParsedToolCall } from './tool-call-types.js';
+import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
+import { parseXmlCalls } from './xml-tool-calls.js';
 import { parseJsonOr } from '../parse-json.js';
 
 export interface ParsedOutput {
@@ -15,7 +16,10 @@ export interface ParsedOutput {
 }
 
 /** The marker that opens a call in each format (a format may also open one with bare JSON, see `callStart`). */
-const MARKERS: Record<ToolCallFormat, string> = { hermes: '<tool_call>', llama3: '<|python_tag|>', mistral: '[TOOL_CALLS]' };
+const MARKERS: Record<ToolCallFormat, string> = { hermes: '<tool_call>', llama3: '<|python_tag|>', mistral: '[TOOL_CALLS]', 'qwen3-xml': '<tool_call>' };
+
+/** Qwen3-Coder's first call may come without its `<tool_call>`, straight at its function. */
+const XML_FUNCTION = '<function=';
 
 /** One call from a parsed JSON value, or null when it is not one. */
 function callOf(value: unknown): ParsedToolCall | null {
@@ -82,9 +86,10 @@ function parseMistral(text: string): ParsedOutput {
   return { content: before, calls: named };
 }
 
-/** The calls in a whole output, and the text around them. */
-export function parseToolCalls(format: ToolCallFormat, text: string): ParsedOutput {
-  const parsed = format === 'hermes' ? parseHermes(text, false) : format === 'llama3' ? parseLlama3(text) : parseMistral(text);
+/** The calls in a whole output, and the text around them (`tools`: the offered ones, whose schemas type an XML call's values). */
+export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[] = []): ParsedOutput {
+  const parsed =
+    format === 'hermes' ? parseHermes(text, false) : format === 'llama3' ? parseLlama3(text) : format === 'mistral' ? parseMistral(text) : parseXmlCalls(text, tools, false);
   return parsed.calls.length > 0 ? { content: parsed.content.trim(), calls: parsed.calls } : { content: text, calls: [] };
 }
 
@@ -95,14 +100,17 @@ export function parseToolCalls(format: ToolCallFormat, text: string): ParsedOutp
 function callStart(format: ToolCallFormat, text: string): { at: number } | { heldFrom: number } {
   const marker = MARKERS[format];
   const at = text.indexOf(marker);
-  if (at >= 0) return { at };
+  const bare = format === 'qwen3-xml' ? text.indexOf(XML_FUNCTION) : -1;
+  if (at >= 0 || bare >= 0) return { at: at < 0 ? bare : bare < 0 ? at : Math.min(at, bare) };
   const firstVisible = text.search(/\S/);
-  if (format !== 'hermes') {
+  if (format === 'llama3' || format === 'mistral') {
     if (firstVisible < 0) return { heldFrom: 0 };
     if (text[firstVisible] === (format === 'llama3' ? '{' : '[')) return { at: firstVisible };
   }
-  for (let length = Math.min(marker.length - 1, text.length); length > 0; length--) {
-    if (marker.startsWith(text.slice(text.length - length))) return { heldFrom: text.length - length };
+  for (const held of format === 'qwen3-xml' ? [marker, XML_FUNCTION] : [marker]) {
+    for (let length = Math.min(held.length - 1, text.length); length > 0; length--) {
+      if (held.startsWith(text.slice(text.length - length))) return { heldFrom: text.length - length };
+    }
   }
   return { heldFrom: text.length };
 }
@@ -124,6 +132,7 @@ export class ToolCallStream {
   constructor(
     private readonly format: ToolCallFormat,
     private readonly maxCalls = Number.POSITIVE_INFINITY,
+    private readonly tools: readonly ToolFunction[] = [],
   ) {}
 
   push(delta: string): ToolCallEvent[] {
@@ -139,14 +148,16 @@ export class ToolCallStream {
     return this.text.includes(HERMES_CLOSE, Math.max(this.callsAt, before - HERMES_CLOSE.length + 1)) ? this.closedHermesCalls() : [];
   }
 
-  /** The Hermes calls closed so far and not yet sent (the other formats have no closing marker: at the end). */
+  /** The Hermes and XML calls closed so far and not yet sent (the other formats have no closing marker: at the end). */
   private closedHermesCalls(): ToolCallEvent[] {
-    return this.format === 'hermes' ? this.newCalls(parseHermes(this.text.slice(this.callsAt!), true).calls) : [];
+    const rest = this.text.slice(this.callsAt!);
+    if (this.format === 'hermes') return this.newCalls(parseHermes(rest, true).calls);
+    return this.format === 'qwen3-xml' ? this.newCalls(parseXmlCalls(rest, this.tools, true).calls) : [];
   }
 
   /** What is left once the output ended: the calls not yet sent, then the content after them. */
   end(): ToolCallEvent[] {
-    const parsed = parseToolCalls(this.format, this.text);
+    const parsed = parseToolCalls(this.format, this.text, this.tools);
     if (parsed.calls.length === 0) return this.contentUpTo(this.text.length);
     const events = this.newCalls(parsed.calls);
     const sent = this.text.slice(0, this.sentContent).trim();

@@ -18,7 +18,13 @@ type Served = Awaited<ReturnType<typeof startServed>>;
 
 const clientOf = (served: Served): OpenAI => new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 
-const weather = { type: 'function' as const, function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } }, required: ['city'] } } };
+const weather = {
+  type: 'function' as const,
+  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] }, days: { type: 'integer' } }, required: ['city', 'days'] } },
+};
+
+/** The tool-call format each family's template is read in (a template that renders no tools gets Hermes in a system prompt). */
+const FORMATS: Partial<Record<FamilyName, string>> = { 'qwen3-coder': 'qwen3-xml', 'llama3.1': 'llama3', 'mistral-small-3.2': 'mistral', 'hermes3-tools': 'hermes', qwen3: 'hermes' };
 
 /**
  * A thinking family, and the grammar that makes the random model think and then answer in its syntax
@@ -47,7 +53,9 @@ async function checkChatAndTools(client: OpenAI, model: string): Promise<void> {
   const call = forced.choices[0]!.message.tool_calls?.[0];
   expect(forced.choices[0]!.finish_reason).toBe('tool_calls');
   expect(call?.type === 'function' ? call.function.name : null).toBe('get_weather');
-  if (call?.type === 'function') expect(['Paris', 'Rome']).toContain((JSON.parse(call.function.arguments) as { city: string }).city);
+  const args = call?.type === 'function' ? (JSON.parse(call.function.arguments) as { city: string; days: number }) : null;
+  expect(['Paris', 'Rome']).toContain(args?.city);
+  expect(Number.isInteger(args?.days)).toBe(true);
 }
 
 async function checkThinking(client: OpenAI, model: string, thinking: { grammar: string }): Promise<void> {
@@ -96,6 +104,7 @@ describe.each(engineKinds('model families'))('model families on a $kind engine',
       const thinking = THINKING[family];
       if (thinking) await checkThinking(client, id, thinking);
       expect(served.workstation.tokenizer.thinking !== null).toBe(THINKS.has(family));
+      if (FORMATS[family]) expect(served.workstation.tokenizer.toolSupport.format).toBe(FORMATS[family]);
     } finally {
       await served.close();
     }

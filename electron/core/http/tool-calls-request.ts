@@ -9,6 +9,7 @@
 import type { ChatMessage, ChatTemplateOptions } from '../../../common/tokenizer-protocol.js';
 import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
 import { toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
+import { isTextParameter, xmlToolCallGrammar } from '../../../common/tool-calls/xml-tool-calls.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
 import { withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
 import type { Tokenizer } from '../tokenizer.js';
@@ -18,6 +19,8 @@ import type { ChatCompletionRequest } from './openai-schemas.js';
 /** How the answer to a request with tools is read. */
 export interface ToolPlan {
   format: ToolCallFormat;
+  /** The offered tools (their schemas type an XML call's values). */
+  tools: ToolFunction[];
   /** 1 with `parallel_tool_calls: false`. */
   maxCalls: number;
   /** The GBNF of a forced call; absent when the model chooses (`auto`). */
@@ -85,20 +88,30 @@ export interface ChatPrompt {
 export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionRequest): Promise<ChatPrompt> {
   const messages = body.messages.map(templateMessage);
   const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
+  const functions = offered.map(functionOf);
   const { format, templateTakesTools } = tokenizer.toolSupport;
   const forced = forcedTools(body);
   const template = templateOptions(body);
   const { text, tokens, thinkingOpen } = templateTakesTools
     ? await tokenizer.applyChatTemplate(messages, { ...(offered.length > 0 ? { tools: offered } : {}), template })
-    : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, offered.map(functionOf)), { template });
+    : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, functions), { template });
   const prompt = { text, tokens, thinkingOpen };
   if (offered.length === 0) return { ...prompt, tools: null };
   // A named function is called once, as OpenAI does; otherwise as many calls as parallel_tool_calls allows.
   const named = typeof body.tool_choice === 'object' && body.tool_choice !== null;
   const maxCalls = body.parallel_tool_calls === false || named ? 1 : Number.POSITIVE_INFINITY;
-  if (forced.length === 0) return { ...prompt, tools: { format, maxCalls } };
+  if (forced.length === 0) return { ...prompt, tools: { format, tools: functions, maxCalls } };
   // The parameters are held to what the grammar can express, as response_format's schema is: a keyword
   // it would silently drop is a 400 naming it.
-  const callGrammar = await grammarOfSchema((schema) => tokenizer.jsonSchemaGrammar(schema), toolCallSchema(format, forced), 'tools', 'tools');
-  return { ...prompt, tools: { format, maxCalls, grammar: wrapToolCallGrammar(format, callGrammar, maxCalls > 1) } };
+  const schemaGrammar = (schema: Record<string, unknown>): Promise<string> => grammarOfSchema((s) => tokenizer.jsonSchemaGrammar(s), schema, 'tools', 'tools');
+  const parallel = maxCalls > 1;
+  const grammar =
+    format === 'qwen3-xml'
+      ? xmlToolCallGrammar(
+          forced,
+          await Promise.all(forced.map((tool) => Promise.all(Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>)))))),
+          parallel,
+        )
+      : wrapToolCallGrammar(format, await schemaGrammar(toolCallSchema(format, forced)), parallel);
+  return { ...prompt, tools: { format, tools: functions, maxCalls, grammar } };
 }

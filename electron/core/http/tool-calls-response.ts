@@ -19,7 +19,7 @@ const finishWith = (finish: 'stop' | 'length', called: boolean): 'stop' | 'lengt
 
 /** The whole answer's message and finish reason. */
 export function toolCallMessage(plan: ToolPlan, text: string, finish: 'stop' | 'length'): { message: { role: 'assistant'; content: string | null; tool_calls?: ReturnType<typeof toolCall>[] }; finish_reason: 'stop' | 'length' | 'tool_calls' } {
-  const { content, calls } = parseToolCalls(plan.format, text);
+  const { content, calls } = parseToolCalls(plan.format, text, plan.tools);
   const kept = calls.slice(0, plan.maxCalls);
   if (kept.length === 0) return { message: { role: 'assistant', content: text }, finish_reason: finish };
   return { message: { role: 'assistant', content: content || null, tool_calls: kept.map(toolCall) }, finish_reason: finishWith(finish, true) };
@@ -34,7 +34,7 @@ export class ToolCallDeltas {
   private readonly sent: ReturnType<typeof toolCall>[] = [];
 
   constructor(plan: ToolPlan) {
-    this.stream = new ToolCallStream(plan.format, plan.maxCalls);
+    this.stream = new ToolCallStream(plan.format, plan.maxCalls, plan.tools);
   }
 
   push(text: string): ChatDelta[] {

@@ -1,0 +1,90 @@
+/**
+ * Qwen3-Coder's XML tool calls (pure logic): the parses llama.cpp's tests/test-chat.cpp expects of its
+ * Qwen3-Coder template (a call, one without its `<tool_call>`, content before it, parallel calls, multiline
+ * and unicode string values, HTML in a string, a JSON array value, arguments in any order), whole and
+ * streamed a character at a time; and the forced call's grammar.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
+import type { ToolFunction } from '../../common/tool-calls/tool-call-types.js';
+import { prefixRules, xmlToolCallGrammar } from '../../common/tool-calls/xml-tool-calls.js';
+
+const object = (properties: Record<string, unknown>, required: string[] = Object.keys(properties)) => ({ type: 'object', properties, required });
+const tools: ToolFunction[] = [
+  { name: 'special_function', parameters: object({ arg1: { type: 'integer' } }) },
+  { name: 'special_function_with_opt', parameters: object({ arg1: { type: 'integer' }, arg2: { type: 'integer' } }, ['arg1']) },
+  { name: 'python', parameters: object({ code: { type: 'string' } }) },
+  { name: 'html', parameters: object({ markup: { type: 'string' } }) },
+  { name: 'todo_list', parameters: object({ todos: { type: 'array', items: { type: 'object' } } }) },
+  { name: 'edit', parameters: object({ filename: { type: 'string' }, oldString: { type: 'string' }, newString: { type: 'string' } }) },
+];
+
+const call = (name: string, params: [string, string][]): string => `<function=${name}>\n${params.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('')}</function>\n`;
+
+const cases: { name: string; text: string; content: string; calls: [string, unknown][] }[] = [
+  { name: 'a call', text: `<tool_call>\n${call('special_function', [['arg1', '1']])}</tool_call>`, content: '', calls: [['special_function', { arg1: 1 }]] },
+  { name: 'a first call without its <tool_call>', text: `${call('special_function', [['arg1', '1']])}</tool_call>`, content: '', calls: [['special_function', { arg1: 1 }]] },
+  { name: 'content before the call', text: `Let me call it.\n${call('special_function', [['arg1', '1']])}</tool_call>`, content: 'Let me call it.', calls: [['special_function', { arg1: 1 }]] },
+  {
+    name: 'parallel calls',
+    text: `<tool_call>\n${call('special_function', [['arg1', '1']])}</tool_call>\n<tool_call>\n${call('special_function_with_opt', [['arg1', '1'], ['arg2', '2']])}</tool_call>`,
+    content: '',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['special_function_with_opt', { arg1: 1, arg2: 2 }],
+    ],
+  },
+  { name: 'a multiline string', text: `<tool_call>\n${call('python', [['code', 'def hello():\n    print("Hello, world!")\n\nhello()']])}</tool_call>`, content: '', calls: [['python', { code: 'def hello():\n    print("Hello, world!")\n\nhello()' }]] },
+  { name: 'a unicode string', text: `<tool_call>\n${call('python', [['code', '格']])}</tool_call>`, content: '', calls: [['python', { code: '格' }]] },
+  { name: 'HTML in a string', text: `<tool_call>\n${call('html', [['markup', '<html>\n <head>\n  <title>Hello!</title>\n </head>\n</html>']])}</tool_call>`, content: '', calls: [['html', { markup: '<html>\n <head>\n  <title>Hello!</title>\n </head>\n</html>' }]] },
+  {
+    name: 'a JSON array value',
+    text: `<tool_call>\n${call('todo_list', [['todos', '[{"item": "Check stuff", "selected": false}, {"item": "Prepare stuff", "selected": true}]']])}</tool_call>`,
+    content: '',
+    calls: [['todo_list', { todos: [{ item: 'Check stuff', selected: false }, { item: 'Prepare stuff', selected: true }] }]],
+  },
+  {
+    name: 'arguments in any order',
+    text: `<tool_call>\n${call('edit', [['newString', '#include'], ['filename', 'foo.c'], ['oldString', '#iclunde']])}</tool_call>`,
+    content: '',
+    calls: [['edit', { newString: '#include', filename: 'foo.c', oldString: '#iclunde' }]],
+  },
+];
+
+describe('Qwen3-Coder XML calls', () => {
+  for (const c of cases) {
+    it(c.name, () => {
+      const whole = parseToolCalls('qwen3-xml', c.text, tools);
+      expect(whole.content).toBe(c.content);
+      expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(c.calls);
+      const stream = new ToolCallStream('qwen3-xml', Number.POSITIVE_INFINITY, tools);
+      const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
+      expect(events.filter((e) => e.type === 'content').map((e) => (e.type === 'content' ? e.text : '')).join('').trim()).toBe(c.content);
+      expect(events.flatMap((e) => (e.type === 'call' ? [[e.call.name, JSON.parse(e.call.arguments)]] : []))).toEqual(c.calls);
+    });
+  }
+
+  it('leaves text with no call as content', () => {
+    expect(parseToolCalls('qwen3-xml', "Hello, world!\nWhat's up?", tools)).toEqual({ content: "Hello, world!\nWhat's up?", calls: [] });
+  });
+});
+
+describe('the forced XML call grammar', () => {
+  it('renames a JSON grammar\'s rules apart, leaving literals and classes alone', () => {
+    expect(prefixRules('root ::= value "root" [a-z]\nvalue ::= "x" | root', 'p-')).toBe('p-root ::= p-value "root" [a-z]\np-value ::= "x" | p-root');
+  });
+
+  it("writes each parameter in the format: text for a string, the value's grammar otherwise, one of an enum's values", () => {
+    const grammar = xmlToolCallGrammar(
+      [{ name: 'get_weather', parameters: object({ city: { type: 'string', enum: ['Paris', 'Rome'] }, days: { type: 'integer' }, note: { type: 'string' } }) }],
+      [[null, 'root ::= [0-9]+', null]],
+      false,
+    );
+    expect(grammar.split('\n')).toEqual([
+      'root ::= xml-call',
+      'xml-call ::= "<tool_call>\\n" ("<function=get_weather>\\n" "<parameter=city>\\n" ("Paris" | "Rome") "\\n</parameter>\\n" "<parameter=days>\\n" (v0-1-root) "\\n</parameter>\\n" "<parameter=note>\\n" (xml-text) "\\n</parameter>\\n" "</function>\\n") "</tool_call>"',
+      'xml-text ::= [^<]+',
+      'v0-1-root ::= [0-9]+',
+    ]);
+  });
+});
