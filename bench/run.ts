@@ -8,6 +8,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureTestModel, TEST_MODEL_SIZES, type TestModelSize } from '../build/test-model.js';
+import { FAMILY_MODELS, type FamilyName } from '../build/family-models.js';
 import { runFaults } from './faults.js';
 import { runFamilies } from './families.js';
 import { runGpu } from './gpu.js';
@@ -158,8 +159,9 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
   families: () =>
     runFamilies(
       quick
-        ? { families: ['qwen3', 'llama3.1'], kinds: ['node-llama-cpp'], turns: 2, answerTokens: 8 }
+        ? { described: ['qwen3', 'gpt-oss'], families: ['qwen3', 'llama3.1'], kinds: ['node-llama-cpp'], turns: 2, answerTokens: 8 }
         : {
+            described: Object.keys(FAMILY_MODELS) as FamilyName[],
             families: ['qwen3', 'qwen3.5', 'qwq', 'deepseek-r1-distill-llama', 'deepseek-r1', 'llama3.1', 'hermes3-tools', 'mistral-small-3.2', 'mistral-nemo', 'gemma4', 'gpt-oss', 'qwen3-coder', 'command-r7b', 'granite-3.3', 'glm-4.6', 'kimi-k2', 'phi-3.5'],
             kinds: ['node-llama-cpp', 'llama-server'],
             turns: 5,

@@ -120,7 +120,7 @@ export const tokenizerMessageSchema = z.discriminatedUnion('type', [
     toolSupport: toolSupportSchema,
     /** The template's thinking tags; null when it does not think. */
     thinking: thinkingTagsSchema.nullable(),
-    /** Control tokens an engine must write out in its text, so core can read the thinking tags (llama-server's `preserved_tokens`). */
+    /** Control tokens an engine must write out in its text, so core can read the thinking tags and tool calls (llama-server's `preserved_tokens`). */
     preservedTokens: z.array(z.string()),
   }),
   z.object({ type: z.literal('grammar'), id: requestId, grammar: z.string() }),

@@ -11,6 +11,7 @@ import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/h
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, ChatTemplateOptions, OpenStage, ThinkingTags, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
+import { formatMarkers } from '../common/tool-calls/tool-call-parsing.js';
 import { ChatTemplate, TemplateRenderError, templateErrorWords, type CompiledTemplate } from './chat-template.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
 import { spliceSampledAnswers, type AnswerAnchor } from './sampled-answer-splice.js';
@@ -82,7 +83,8 @@ export class TokenizerHost {
       }
       this.opened = { llama, model, template };
       const { thinking } = template;
-      return { hasModelTemplate: templateSource !== null, probeMs, toolSupport: toolSupportOf(templateSource, template.caps.tools), thinking, preservedTokens: this.preservedTokens(thinking) };
+      const toolSupport = toolSupportOf(templateSource, template.caps.tools);
+      return { hasModelTemplate: templateSource !== null, probeMs, toolSupport, thinking, preservedTokens: this.preservedTokens(thinking, formatMarkers(toolSupport.format)) };
     } finally {
       this.opening = false;
     }
@@ -188,10 +190,11 @@ export class TokenizerHost {
     return text === model.detokenize(kept, false) ? { text, ids: kept } : null;
   }
 
-  /** The thinking tags (and gpt-oss's channel markers) that are one control token each: engines write them out in their text. */
-  private preservedTokens(thinking: ThinkingTags | null): string[] {
+  /** The thinking tags (and gpt-oss's channel markers) and the tool-call markers that are one control token each: engines write them out in their text. */
+  private preservedTokens(thinking: ThinkingTags | null, toolMarkers: readonly string[]): string[] {
     const { model } = this.need();
-    const candidates = thinking ? [thinking.start, thinking.end, ...(thinking.start.includes('<|channel|>') ? ['<|start|>', '<|channel|>', '<|message|>', '<|end|>'] : [])] : [];
+    const thinkingTags = thinking ? [thinking.start, thinking.end, ...(thinking.start.includes('<|channel|>') ? ['<|start|>', '<|channel|>', '<|message|>', '<|end|>'] : [])] : [];
+    const candidates = [...thinkingTags, ...toolMarkers];
     return [...new Set(candidates.filter((tag) => tag !== ''))].filter((tag) => {
       const ids = this.tokenize(tag, true, false);
       return ids.length === 1 && model.isSpecialToken(ids[0] as Token);

@@ -8,17 +8,19 @@
 import { argumentsKey, type ToolCallFormat } from './tool-call-format.js';
 import type { ToolFunction } from './tool-call-types.js';
 
-/** The formats whose call is one JSON object (Qwen3-Coder's XML has its own grammar: xml-tool-calls.ts). */
-export type JsonToolCallFormat = Exclude<ToolCallFormat, 'qwen3-xml'>;
+/** The formats whose call is one JSON object with `name` (Qwen3-Coder's XML and the marked-array formats have their own: xml-tool-calls.ts, marked-json-calls.ts). */
+export type JsonToolCallFormat = Extract<ToolCallFormat, 'hermes' | 'llama3' | 'mistral'>;
+
+/** A function's arguments schema; one without parameters takes an empty object (node-llama-cpp reads a schema of `{}` as null). */
+export const argumentsSchema = (tool: ToolFunction): Record<string, unknown> => (tool.parameters && Object.keys(tool.parameters).length > 0 ? tool.parameters : { type: 'object', properties: {} });
 
 /** The JSON schema of one call to any of `tools` (node-llama-cpp's subset: object properties in order, const, oneOf). */
-export function toolCallSchema(format: ToolCallFormat, tools: readonly ToolFunction[]): Record<string, unknown> {
+export function toolCallSchema(format: JsonToolCallFormat, tools: readonly ToolFunction[]): Record<string, unknown> {
   const calls = tools.map((tool) => ({
     type: 'object',
     properties: {
       name: { const: tool.name },
-      // A function without parameters takes an empty object (node-llama-cpp reads a schema of `{}` as null).
-      [argumentsKey(format)]: tool.parameters && Object.keys(tool.parameters).length > 0 ? tool.parameters : { type: 'object', properties: {} },
+      [argumentsKey(format)]: argumentsSchema(tool),
     },
   }));
   return calls.length === 1 ? calls[0]! : { oneOf: calls };

@@ -6,6 +6,7 @@
  */
 import { type ToolCallFormat } from './tool-call-format.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
+import { isMarkedJsonFormat, MARKED_JSON_FORMATS, parseMarkedJson, type MarkedJsonFormatName } from './marked-json-calls.js';
 import { parseXmlCalls } from './xml-tool-calls.js';
 import { parseJsonOr } from '../parse-json.js';
 
@@ -16,7 +17,19 @@ export interface ParsedOutput {
 }
 
 /** The marker that opens a call in each format (a format may also open one with bare JSON, see `callStart`). */
-const MARKERS: Record<ToolCallFormat, string> = { hermes: '<tool_call>', llama3: '<|python_tag|>', mistral: '[TOOL_CALLS]', 'qwen3-xml': '<tool_call>' };
+export const MARKERS: Record<ToolCallFormat, string> = {
+  hermes: '<tool_call>',
+  llama3: '<|python_tag|>',
+  mistral: '[TOOL_CALLS]',
+  'qwen3-xml': '<tool_call>',
+  ...(Object.fromEntries(Object.entries(MARKED_JSON_FORMATS).map(([name, format]) => [name, format.open])) as Record<MarkedJsonFormatName, string>),
+};
+
+/** The markers a format's calls are written with (an engine writes them out when they are control tokens). */
+export function formatMarkers(format: ToolCallFormat): string[] {
+  if (isMarkedJsonFormat(format)) return [MARKED_JSON_FORMATS[format].open.trim(), MARKED_JSON_FORMATS[format].close].filter(Boolean);
+  return { hermes: ['<tool_call>', '</tool_call>'], 'qwen3-xml': ['<tool_call>', '</tool_call>'], llama3: ['<|python_tag|>'], mistral: ['[TOOL_CALLS]', '[ARGS]'] }[format];
+}
 
 /** Qwen3-Coder's first call may come without its `<tool_call>`, straight at its function. */
 const XML_FUNCTION = '<function=';
@@ -88,8 +101,15 @@ function parseMistral(text: string): ParsedOutput {
 
 /** The calls in a whole output, and the text around them (`tools`: the offered ones, whose schemas type an XML call's values). */
 export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[] = []): ParsedOutput {
-  const parsed =
-    format === 'hermes' ? parseHermes(text, false) : format === 'llama3' ? parseLlama3(text) : format === 'mistral' ? parseMistral(text) : parseXmlCalls(text, tools, false);
+  const parsed = isMarkedJsonFormat(format)
+    ? parseMarkedJson(MARKED_JSON_FORMATS[format], text)
+    : format === 'hermes'
+      ? parseHermes(text, false)
+      : format === 'llama3'
+        ? parseLlama3(text)
+        : format === 'mistral'
+          ? parseMistral(text)
+          : parseXmlCalls(text, tools, false);
   return parsed.calls.length > 0 ? { content: parsed.content.trim(), calls: parsed.calls } : { content: text, calls: [] };
 }
 

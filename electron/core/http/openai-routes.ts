@@ -181,7 +181,7 @@ async function serveGeneration(
   const tools = plan?.tools ?? null;
   const finalGrammar = tools?.grammar ?? grammar;
   checkIgnoreEos(body, finalGrammar);
-  const preservedTokens = plan?.reasoning ? workstation.tokenizer.preservedTokens : [];
+  const preservedTokens = plan?.reasoning || plan?.tools ? workstation.tokenizer.preservedTokens : [];
   const thinkingBudget = plan?.reasoning && kind === 'chat' ? budgetOf(body as ChatCompletionRequest, plan.reasoning) : undefined;
   const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs, preservedTokens, thinkingBudget });
   const vocabulary = workstation.vocabularySize;

@@ -8,7 +8,8 @@
  */
 import type { ChatMessage, ChatTemplateOptions } from '../../../common/tokenizer-protocol.js';
 import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
-import { toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
+import { argumentsSchema, toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
+import { isMarkedJsonFormat, markedJsonCallSchema, markedJsonGrammar, MARKED_JSON_FORMATS } from '../../../common/tool-calls/marked-json-calls.js';
 import { isTextParameter, xmlToolCallGrammar } from '../../../common/tool-calls/xml-tool-calls.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
 import { withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
@@ -72,6 +73,22 @@ function forcedTools(body: ChatCompletionRequest): ToolFunction[] {
   return [];
 }
 
+/** The grammar of a forced answer in the family's format: one call to one of `forced` (`parallel`: one or more). */
+async function forcedCallGrammar(format: ToolCallFormat, forced: readonly ToolFunction[], parallel: boolean, schemaGrammar: (schema: Record<string, unknown>) => Promise<string>): Promise<string> {
+  if (format === 'qwen3-xml') {
+    const valueGrammars = await Promise.all(
+      forced.map((tool) => Promise.all(Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>))))),
+    );
+    return xmlToolCallGrammar(forced, valueGrammars, parallel);
+  }
+  if (isMarkedJsonFormat(format)) {
+    const marked = MARKED_JSON_FORMATS[format];
+    const calls = forced.map((tool) => markedJsonCallSchema(marked, tool.name, argumentsSchema(tool)));
+    return markedJsonGrammar(marked, await schemaGrammar(calls.length === 1 ? calls[0]! : { oneOf: calls }), parallel);
+  }
+  return wrapToolCallGrammar(format, await schemaGrammar(toolCallSchema(format, forced)), parallel);
+}
+
 /** A chat request's prompt: its text and tokens, whether it ends inside the model's thinking, and how its answer is read when it offers tools. */
 export interface ChatPrompt {
   text: string;
@@ -104,14 +121,6 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
   // The parameters are held to what the grammar can express, as response_format's schema is: a keyword
   // it would silently drop is a 400 naming it.
   const schemaGrammar = (schema: Record<string, unknown>): Promise<string> => grammarOfSchema((s) => tokenizer.jsonSchemaGrammar(s), schema, 'tools', 'tools');
-  const parallel = maxCalls > 1;
-  const grammar =
-    format === 'qwen3-xml'
-      ? xmlToolCallGrammar(
-          forced,
-          await Promise.all(forced.map((tool) => Promise.all(Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>)))))),
-          parallel,
-        )
-      : wrapToolCallGrammar(format, await schemaGrammar(toolCallSchema(format, forced)), parallel);
+  const grammar = await forcedCallGrammar(format, forced, maxCalls > 1, schemaGrammar);
   return { ...prompt, tools: { format, tools: functions, maxCalls, grammar } };
 }

@@ -1,0 +1,48 @@
+/**
+ * The tool-call formats that are a JSON array between markers (pure logic): the parses llama.cpp's
+ * tests/test-chat.cpp expects of Command R7B, Nemotron Nano v2 and FireFunction v2, whole and streamed;
+ * what is not a whole array stays content; and the forced call's grammar in the family's markers.
+ */
+import { describe, expect, it } from 'vitest';
+import { markedJsonCallSchema, markedJsonGrammar, MARKED_JSON_FORMATS } from '../../common/tool-calls/marked-json-calls.js';
+import { formatMarkers, parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
+import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js';
+
+const cases: { format: ToolCallFormat; text: string; content: string }[] = [
+  { format: 'command-r7b', text: '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "special_function", "parameters": {"arg1": 1}}\n]<|END_ACTION|>', content: '' },
+  { format: 'nemotron-v2', text: '<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>\n', content: '' },
+  { format: 'firefunction-v2', text: ' functools[{"name": "special_function", "arguments": {"arg1": 1}}]', content: '' },
+  { format: 'nemotron-v2', text: 'Let me look.\n<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>', content: 'Let me look.' },
+];
+
+describe('calls as a JSON array between markers', () => {
+  for (const c of cases) {
+    it(`${c.format}: ${JSON.stringify(c.text.slice(0, 40))}`, () => {
+      const whole = parseToolCalls(c.format, c.text);
+      expect(whole.content).toBe(c.content);
+      expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([['special_function', { arg1: 1 }]]);
+      const stream = new ToolCallStream(c.format);
+      const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
+      expect(events.flatMap((e) => (e.type === 'call' ? [e.call.name] : []))).toEqual(['special_function']);
+      expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('').trim()).toBe(c.content);
+    });
+  }
+
+  it('leaves an array that does not parse, or text with no marker, as content', () => {
+    expect(parseToolCalls('nemotron-v2', '<TOOLCALL>[{"name": "special_function", ')).toEqual({ content: '<TOOLCALL>[{"name": "special_function", ', calls: [] });
+    expect(parseToolCalls('command-r7b', "Hello, world!\nWhat's up?")).toEqual({ content: "Hello, world!\nWhat's up?", calls: [] });
+  });
+
+  it('names the markers engines must write out', () => {
+    expect(formatMarkers('command-r7b')).toEqual(['<|START_ACTION|>', '<|END_ACTION|>']);
+    expect(formatMarkers('firefunction-v2')).toEqual(['functools']);
+    expect(formatMarkers('llama3')).toEqual(['<|python_tag|>']);
+  });
+
+  it("forces a call in the family's keys and markers", () => {
+    const r7b = MARKED_JSON_FORMATS['command-r7b'];
+    expect(markedJsonCallSchema(r7b, 'get_weather', { type: 'object' })).toEqual({ type: 'object', properties: { tool_call_id: { type: 'string' }, tool_name: { const: 'get_weather' }, parameters: { type: 'object' } } });
+    expect(markedJsonGrammar(r7b, 'root ::= "{}"\nws ::= " "?', true)).toBe('root ::= "<|START_ACTION|>" "[" tool-call (", " tool-call)* "]" "<|END_ACTION|>"\ntool-call ::= "{}"\nws ::= " "?');
+    expect(markedJsonGrammar(MARKED_JSON_FORMATS['firefunction-v2'], 'root ::= "{}"', false)).toBe('root ::= " functools" "[" tool-call "]"\ntool-call ::= "{}"');
+  });
+});
