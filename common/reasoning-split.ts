@@ -9,8 +9,10 @@ import type { ThinkingTags } from './tokenizer-protocol.js';
 
 export type ReasoningEvent = { type: 'reasoning' | 'content'; text: string };
 
-/** gpt-oss (harmony): the headers of the channels its answer is in (final, or commentary). */
-const HARMONY_HEADERS = ['final', 'commentary'].flatMap((channel) => [`<|start|>assistant<|channel|>${channel}<|message|>`, `<|channel|>${channel}<|message|>`]);
+/** gpt-oss (harmony): the headers of the channels its answer is in (final, or commentary; `<|constrain|>json` for structured output). */
+const HARMONY_HEADERS = ['final', 'commentary']
+  .flatMap((channel) => [`<|channel|>${channel}<|message|>`, `<|channel|>${channel} <|constrain|>json<|message|>`])
+  .flatMap((header) => [`<|start|>assistant${header}`, header]);
 const mayBeHarmonyHeader = (text: string): boolean => HARMONY_HEADERS.some((header) => header.startsWith(text));
 const withoutHarmonyHeader = (text: string): string => {
   const header = HARMONY_HEADERS.find((h) => text.startsWith(h));

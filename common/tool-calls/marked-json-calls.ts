@@ -1,10 +1,8 @@
 /**
- * Tool-call formats that are one JSON array of calls after an opening marker (and before a closing one,
- * where the family has it), each call an object whose keys the family names — one line each, as
- * llama.cpp's parsers read them:
+ * Tool-call formats that are one JSON array of calls between an opening and a closing marker, each call
+ * an object whose keys the family names — one line each, as llama.cpp's parsers read them:
  * - `command-r7b`: `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": …, "parameters": …}, …]<|END_ACTION|>`;
- * - `nemotron-v2`: `<TOOLCALL>[{"name": …, "arguments": …}, …]</TOOLCALL>`;
- * - `firefunction-v2`: ` functools[{"name": …, "arguments": …}, …]` (no closing marker).
+ * - `nemotron-v2`: `<TOOLCALL>[{"name": …, "arguments": …}, …]</TOOLCALL>`.
  * Read whole (`parseMarkedJson`) and forced under a grammar (`markedJsonGrammar`). Pure: no model, no I/O.
  */
 import { parseJsonOr } from '../parse-json.js';
@@ -22,7 +20,6 @@ export interface MarkedJsonFormat {
 export const MARKED_JSON_FORMATS = {
   'command-r7b': { open: '<|START_ACTION|>', close: '<|END_ACTION|>', name: 'tool_name', arguments: 'parameters', index: 'tool_call_id' },
   'nemotron-v2': { open: '<TOOLCALL>', close: '</TOOLCALL>', name: 'name', arguments: 'arguments' },
-  'firefunction-v2': { open: ' functools', close: '', name: 'name', arguments: 'arguments' },
 } as const satisfies Record<string, MarkedJsonFormat>;
 
 export type MarkedJsonFormatName = keyof typeof MARKED_JSON_FORMATS;
@@ -34,7 +31,7 @@ export function parseMarkedJson(format: MarkedJsonFormat, text: string): { conte
   const at = text.indexOf(format.open);
   if (at < 0) return { content: text, calls: [] };
   let body = text.slice(at + format.open.length);
-  if (format.close && body.includes(format.close)) body = body.slice(0, body.indexOf(format.close));
+  if (body.includes(format.close)) body = body.slice(0, body.indexOf(format.close));
   const items = parseJsonOr(body.trim(), undefined);
   if (!Array.isArray(items)) return { content: text, calls: [] };
   const calls: ParsedToolCall[] = [];
@@ -48,11 +45,14 @@ export function parseMarkedJson(format: MarkedJsonFormat, text: string): { conte
   return { content: text.slice(0, at), calls };
 }
 
+const CALL_INDEXES = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'];
+
 /** The JSON schema of one call in the format's keys (the function's name as a constant). */
 export function markedJsonCallSchema(format: MarkedJsonFormat, name: string, parameters: Record<string, unknown>): Record<string, unknown> {
   return {
     type: 'object',
-    properties: { ...(format.index ? { [format.index]: { type: 'string' } } : {}), [format.name]: { const: name }, [format.arguments]: parameters },
+    // The index as a digit: a free string would let a forced call's grammar write one without end.
+    properties: { ...(format.index ? { [format.index]: { enum: CALL_INDEXES } } : {}), [format.name]: { const: name }, [format.arguments]: parameters },
   };
 }
 
@@ -61,6 +61,5 @@ export function markedJsonGrammar(format: MarkedJsonFormat, callGrammar: string,
   const root = /^root ::= (.*)$/m.exec(callGrammar);
   if (!root) throw new Error('the JSON-schema grammar has no root rule');
   const rules = callGrammar.replace(/^root ::= .*$/m, () => `tool-call ::= ${root[1]!}`);
-  const close = format.close ? ` ${JSON.stringify(format.close)}` : '';
-  return `root ::= ${JSON.stringify(format.open)} "[" tool-call${parallel ? ' (", " tool-call)*' : ''} "]"${close}\n${rules}`;
+  return `root ::= ${JSON.stringify(format.open)} "[" tool-call${parallel ? ' (", " tool-call)*' : ''} "]" ${JSON.stringify(format.close)}\n${rules}`;
 }

@@ -7,21 +7,22 @@
  * - `mistral`: `[TOOL_CALLS][{"name": …, "arguments": …}, …]`;
  * - `qwen3-xml`: Qwen3-Coder, Qwen3.5, Nemotron 3 Nano, StepFun 3.5: `<tool_call>\n<function=NAME>\n<parameter=ARG>\nvalue\n</parameter>\n…</function>\n</tool_call>`
  *   (a string parameter's value as it is, any other as JSON);
- * - `command-r7b`, `nemotron-v2`, `firefunction-v2`: a JSON array of calls between the family's markers
+ * - `harmony`: gpt-oss, a commentary message to `functions.NAME` with the arguments' JSON (harmony-calls.ts);
+ * - `command-r7b`, `nemotron-v2`: a JSON array of calls between the family's markers
  *   (marked-json-calls.ts).
  */
 import { z } from 'zod';
 
-export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral', 'qwen3-xml', 'command-r7b', 'nemotron-v2', 'firefunction-v2']);
+export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral', 'qwen3-xml', 'harmony', 'command-r7b', 'nemotron-v2']);
 export type ToolCallFormat = z.infer<typeof toolCallFormatSchema>;
 
 /** The format of a chat template (its source text; null when the model has none and gets ChatML). */
 function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
   if (templateSource === null) return 'hermes';
+  if (templateSource.includes('<|channel|>')) return 'harmony';
   if (templateSource.includes('[TOOL_CALLS]')) return 'mistral';
   if (templateSource.includes('<|START_ACTION|>') && templateSource.includes('tool_name') && !templateSource.includes('<|START_TEXT|>')) return 'command-r7b';
   if (templateSource.includes('<TOOLCALL>')) return 'nemotron-v2';
-  if (templateSource.includes(' functools[')) return 'firefunction-v2';
   if (templateSource.includes('<tool_call>') && templateSource.includes('<function=') && templateSource.includes('<parameter=')) return 'qwen3-xml';
   if (templateSource.includes('<tool_call>')) return 'hermes';
   if (templateSource.includes('<|python_tag|>') || (templateSource.includes('ipython') && templateSource.includes('"parameters"'))) return 'llama3';

@@ -6,6 +6,7 @@
  */
 import { type ToolCallFormat } from './tool-call-format.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
+import { parseHarmonyCalls } from './harmony-calls.js';
 import { isMarkedJsonFormat, MARKED_JSON_FORMATS, parseMarkedJson, type MarkedJsonFormatName } from './marked-json-calls.js';
 import { parseXmlCalls } from './xml-tool-calls.js';
 import { parseJsonOr } from '../parse-json.js';
@@ -22,17 +23,24 @@ export const MARKERS: Record<ToolCallFormat, string> = {
   llama3: '<|python_tag|>',
   mistral: '[TOOL_CALLS]',
   'qwen3-xml': '<tool_call>',
+  harmony: '<|channel|>',
   ...(Object.fromEntries(Object.entries(MARKED_JSON_FORMATS).map(([name, format]) => [name, format.open])) as Record<MarkedJsonFormatName, string>),
 };
 
 /** The markers a format's calls are written with (an engine writes them out when they are control tokens). */
 export function formatMarkers(format: ToolCallFormat): string[] {
-  if (isMarkedJsonFormat(format)) return [MARKED_JSON_FORMATS[format].open.trim(), MARKED_JSON_FORMATS[format].close].filter(Boolean);
-  return { hermes: ['<tool_call>', '</tool_call>'], 'qwen3-xml': ['<tool_call>', '</tool_call>'], llama3: ['<|python_tag|>'], mistral: ['[TOOL_CALLS]', '[ARGS]'] }[format];
+  if (isMarkedJsonFormat(format)) return [MARKED_JSON_FORMATS[format].open, MARKED_JSON_FORMATS[format].close];
+  return {
+    hermes: ['<tool_call>', '</tool_call>'],
+    'qwen3-xml': ['<tool_call>', '</tool_call>'],
+    llama3: ['<|python_tag|>'],
+    mistral: ['[TOOL_CALLS]', '[ARGS]'],
+    harmony: ['<|start|>', '<|channel|>', '<|constrain|>', '<|message|>', '<|end|>'],
+  }[format];
 }
 
-/** Qwen3-Coder's first call may come without its `<tool_call>`, straight at its function. */
-const XML_FUNCTION = '<function=';
+/** Where else a format's calls may start: Qwen3-Coder's first call without its `<tool_call>`; a harmony message's header or recipient. */
+const OTHER_STARTS: Partial<Record<ToolCallFormat, string[]>> = { 'qwen3-xml': ['<function='], harmony: ['<|start|>assistant', ' to=functions.'] };
 
 /** One call from a parsed JSON value, or null when it is not one. */
 function callOf(value: unknown): ParsedToolCall | null {
@@ -103,7 +111,9 @@ function parseMistral(text: string): ParsedOutput {
 export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[] = []): ParsedOutput {
   const parsed = isMarkedJsonFormat(format)
     ? parseMarkedJson(MARKED_JSON_FORMATS[format], text)
-    : format === 'hermes'
+    : format === 'harmony'
+      ? parseHarmonyCalls(text)
+      : format === 'hermes'
       ? parseHermes(text, false)
       : format === 'llama3'
         ? parseLlama3(text)
@@ -120,14 +130,14 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
 function callStart(format: ToolCallFormat, text: string): { at: number } | { heldFrom: number } {
   const marker = MARKERS[format];
   const at = text.indexOf(marker);
-  const bare = format === 'qwen3-xml' ? text.indexOf(XML_FUNCTION) : -1;
-  if (at >= 0 || bare >= 0) return { at: at < 0 ? bare : bare < 0 ? at : Math.min(at, bare) };
+  const starts = [at, ...(OTHER_STARTS[format] ?? []).map((start) => text.indexOf(start))].filter((i) => i >= 0);
+  if (starts.length > 0) return { at: Math.min(...starts) };
   const firstVisible = text.search(/\S/);
   if (format === 'llama3' || format === 'mistral') {
     if (firstVisible < 0) return { heldFrom: 0 };
     if (text[firstVisible] === (format === 'llama3' ? '{' : '[')) return { at: firstVisible };
   }
-  for (const held of format === 'qwen3-xml' ? [marker, XML_FUNCTION] : [marker]) {
+  for (const held of [marker, ...(OTHER_STARTS[format] ?? [])]) {
     for (let length = Math.min(held.length - 1, text.length); length > 0; length--) {
       if (held.startsWith(text.slice(text.length - length))) return { heldFrom: text.length - length };
     }

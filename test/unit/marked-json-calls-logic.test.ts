@@ -1,6 +1,6 @@
 /**
  * The tool-call formats that are a JSON array between markers (pure logic): the parses llama.cpp's
- * tests/test-chat.cpp expects of Command R7B, Nemotron Nano v2 and FireFunction v2, whole and streamed;
+ * tests/test-chat.cpp expects of Command R7B and Nemotron Nano v2, whole and streamed;
  * what is not a whole array stays content; and the forced call's grammar in the family's markers.
  */
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,6 @@ import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js
 const cases: { format: ToolCallFormat; text: string; content: string }[] = [
   { format: 'command-r7b', text: '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "special_function", "parameters": {"arg1": 1}}\n]<|END_ACTION|>', content: '' },
   { format: 'nemotron-v2', text: '<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>\n', content: '' },
-  { format: 'firefunction-v2', text: ' functools[{"name": "special_function", "arguments": {"arg1": 1}}]', content: '' },
   { format: 'nemotron-v2', text: 'Let me look.\n<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>', content: 'Let me look.' },
 ];
 
@@ -35,14 +34,13 @@ describe('calls as a JSON array between markers', () => {
 
   it('names the markers engines must write out', () => {
     expect(formatMarkers('command-r7b')).toEqual(['<|START_ACTION|>', '<|END_ACTION|>']);
-    expect(formatMarkers('firefunction-v2')).toEqual(['functools']);
     expect(formatMarkers('llama3')).toEqual(['<|python_tag|>']);
   });
 
   it("forces a call in the family's keys and markers", () => {
     const r7b = MARKED_JSON_FORMATS['command-r7b'];
-    expect(markedJsonCallSchema(r7b, 'get_weather', { type: 'object' })).toEqual({ type: 'object', properties: { tool_call_id: { type: 'string' }, tool_name: { const: 'get_weather' }, parameters: { type: 'object' } } });
+    expect(markedJsonCallSchema(r7b, 'get_weather', { type: 'object' })).toEqual({ type: 'object', properties: { tool_call_id: { enum: ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'] }, tool_name: { const: 'get_weather' }, parameters: { type: 'object' } } });
     expect(markedJsonGrammar(r7b, 'root ::= "{}"\nws ::= " "?', true)).toBe('root ::= "<|START_ACTION|>" "[" tool-call (", " tool-call)* "]" "<|END_ACTION|>"\ntool-call ::= "{}"\nws ::= " "?');
-    expect(markedJsonGrammar(MARKED_JSON_FORMATS['firefunction-v2'], 'root ::= "{}"', false)).toBe('root ::= " functools" "[" tool-call "]"\ntool-call ::= "{}"');
+    expect(markedJsonGrammar(MARKED_JSON_FORMATS['nemotron-v2'], 'root ::= "{}"', false)).toBe('root ::= "<TOOLCALL>" "[" tool-call "]" "</TOOLCALL>"\ntool-call ::= "{}"');
   });
 });
