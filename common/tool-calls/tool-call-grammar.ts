@@ -8,7 +8,7 @@
 import { argumentsKey, type ToolCallFormat } from './tool-call-format.js';
 import type { ToolFunction } from './tool-call-types.js';
 
-/** The formats whose call is one JSON object with `name` (Qwen3-Coder's XML, gpt-oss's harmony and the marked-array formats have their own: xml-tool-calls.ts, harmony-calls.ts, marked-json-calls.ts). */
+/** The formats whose call is one JSON object with `name` (Qwen3-Coder's XML, gpt-oss's harmony, the sectioned and the marked-array formats have their own: xml-tool-calls.ts, harmony-calls.ts, sectioned-calls.ts, marked-json-calls.ts). */
 export type JsonToolCallFormat = Extract<ToolCallFormat, 'hermes' | 'llama3' | 'mistral'>;
 
 /** A function's arguments schema; one without parameters takes an empty object (node-llama-cpp reads a schema of `{}` as null). */

@@ -7,6 +7,7 @@
 import { type ToolCallFormat } from './tool-call-format.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
 import { parseHarmonyCalls } from './harmony-calls.js';
+import { isSectionedFormat, parseSectionedCalls, SECTIONED_FORMATS, type SectionedFormatName } from './sectioned-calls.js';
 import { isMarkedJsonFormat, MARKED_JSON_FORMATS, parseMarkedJson, type MarkedJsonFormatName } from './marked-json-calls.js';
 import { parseXmlCalls } from './xml-tool-calls.js';
 import { parseJsonOr } from '../parse-json.js';
@@ -24,12 +25,17 @@ export const MARKERS: Record<ToolCallFormat, string> = {
   mistral: '[TOOL_CALLS]',
   'qwen3-xml': '<tool_call>',
   harmony: '<|channel|>',
+  ...(Object.fromEntries(Object.entries(SECTIONED_FORMATS).map(([name, format]) => [name, format.section[0]])) as Record<SectionedFormatName, string>),
   ...(Object.fromEntries(Object.entries(MARKED_JSON_FORMATS).map(([name, format]) => [name, format.open])) as Record<MarkedJsonFormatName, string>),
 };
 
 /** The markers a format's calls are written with (an engine writes them out when they are control tokens). */
 export function formatMarkers(format: ToolCallFormat): string[] {
   if (isMarkedJsonFormat(format)) return [MARKED_JSON_FORMATS[format].open, MARKED_JSON_FORMATS[format].close];
+  if (isSectionedFormat(format)) {
+    const { section, call, name, arguments: args } = SECTIONED_FORMATS[format];
+    return [...section, ...call, ...[name, ...args].flatMap((part) => part.match(/<[|｜][^>]*[|｜]>/g) ?? [])];
+  }
   return {
     hermes: ['<tool_call>', '</tool_call>'],
     'qwen3-xml': ['<tool_call>', '</tool_call>'],
@@ -111,7 +117,9 @@ function parseMistral(text: string): ParsedOutput {
 export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[] = []): ParsedOutput {
   const parsed = isMarkedJsonFormat(format)
     ? parseMarkedJson(MARKED_JSON_FORMATS[format], text)
-    : format === 'harmony'
+    : isSectionedFormat(format)
+      ? parseSectionedCalls(SECTIONED_FORMATS[format], text)
+      : format === 'harmony'
       ? parseHarmonyCalls(text)
       : format === 'hermes'
       ? parseHermes(text, false)

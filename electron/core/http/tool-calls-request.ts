@@ -10,6 +10,7 @@ import type { ChatMessage, ChatTemplateOptions } from '../../../common/tokenizer
 import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
 import { argumentsSchema, toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
 import { harmonyCallGrammar } from '../../../common/tool-calls/harmony-calls.js';
+import { isSectionedFormat, sectionedCallGrammar, SECTIONED_FORMATS } from '../../../common/tool-calls/sectioned-calls.js';
 import { isMarkedJsonFormat, markedJsonCallSchema, markedJsonGrammar, MARKED_JSON_FORMATS } from '../../../common/tool-calls/marked-json-calls.js';
 import { isTextParameter, xmlToolCallGrammar } from '../../../common/tool-calls/xml-tool-calls.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
@@ -83,6 +84,7 @@ async function forcedCallGrammar(format: ToolCallFormat, forced: readonly ToolFu
     return xmlToolCallGrammar(forced, valueGrammars, parallel);
   }
   if (format === 'harmony') return harmonyCallGrammar(forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))));
+  if (isSectionedFormat(format)) return sectionedCallGrammar(SECTIONED_FORMATS[format], forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))), parallel);
   if (isMarkedJsonFormat(format)) {
     const marked = MARKED_JSON_FORMATS[format];
     const calls = forced.map((tool) => markedJsonCallSchema(marked, tool.name, argumentsSchema(tool)));

@@ -1,0 +1,61 @@
+/**
+ * The sectioned tool-call formats (pure logic): the parses llama.cpp's tests/test-chat.cpp expects of
+ * Kimi K2's templates and of DeepSeek R1's (llama.cpp's template; the call's shape as its template writes
+ * it), whole and streamed, content before the section kept; and the forced call's grammar.
+ */
+import { describe, expect, it } from 'vitest';
+import { SECTIONED_FORMATS, sectionedCallGrammar } from '../../common/tool-calls/sectioned-calls.js';
+import { formatMarkers, parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
+import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js';
+
+const cases: { format: ToolCallFormat; text: string; content: string; calls: [string, unknown][] }[] = [
+  {
+    format: 'kimi-k2',
+    text: '<|tool_calls_section_begin|><|tool_call_begin|>functions.special_function:0<|tool_call_argument_begin|>{"arg1": 1}<|tool_call_end|><|tool_calls_section_end|>',
+    content: '',
+    calls: [['special_function', { arg1: 1 }]],
+  },
+  {
+    format: 'deepseek-r1',
+    text: 'Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n{"city": "Tokyo"}\n```<｜tool▁call▁end｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    content: 'Let me check.',
+    calls: [
+      ['get_time', { city: 'Tokyo' }],
+      ['get_weather', { city: 'Paris' }],
+    ],
+  },
+];
+
+describe('calls in a section', () => {
+  for (const c of cases) {
+    it(`${c.format}`, () => {
+      const whole = parseToolCalls(c.format, c.text);
+      expect(whole.content).toBe(c.content);
+      expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(c.calls);
+      const stream = new ToolCallStream(c.format);
+      const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
+      expect(events.flatMap((e) => (e.type === 'call' ? [e.call.name] : []))).toEqual(c.calls.map(([name]) => name));
+      expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('').trim()).toBe(c.content);
+    });
+  }
+
+  it('leaves text with no section as content', () => {
+    expect(parseToolCalls('kimi-k2', "Hello, world!\nWhat's up?")).toEqual({ content: "Hello, world!\nWhat's up?", calls: [] });
+  });
+
+  it('names the markers engines must write out', () => {
+    expect(formatMarkers('kimi-k2')).toEqual(['<|tool_calls_section_begin|>', '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>']);
+    expect(formatMarkers('deepseek-r1')).toContain('<｜tool▁sep｜>');
+  });
+
+  it("forces calls in the family's markers, each tool's arguments by its own grammar", () => {
+    expect(sectionedCallGrammar(SECTIONED_FORMATS['kimi-k2'], [{ name: 'get_weather' }], ['root ::= "{}"'], false).split('\n')).toEqual([
+      'root ::= "<|tool_calls_section_begin|>" sectioned-call "<|tool_calls_section_end|>"',
+      'sectioned-call ::= "<|tool_call_begin|>" "functions." "get_weather" ":" [0-9] "<|tool_call_argument_begin|>" a0-root "<|tool_call_end|>"',
+      'a0-root ::= "{}"',
+    ]);
+    expect(sectionedCallGrammar(SECTIONED_FORMATS['deepseek-r1'], [{ name: 'get_time' }], ['root ::= "{}"'], true).split('\n')[1]).toBe(
+      'sectioned-call ::= "<｜tool▁call▁begin｜>" "function<｜tool▁sep｜>" "get_time" "\\n```json\\n" a0-root "\\n```" "<｜tool▁call▁end｜>"',
+    );
+  });
+});
