@@ -5,8 +5,8 @@
  *   what the generated ChatML test model is given);
  * - `llama3`: Llama 3.1+, a bare `{"name": …, "parameters": …}` object, optionally after `<|python_tag|>`;
  * - `mistral`: `[TOOL_CALLS][{"name": …, "arguments": …}, …]`;
- * - `qwen3-xml`: Qwen3-Coder, Qwen3.5, Nemotron 3 Nano, StepFun 3.5: `<tool_call>\n<function=NAME>\n<parameter=ARG>\nvalue\n</parameter>\n…</function>\n</tool_call>`
- *   (a string parameter's value as it is, any other as JSON);
+ * - `qwen3-xml`, `seed-oss`, `minimax-m2`, `glm`: a function's name and its parameters as XML-like key
+ *   and value (xml-tool-calls.ts);
  * - `harmony`: gpt-oss, a commentary message to `functions.NAME` with the arguments' JSON (harmony-calls.ts);
  * - `deepseek-r1`, `kimi-k2`: calls in a section, each between its own markers (sectioned-calls.ts);
  * - `command-r7b`, `nemotron-v2`: a JSON array of calls between the family's markers
@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 
-export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral', 'qwen3-xml', 'harmony', 'deepseek-r1', 'kimi-k2', 'command-r7b', 'nemotron-v2']);
+export const toolCallFormatSchema = z.enum(['hermes', 'llama3', 'mistral', 'qwen3-xml', 'seed-oss', 'minimax-m2', 'glm', 'harmony', 'deepseek-r1', 'kimi-k2', 'command-r7b', 'nemotron-v2']);
 export type ToolCallFormat = z.infer<typeof toolCallFormatSchema>;
 
 /** The format of a chat template (its source text; null when the model has none and gets ChatML). */
@@ -26,6 +26,9 @@ function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
   if (templateSource.includes('<TOOLCALL>')) return 'nemotron-v2';
   if (templateSource.includes('<｜tool▁calls▁begin｜>') && templateSource.includes('function<｜tool▁sep｜>')) return 'deepseek-r1';
   if (templateSource.includes('<|tool_calls_section_begin|>')) return 'kimi-k2';
+  if (templateSource.includes('<seed:tool_call>')) return 'seed-oss';
+  if (templateSource.includes('<minimax:tool_call>')) return 'minimax-m2';
+  if (templateSource.includes('<arg_key>')) return 'glm';
   if (templateSource.includes('<tool_call>') && templateSource.includes('<function=') && templateSource.includes('<parameter=')) return 'qwen3-xml';
   if (templateSource.includes('<tool_call>')) return 'hermes';
   if (templateSource.includes('<|python_tag|>') || (templateSource.includes('ipython') && templateSource.includes('"parameters"'))) return 'llama3';

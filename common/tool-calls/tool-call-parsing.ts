@@ -9,7 +9,7 @@ import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
 import { parseHarmonyCalls } from './harmony-calls.js';
 import { isSectionedFormat, parseSectionedCalls, SECTIONED_FORMATS, type SectionedFormatName } from './sectioned-calls.js';
 import { isMarkedJsonFormat, MARKED_JSON_FORMATS, parseMarkedJson, type MarkedJsonFormatName } from './marked-json-calls.js';
-import { parseXmlCalls } from './xml-tool-calls.js';
+import { isXmlFormat, parseXmlCalls, XML_FORMATS, type XmlFormatName } from './xml-tool-calls.js';
 import { parseJsonOr } from '../parse-json.js';
 
 export interface ParsedOutput {
@@ -23,7 +23,7 @@ export const MARKERS: Record<ToolCallFormat, string> = {
   hermes: '<tool_call>',
   llama3: '<|python_tag|>',
   mistral: '[TOOL_CALLS]',
-  'qwen3-xml': '<tool_call>',
+  ...(Object.fromEntries(Object.entries(XML_FORMATS).map(([name, format]) => [name, format.call[0].trim()])) as Record<XmlFormatName, string>),
   harmony: '<|channel|>',
   ...(Object.fromEntries(Object.entries(SECTIONED_FORMATS).map(([name, format]) => [name, format.section[0]])) as Record<SectionedFormatName, string>),
   ...(Object.fromEntries(Object.entries(MARKED_JSON_FORMATS).map(([name, format]) => [name, format.open])) as Record<MarkedJsonFormatName, string>),
@@ -32,13 +32,13 @@ export const MARKERS: Record<ToolCallFormat, string> = {
 /** The markers a format's calls are written with (an engine writes them out when they are control tokens). */
 export function formatMarkers(format: ToolCallFormat): string[] {
   if (isMarkedJsonFormat(format)) return [MARKED_JSON_FORMATS[format].open, MARKED_JSON_FORMATS[format].close];
+  if (isXmlFormat(format)) return XML_FORMATS[format].call.map((marker) => marker.trim());
   if (isSectionedFormat(format)) {
     const { section, call, name, arguments: args } = SECTIONED_FORMATS[format];
     return [...section, ...call, ...[name, ...args].flatMap((part) => part.match(/<[|｜][^>]*[|｜]>/g) ?? [])];
   }
   return {
     hermes: ['<tool_call>', '</tool_call>'],
-    'qwen3-xml': ['<tool_call>', '</tool_call>'],
     llama3: ['<|python_tag|>'],
     mistral: ['[TOOL_CALLS]', '[ARGS]'],
     harmony: ['<|start|>', '<|channel|>', '<|constrain|>', '<|message|>', '<|end|>'],
@@ -47,6 +47,9 @@ export function formatMarkers(format: ToolCallFormat): string[] {
 
 /** Where else a format's calls may start: Qwen3-Coder's first call without its `<tool_call>`; a harmony message's header or recipient. */
 const OTHER_STARTS: Partial<Record<ToolCallFormat, string[]>> = { 'qwen3-xml': ['<function='], harmony: ['<|start|>assistant', ' to=functions.'] };
+
+/** The marker a call closes with, where calls go out as they close (Hermes and the XML formats). */
+const closeOf = (format: ToolCallFormat): string | null => (format === 'hermes' ? HERMES_CLOSE : isXmlFormat(format) ? XML_FORMATS[format].call[1] : null);
 
 /** One call from a parsed JSON value, or null when it is not one. */
 function callOf(value: unknown): ParsedToolCall | null {
@@ -113,21 +116,19 @@ function parseMistral(text: string): ParsedOutput {
   return { content: before, calls: named };
 }
 
+/** The calls in `text` by its format's parser, and the text before them. */
+function parseFormat(format: ToolCallFormat, text: string, tools: readonly ToolFunction[]): ParsedOutput {
+  if (isMarkedJsonFormat(format)) return parseMarkedJson(MARKED_JSON_FORMATS[format], text);
+  if (isSectionedFormat(format)) return parseSectionedCalls(SECTIONED_FORMATS[format], text);
+  if (isXmlFormat(format)) return parseXmlCalls(XML_FORMATS[format], text, tools, false);
+  if (format === 'harmony') return parseHarmonyCalls(text);
+  if (format === 'hermes') return parseHermes(text, false);
+  return format === 'llama3' ? parseLlama3(text) : parseMistral(text);
+}
+
 /** The calls in a whole output, and the text around them (`tools`: the offered ones, whose schemas type an XML call's values). */
 export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[] = []): ParsedOutput {
-  const parsed = isMarkedJsonFormat(format)
-    ? parseMarkedJson(MARKED_JSON_FORMATS[format], text)
-    : isSectionedFormat(format)
-      ? parseSectionedCalls(SECTIONED_FORMATS[format], text)
-      : format === 'harmony'
-      ? parseHarmonyCalls(text)
-      : format === 'hermes'
-      ? parseHermes(text, false)
-      : format === 'llama3'
-        ? parseLlama3(text)
-        : format === 'mistral'
-          ? parseMistral(text)
-          : parseXmlCalls(text, tools, false);
+  const parsed = parseFormat(format, text, tools);
   return parsed.calls.length > 0 ? { content: parsed.content.trim(), calls: parsed.calls } : { content: text, calls: [] };
 }
 
@@ -183,14 +184,15 @@ export class ToolCallStream {
       return [...this.contentUpTo(start.at), ...this.closedHermesCalls()];
     }
     // Parsed again only when a call closed in this delta (a `</tool_call>` ending past what was there).
-    return this.text.includes(HERMES_CLOSE, Math.max(this.callsAt, before - HERMES_CLOSE.length + 1)) ? this.closedHermesCalls() : [];
+    const close = closeOf(this.format);
+    return close !== null && this.text.includes(close, Math.max(this.callsAt, before - close.length + 1)) ? this.closedHermesCalls() : [];
   }
 
   /** The Hermes and XML calls closed so far and not yet sent (the other formats have no closing marker: at the end). */
   private closedHermesCalls(): ToolCallEvent[] {
     const rest = this.text.slice(this.callsAt!);
     if (this.format === 'hermes') return this.newCalls(parseHermes(rest, true).calls);
-    return this.format === 'qwen3-xml' ? this.newCalls(parseXmlCalls(rest, this.tools, true).calls) : [];
+    return isXmlFormat(this.format) ? this.newCalls(parseXmlCalls(XML_FORMATS[this.format], rest, this.tools, true).calls) : [];
   }
 
   /** What is left once the output ended: the calls not yet sent, then the content after them. */

@@ -24,7 +24,7 @@ const weather = {
 };
 
 /** The tool-call format each family's template is read in (a template that renders no tools gets Hermes in a system prompt). */
-const FORMATS: Partial<Record<FamilyName, string>> = { 'deepseek-r1': 'deepseek-r1', 'kimi-k2': 'kimi-k2', 'gpt-oss': 'harmony', 'qwen3-coder': 'qwen3-xml', 'command-r7b': 'command-r7b', 'llama3.1': 'llama3', 'mistral-small-3.2': 'mistral', 'hermes3-tools': 'hermes', qwen3: 'hermes' };
+const FORMATS: Partial<Record<FamilyName, string>> = { 'glm-4.6': 'glm', 'seed-oss': 'seed-oss', 'deepseek-r1': 'deepseek-r1', 'kimi-k2': 'kimi-k2', 'gpt-oss': 'harmony', 'qwen3-coder': 'qwen3-xml', 'command-r7b': 'command-r7b', 'llama3.1': 'llama3', 'mistral-small-3.2': 'mistral', 'hermes3-tools': 'hermes', qwen3: 'hermes' };
 
 /**
  * A thinking family, and the grammar that makes the random model think and then answer in its syntax
@@ -37,9 +37,9 @@ const THINKING: Partial<Record<FamilyName, { grammar: string; open: boolean }>> 
 };
 
 /** The families whose template thinks (as llama.cpp finds it); Qwen3-Coder's does not. */
-const THINKS = new Set<FamilyName>(['qwen3', 'gpt-oss', 'deepseek-r1-distill-llama', 'deepseek-r1', 'kimi-k2', 'gemma4', 'command-r7b', 'granite-3.3']);
+const THINKS = new Set<FamilyName>(['qwen3', 'gpt-oss', 'deepseek-r1-distill-llama', 'deepseek-r1', 'kimi-k2', 'glm-4.6', 'seed-oss', 'gemma4', 'command-r7b', 'granite-3.3']);
 
-const FAMILIES: FamilyName[] = ['qwen3', 'llama3.1', 'hermes3-tools', 'mistral-small-3.2', 'gemma4', 'gpt-oss', 'deepseek-r1-distill-llama', 'deepseek-r1', 'kimi-k2', 'qwen3-coder', 'command-r7b', 'granite-3.3'];
+const FAMILIES: FamilyName[] = ['qwen3', 'llama3.1', 'hermes3-tools', 'mistral-small-3.2', 'gemma4', 'gpt-oss', 'deepseek-r1-distill-llama', 'deepseek-r1', 'kimi-k2', 'glm-4.6', 'seed-oss', 'qwen3-coder', 'command-r7b', 'granite-3.3'];
 
 async function checkChatAndTools(client: OpenAI, model: string): Promise<void> {
   const first = [{ role: 'user' as const, content: 'Hello, who are you?' }];

@@ -1,13 +1,14 @@
 /**
- * Qwen3-Coder's XML tool calls (pure logic): the parses llama.cpp's tests/test-chat.cpp expects of its
+ * The XML-like tool calls (pure logic): the parses llama.cpp's tests/test-chat.cpp expects of its
  * Qwen3-Coder template (a call, one without its `<tool_call>`, content before it, parallel calls, multiline
- * and unicode string values, HTML in a string, a JSON array value, arguments in any order), whole and
- * streamed a character at a time; and the forced call's grammar.
+ * and unicode string values, HTML in a string, a JSON array value, arguments in any order) and of Seed-OSS,
+ * GLM 4.6 / 4.7 and MiniMax M2, whole and streamed a character at a time; and the forced call's grammar.
  */
 import { describe, expect, it } from 'vitest';
 import { parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
 import type { ToolFunction } from '../../common/tool-calls/tool-call-types.js';
-import { prefixRules, xmlToolCallGrammar } from '../../common/tool-calls/xml-tool-calls.js';
+import { prefixRules, XML_FORMATS, xmlToolCallGrammar } from '../../common/tool-calls/xml-tool-calls.js';
+import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js';
 
 const object = (properties: Record<string, unknown>, required: string[] = Object.keys(properties)) => ({ type: 'object', properties, required });
 const tools: ToolFunction[] = [
@@ -21,7 +22,7 @@ const tools: ToolFunction[] = [
 
 const call = (name: string, params: [string, string][]): string => `<function=${name}>\n${params.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('')}</function>\n`;
 
-const cases: { name: string; text: string; content: string; calls: [string, unknown][] }[] = [
+const cases: { name: string; format?: ToolCallFormat; text: string; content: string; calls: [string, unknown][] }[] = [
   { name: 'a call', text: `<tool_call>\n${call('special_function', [['arg1', '1']])}</tool_call>`, content: '', calls: [['special_function', { arg1: 1 }]] },
   { name: 'a first call without its <tool_call>', text: `${call('special_function', [['arg1', '1']])}</tool_call>`, content: '', calls: [['special_function', { arg1: 1 }]] },
   { name: 'content before the call', text: `Let me call it.\n${call('special_function', [['arg1', '1']])}</tool_call>`, content: 'Let me call it.', calls: [['special_function', { arg1: 1 }]] },
@@ -49,15 +50,35 @@ const cases: { name: string; text: string; content: string; calls: [string, unkn
     content: '',
     calls: [['edit', { newString: '#include', filename: 'foo.c', oldString: '#iclunde' }]],
   },
+  {
+    name: 'Seed-OSS, parallel',
+    format: 'seed-oss',
+    text: '<seed:tool_call>\n<function=special_function>\n<parameter=arg1>1</parameter>\n</function>\n</seed:tool_call>\n<seed:tool_call>\n<function=special_function_with_opt>\n<parameter=arg1>1</parameter>\n<parameter=arg2>2</parameter>\n</function>\n</seed:tool_call>',
+    content: '',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['special_function_with_opt', { arg1: 1, arg2: 2 }],
+    ],
+  },
+  { name: 'GLM 4.6', format: 'glm', text: '<tool_call>special_function\n<arg_key>arg1</arg_key>\n<arg_value>1</arg_value>\n</tool_call>', content: '', calls: [['special_function', { arg1: 1 }]] },
+  { name: 'GLM 4.7, no newlines', format: 'glm', text: '<tool_call>special_function<arg_key>arg1</arg_key><arg_value>1</arg_value></tool_call>', content: '', calls: [['special_function', { arg1: 1 }]] },
+  {
+    name: 'MiniMax M2',
+    format: 'minimax-m2',
+    text: '<minimax:tool_call>\n<invoke name="special_function">\n<parameter name="arg1">1</parameter>\n</invoke>\n</minimax:tool_call>',
+    content: '',
+    calls: [['special_function', { arg1: 1 }]],
+  },
 ];
 
 describe('Qwen3-Coder XML calls', () => {
   for (const c of cases) {
     it(c.name, () => {
-      const whole = parseToolCalls('qwen3-xml', c.text, tools);
+      const format = c.format ?? 'qwen3-xml';
+      const whole = parseToolCalls(format, c.text, tools);
       expect(whole.content).toBe(c.content);
       expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(c.calls);
-      const stream = new ToolCallStream('qwen3-xml', Number.POSITIVE_INFINITY, tools);
+      const stream = new ToolCallStream(format, Number.POSITIVE_INFINITY, tools);
       const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
       expect(events.filter((e) => e.type === 'content').map((e) => (e.type === 'content' ? e.text : '')).join('').trim()).toBe(c.content);
       expect(events.flatMap((e) => (e.type === 'call' ? [[e.call.name, JSON.parse(e.call.arguments)]] : []))).toEqual(c.calls);
@@ -76,6 +97,7 @@ describe('the forced XML call grammar', () => {
 
   it("writes each parameter in the format: text for a string, the value's grammar otherwise, one of an enum's values", () => {
     const grammar = xmlToolCallGrammar(
+      XML_FORMATS['qwen3-xml'],
       [{ name: 'get_weather', parameters: object({ city: { type: 'string', enum: ['Paris', 'Rome'] }, days: { type: 'integer' }, note: { type: 'string' } }) }],
       [[null, 'root ::= [0-9]+', null]],
       false,
@@ -86,5 +108,10 @@ describe('the forced XML call grammar', () => {
       'xml-text ::= [^<]+',
       'v0-1-root ::= [0-9]+',
     ]);
+  });
+
+  it("writes GLM's keys and values with no function wrapper", () => {
+    const grammar = xmlToolCallGrammar(XML_FORMATS.glm, [{ name: 'f', parameters: object({ a: { type: 'string' } }) }], [[null]], false);
+    expect(grammar.split('\n')[1]).toBe('xml-call ::= "<tool_call>" ("f\\n" "<arg_key>a</arg_key>\\n<arg_value>" (xml-text) "</arg_value>\\n") "</tool_call>"');
   });
 });

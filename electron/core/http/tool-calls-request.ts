@@ -12,7 +12,7 @@ import { argumentsSchema, toolCallSchema, wrapToolCallGrammar } from '../../../c
 import { harmonyCallGrammar } from '../../../common/tool-calls/harmony-calls.js';
 import { isSectionedFormat, sectionedCallGrammar, SECTIONED_FORMATS } from '../../../common/tool-calls/sectioned-calls.js';
 import { isMarkedJsonFormat, markedJsonCallSchema, markedJsonGrammar, MARKED_JSON_FORMATS } from '../../../common/tool-calls/marked-json-calls.js';
-import { isTextParameter, xmlToolCallGrammar } from '../../../common/tool-calls/xml-tool-calls.js';
+import { isTextParameter, isXmlFormat, XML_FORMATS, xmlToolCallGrammar } from '../../../common/tool-calls/xml-tool-calls.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
 import { withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
 import type { Tokenizer } from '../tokenizer.js';
@@ -77,11 +77,11 @@ function forcedTools(body: ChatCompletionRequest): ToolFunction[] {
 
 /** The grammar of a forced answer in the family's format: one call to one of `forced` (`parallel`: one or more). */
 async function forcedCallGrammar(format: ToolCallFormat, forced: readonly ToolFunction[], parallel: boolean, schemaGrammar: (schema: Record<string, unknown>) => Promise<string>): Promise<string> {
-  if (format === 'qwen3-xml') {
+  if (isXmlFormat(format)) {
     const valueGrammars = await Promise.all(
       forced.map((tool) => Promise.all(Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>))))),
     );
-    return xmlToolCallGrammar(forced, valueGrammars, parallel);
+    return xmlToolCallGrammar(XML_FORMATS[format], forced, valueGrammars, parallel);
   }
   if (format === 'harmony') return harmonyCallGrammar(forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))));
   if (isSectionedFormat(format)) return sectionedCallGrammar(SECTIONED_FORMATS[format], forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))), parallel);
