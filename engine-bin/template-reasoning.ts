@@ -6,6 +6,7 @@
  * keeps it in C++; what it decides sets `enable_thinking`'s default (llama-server's) and the tags core
  * separates `reasoning_content` by.
  */
+import { escapeRegExp as escape } from '../common/regexp-text.js';
 
 /** A probe render: the template on raw messages (null when it throws), as llama.cpp's `apply_template` renders. */
 export type ProbeRender = (messages: Record<string, unknown>[], options: { addGenerationPrompt: boolean; enableThinking: boolean; tools?: Record<string, unknown>[] }) => string | null;
@@ -150,8 +151,6 @@ export function diffSplit(left: string, right: string): { prefix: string; left: 
 
 const MARKER = String.raw`(?:<[^>]*>|\[[^\]]*\])`;
 const SPACE = String.raw`[ \t\n\r]*`;
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /** The marker (and spaces) before and after `content` in `text`, wrapped (`<a> content </a>`) or only after it. */
 function tagsAround(text: string, content: string, requirePost: boolean): { pre: string; post: string } | null {
   const wrapped = new RegExp(`(${MARKER}${SPACE})${escape(content)}(${SPACE}${MARKER}${SPACE})`).exec(text);

@@ -8,7 +8,7 @@
  */
 import { parseJsonOr } from '../parse-json.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
-import { prefixRules } from './xml-tool-calls.js';
+import { prefixRules } from './tool-call-grammar.js';
 
 const MESSAGE = /(?:<\|start\|>assistant)?((?:\s*to=[^\s<]+)?)\s*<\|channel\|>(analysis|commentary|final)((?:\s+to=[^\s<]+)?)(?:\s*<\|constrain\|>\s*\w+)?\s*<\|message\|>([\s\S]*?)(?=<\|start\|>|<\|end\|>|<\|call\|>|$)/g;
 

@@ -6,6 +6,7 @@
  * Read whole (`parseMarkedJson`) and forced under a grammar (`markedJsonGrammar`). Pure: no model, no I/O.
  */
 import { parseJsonOr } from '../parse-json.js';
+import { asToolCallRule } from './tool-call-grammar.js';
 import type { ParsedToolCall } from './tool-call-types.js';
 
 export interface MarkedJsonFormat {
@@ -58,8 +59,6 @@ export function markedJsonCallSchema(format: MarkedJsonFormat, name: string, par
 
 /** The whole grammar of a forced answer in the format: its markers around an array of one call (`parallel`: one or more), `callRoot` the call's JSON-schema grammar. */
 export function markedJsonGrammar(format: MarkedJsonFormat, callGrammar: string, parallel: boolean): string {
-  const root = /^root ::= (.*)$/m.exec(callGrammar);
-  if (!root) throw new Error('the JSON-schema grammar has no root rule');
-  const rules = callGrammar.replace(/^root ::= .*$/m, () => `tool-call ::= ${root[1]!}`);
+  const rules = asToolCallRule(callGrammar);
   return `root ::= ${JSON.stringify(format.open)} "[" tool-call${parallel ? ' (", " tool-call)*' : ''} "]" ${JSON.stringify(format.close)}\n${rules}`;
 }

@@ -5,9 +5,10 @@
  * - `kimi-k2`: `<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…<|tool_calls_section_end|>`.
  * Read whole (`parseSectionedCalls`) and forced under a grammar (`sectionedCallGrammar`). Pure: no model, no I/O.
  */
+import { escapeRegExp as escape } from '../regexp-text.js';
 import { parseJsonOr } from '../parse-json.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
-import { prefixRules } from './xml-tool-calls.js';
+import { prefixRules } from './tool-call-grammar.js';
 
 export interface SectionedFormat {
   section: [open: string, close: string];
@@ -37,8 +38,6 @@ export const SECTIONED_FORMATS = {
 export type SectionedFormatName = keyof typeof SECTIONED_FORMATS;
 
 export const isSectionedFormat = (format: string): format is SectionedFormatName => format in SECTIONED_FORMATS;
-
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The calls in the format's section (each whose arguments parse), and the text before the section. */
 export function parseSectionedCalls(format: SectionedFormat, text: string): { content: string; calls: ParsedToolCall[] } {

@@ -29,14 +29,26 @@ export function toolCallSchema(format: JsonToolCallFormat, tools: readonly ToolF
 /** The root rule of the JSON-schema grammar (engine-bin/json-schema-grammar.ts: node-llama-cpp's, ending with the value). */
 const JSON_ROOT = /^root ::= (.*)$/m;
 
+/** A call's JSON-schema grammar with its root renamed `tool-call`, to be wrapped in a format's markers. */
+export function asToolCallRule(callGrammar: string): string {
+  const root = JSON_ROOT.exec(callGrammar);
+  if (!root) throw new Error('the JSON-schema grammar has no root rule');
+  return callGrammar.replace(JSON_ROOT, () => `tool-call ::= ${root[1]!}`);
+}
+
+/** `grammar`'s rules renamed with `prefix` (its root becomes `<prefix>root`): literals and character classes left as they are. */
+export function prefixRules(grammar: string, prefix: string): string {
+  const names = new Set([...grammar.matchAll(/^([A-Za-z][\w-]*) ::=/gm)].map((m) => m[1]!));
+  return grammar.replace(/"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[A-Za-z][\w-]*/g, (token) => (names.has(token) ? `${prefix}${token}` : token));
+}
+
+
 /**
  * The whole grammar of a forced answer: the JSON-schema grammar of one call (`callGrammar`, its root
  * renamed `tool-call`) inside the format's markers; with `parallel`, one or more calls, else exactly one.
  */
 export function wrapToolCallGrammar(format: JsonToolCallFormat, callGrammar: string, parallel: boolean): string {
-  const root = JSON_ROOT.exec(callGrammar);
-  if (!root) throw new Error('the JSON-schema grammar has no root rule');
-  const rules = callGrammar.replace(JSON_ROOT, () => `tool-call ::= ${root[1]!}`);
+  const rules = asToolCallRule(callGrammar);
   const wrapped = {
     hermes: `"<tool_call>\\n" tool-call "\\n</tool_call>"${parallel ? ' ("\\n<tool_call>\\n" tool-call "\\n</tool_call>")*' : ''}`,
     llama3: `tool-call${parallel ? ' ("; " tool-call)*' : ''}`,

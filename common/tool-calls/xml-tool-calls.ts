@@ -9,7 +9,9 @@
  * - `glm`: `<tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call>`.
  * Read whole or as calls close (`parseXmlCalls`), forced under a grammar (`xmlToolCallGrammar`). Pure.
  */
+import { escapeRegExp as escape } from '../regexp-text.js';
 import { parseJsonOr } from '../parse-json.js';
+import { prefixRules } from './tool-call-grammar.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
 
 /** A format as it is written (`{name}`: the function's or the parameter's name; newlines as the template writes them). */
@@ -39,8 +41,6 @@ export function isTextParameter(schema: unknown): boolean {
   if (type === 'string' || typeof constant === 'string') return true;
   return Array.isArray(values) && values.length > 0 && values.every((v) => typeof v === 'string');
 }
-
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * A piece of the format as a pattern: `{name}` captured, a newline next to a value optional (`\n?`), any
@@ -92,12 +92,6 @@ export function parseXmlCalls(format: XmlFormat, text: string, tools: readonly T
     calls.push({ name, arguments: argumentsOf(format, match[2]!, tools.find((tool) => tool.name === name)) });
   }
   return { content: first < 0 ? text : text.slice(0, first), calls };
-}
-
-/** `grammar`'s rules renamed with `prefix` (its root becomes `<prefix>root`): literals and character classes left as they are. */
-export function prefixRules(grammar: string, prefix: string): string {
-  const names = new Set([...grammar.matchAll(/^([A-Za-z][\w-]*) ::=/gm)].map((m) => m[1]!));
-  return grammar.replace(/"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[A-Za-z][\w-]*/g, (token) => (names.has(token) ? `${prefix}${token}` : token));
 }
 
 /**

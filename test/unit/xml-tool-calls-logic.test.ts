@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
 import type { ToolFunction } from '../../common/tool-calls/tool-call-types.js';
-import { prefixRules, XML_FORMATS, xmlToolCallGrammar } from '../../common/tool-calls/xml-tool-calls.js';
+import { prefixRules } from '../../common/tool-calls/tool-call-grammar.js';
+import { XML_FORMATS, xmlToolCallGrammar } from '../../common/tool-calls/xml-tool-calls.js';
 import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js';
 
 const object = (properties: Record<string, unknown>, required: string[] = Object.keys(properties)) => ({ type: 'object', properties, required });
