@@ -139,6 +139,20 @@ describe.each([
     expect(second.done.timings.prefillTokens).toBeLessThan(turn.length - 60);
   });
 
+  it("serves embeddings through a Manifold node's /v1/embeddings (the vectors it gives directly); a llama-server peer is not asked", async () => {
+    if (kind === 'llama-server') {
+      expect(client.embed).toBeUndefined();
+      return;
+    }
+    const inputs = [[1, ...promptTokens(12)], [1, ...promptTokens(5, 7)]];
+    const vectors = await client.embed!(inputs);
+    const direct = (await (await fetch(`${link.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: inputs }) })).json()) as { data: { embedding: number[] }[] };
+    expect(vectors).toHaveLength(2);
+    expect(vectors[0]!.length).toBeGreaterThan(0);
+    expect(vectors).toEqual(direct.data.map((d) => d.embedding));
+    expect(vectors[0]).not.toEqual(vectors[1]);
+  });
+
   it('reads a long, fast stream a frame apart without losing a token: as many ids come as the peer says it made', async () => {
     // Hundreds of tokens a second on the tiny model: after its first events, core reads the stream a frame apart.
     const long = await generation(client, { tokens: [1, ...promptTokens(31, 5)], maxTokens: 300, ignoreEos: true, sampling: { temperature: 0 } });

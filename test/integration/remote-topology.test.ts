@@ -3,7 +3,8 @@
  * a TCP proxy that can stall the link) and a real Manifold node. Conversations return to the replica that
  * holds them, each kind reporting its cached tokens; a stalled link and a killed llama-server lose no
  * request before its first token; the remote comes back when its link or process does; a peer serving
- * another model is refused, saying which model it serves.
+ * another model is refused, saying which model it serves; a front of llama-server children takes its
+ * embeddings from a Manifold peer, and from its own embedding engine once the peer is gone.
  */
 import { describe, expect, it } from 'vitest';
 import { startLlamaServerNode, type LlamaServerNode } from '../../bench/llama-server-node.js';
@@ -111,5 +112,26 @@ describe('one front over local and remote replicas', () => {
     expect(front.workstation.replicas.replicaView()[1]!.state).not.toBe('ready');
     const served = await complete(front, promptTokens(80));
     expect(served.replica).toBe(0);
+  }, 300_000);
+
+  it('takes embeddings from a Manifold peer ahead of its own embedding engine (llama-server children serve none), and from the engine once the peer is gone', async () => {
+    const peer = await startServed({ replicas: 1, engine: { contextSize: 1024, slots: 1, threads: 1 } });
+    const front = await startServed({ replicas: [{ gpus: [] }, { url: peer.front.url, kind: 'manifold', timeouts: TIMEOUTS }], engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
+    await waitFor(() => (front.workstation.replicas.replicaView()[1]!.state === 'ready' ? true : undefined), 'the peer to be ready', 60_000);
+    const embed = async (at: Served): Promise<number[]> => {
+      const response = await fetch(`${at.front.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'the same words' }) });
+      const body = (await response.json()) as { data: { embedding: number[] }[]; error?: { message: string } };
+      if (!response.ok) throw new Error(`HTTP ${response.status}: ${body.error?.message}`);
+      return body.data[0]!.embedding;
+    };
+    const fromPeer = await embed(front);
+    expect(fromPeer).toEqual(await embed(peer));
+    const engineStarted = (): boolean => front.logs.some((line) => line.includes('[embeddings] serving embeddings'));
+    expect(engineStarted()).toBe(false);
+    await peer.close();
+    await waitFor(() => (front.workstation.replicas.replicaView()[1]!.state !== 'ready' ? true : undefined), 'the front to see the peer gone', 60_000);
+    const fromEngine = await embed(front);
+    expect(engineStarted()).toBe(true);
+    expect(fromEngine.map((v) => v.toFixed(4))).toEqual(fromPeer.map((v) => v.toFixed(4)));
   }, 300_000);
 });

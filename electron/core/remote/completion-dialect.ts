@@ -5,7 +5,7 @@
  * the client (remote-client.ts) only moves bytes and timers. The peer's JSON crosses a process boundary:
  * every chunk is checked by a zod schema (extra fields allowed) and a malformed one is named.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { GeneratedLogprob, GenerateRequest, SlotView } from '../../../common/engine-protocol.js';
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 
@@ -69,6 +69,20 @@ export interface CompletionDialect {
   slots(body: unknown): Parsed<SlotView[]>;
   /** Saving, restoring and filling one slot (a local llama-server's live resize); null where the peer has none. */
   readonly slotState: SlotStateDialect | null;
+  /** Where the peer serves embeddings of token-id inputs (OpenAI's `/v1/embeddings`); null where it is not asked (llama-server runs without `--embeddings`). */
+  readonly embeddingsPath: string | null;
+}
+
+const embeddingsAnswerSchema = z.object({ data: z.array(z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number()) })) });
+
+/** The vectors of an OpenAI embeddings answer, in input order (`count` inputs were sent). */
+export function readEmbeddings(body: unknown, count: number): Parsed<number[][]> {
+  const parsed = parsePeerJson(embeddingsAnswerSchema, body, 'the embeddings');
+  if (!parsed.ok) return parsed;
+  const vectors: number[][] = [];
+  for (const item of parsed.value.data) vectors[item.index] = item.embedding;
+  const missing = Array.from({ length: count }, (_, i) => i).find((i) => !vectors[i]);
+  return missing === undefined && vectors.length === count ? { ok: true, value: vectors } : { ok: false, problem: `the embeddings: ${count} inputs were sent and ${parsed.value.data.length} vectors came back` };
 }
 
 /** What one slot save or restore did. */

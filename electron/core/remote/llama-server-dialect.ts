@@ -187,6 +187,7 @@ export const llamaServerDialect: CompletionDialect = {
   },
   slotsPath: '/slots',
   slotState: llamaServerSlotState,
+  embeddingsPath: null,
   slots(raw: unknown): Parsed<SlotView[]> {
     const parsed = parsePeerJson(slotsSchema, raw, 'the slots');
     if (!parsed.ok) return parsed;

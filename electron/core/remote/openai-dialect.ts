@@ -121,6 +121,7 @@ export const openAiDialect: CompletionDialect = {
   read: readChunk,
   slotsPath: null,
   slotState: null,
+  embeddingsPath: '/v1/embeddings',
   slots: () => ({ ok: true, value: [] }),
 };
 
@@ -142,6 +143,7 @@ export const manifoldDialect: CompletionDialect = {
   read: readChunk,
   slotsPath: '/slots',
   slotState: null,
+  embeddingsPath: '/v1/embeddings',
   slots(raw: unknown): Parsed<SlotView[]> {
     const parsed = parsePeerJson(manifoldSlotsSchema, raw, 'the slots');
     if (!parsed.ok) return parsed;

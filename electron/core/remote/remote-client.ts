@@ -12,11 +12,11 @@ import { generateRequestSchema, type GenerateDone, type GenerateRequest, type Ge
 import { firstIssueInWords, inWords } from '../../../common/issue-words.js';
 import type { PrefixBorrow, PrefixRestoreReport } from '../../../common/prefix-cache.js';
 import { EngineRequestError, type GenerationHandle, type StartedInfo, type TokenChunk } from '../engine/engine-client.js';
-import type { CompletionDialect, SlotStateDialect, SlotStateResult } from './completion-dialect.js';
+import { readEmbeddings, type CompletionDialect, type SlotStateDialect, type SlotStateResult } from './completion-dialect.js';
 import { GenerationTally } from './generation-tally.js';
 import { STREAM_GAP_MS } from '../../../common/turn-batch.js';
 import { getPeerJson, postPeerJson, postPeerStream, type PeerAddress, type PeerStream } from './peer-http.js';
-import { describePeerFailure, peerRefusal, RemoteLostError } from './remote-errors.js';
+import { describePeerFailure, peerErrorWords, peerRefusal, RemoteLostError } from './remote-errors.js';
 import type { RemoteTimeouts } from '../config/remote-plan.js';
 import { SseParser } from './sse-parser.js';
 import { NOT_JSON, parseJsonOr } from '../../../common/parse-json.js';
@@ -69,7 +69,13 @@ export class RemoteClient {
   /** The running generations: how to fail each as lost, and whether it has streamed a token. */
   private readonly running = new Map<number, { lose: (problem: string) => void; tokensSeen: () => boolean }>();
 
-  constructor(private readonly options: RemoteClientOptions) {}
+  /** One vector per input (token ids), from the peer's embeddings endpoint; absent where its dialect has none. */
+  readonly embed?: (inputs: readonly (readonly number[])[]) => Promise<number[][]>;
+
+  constructor(private readonly options: RemoteClientOptions) {
+    const path = options.dialect.embeddingsPath;
+    if (path !== null) this.embed = (inputs) => this.embedAt(path, inputs);
+  }
 
   get url(): string {
     return this.options.peer.url;
@@ -242,6 +248,17 @@ export class RemoteClient {
     if (answer.status !== 200) throw peerRefusal(peer.url, answer.status, answer.body);
     const read = dialect.slots(answer.body);
     if (!read.ok) throw new RemoteLostError(peer.url, `listed its slots in a shape it should not: ${read.problem}`);
+    return read.value;
+  }
+
+  private async embedAt(path: string, inputs: readonly (readonly number[])[]): Promise<number[][]> {
+    const { peer, model, timeouts } = this.options;
+    const answer = await postPeerJson(peer, path, { ...(model !== null ? { model } : {}), input: inputs, encoding_format: 'float' }, timeouts.firstTokenMs);
+    // A peer without embeddings (404, 405, 501) is passed over like a lost one: another replica serves them.
+    if ([404, 405, 501].includes(answer.status)) throw new RemoteLostError(peer.url, `does not serve embeddings (POST ${path} answered ${answer.status}: ${peerErrorWords(answer.body).message})`);
+    if (answer.status !== 200) throw peerRefusal(peer.url, answer.status, answer.body);
+    const read = readEmbeddings(answer.body, inputs.length);
+    if (!read.ok) throw new RemoteLostError(peer.url, `answered POST ${path} in a shape it should not: ${read.problem}`);
     return read.value;
   }
 

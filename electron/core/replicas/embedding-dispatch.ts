@@ -1,7 +1,8 @@
 /**
- * Where an embedding request goes: the least loaded ready replica that serves embeddings (the fewest
- * running requests per slot, then the fewest embeddings running). Not queued, since embeddings take no
- * slot; a replica that dies under it hands the request to the next one.
+ * Where an embedding request goes: the least loaded ready replica that serves embeddings (a node-llama-cpp
+ * engine, or a Manifold or OpenAI peer: the fewest running requests per slot, then the fewest embeddings
+ * running). Not queued, since embeddings take no slot; a replica that dies under it, or a peer that turns
+ * out not to serve them, hands the request to the next one.
  */
 import { EngineExitedError } from '../engine/engine-client.js';
 import type { LogSink } from '../logging/core-log.js';
@@ -18,8 +19,8 @@ export async function embedOnLeastLoaded(replicas: readonly Replica[], inputs: r
     const candidates = ready.filter((r) => r.driver.client?.embed && !tried.has(r.index)).sort((a, b) => load(a)[0] - load(b)[0] || load(a)[1] - load(b)[1]);
     const replica = candidates[0];
     if (!replica) {
-      if (tried.size > 0) throw new NoReplicaError(`replicas ${[...tried].join(', ')} died before answering and no other replica serves embeddings`);
-      throw new EmbeddingsUnsupportedError('no replica serves embeddings: only node-llama-cpp engines do (llama-server children run without --embeddings, and remote peers are not asked)');
+      if (tried.size > 0) throw new NoReplicaError(`replicas ${[...tried].join(', ')} could not answer and no other replica serves embeddings`);
+      throw new EmbeddingsUnsupportedError('no replica serves embeddings: node-llama-cpp engines and Manifold or OpenAI peers do (llama-server runs without --embeddings)');
     }
     tried.add(replica.index);
     replica.embedding++;
@@ -27,7 +28,7 @@ export async function embedOnLeastLoaded(replicas: readonly Replica[], inputs: r
       return await replica.driver.client!.embed!(inputs);
     } catch (error) {
       if (!(error instanceof EngineExitedError)) throw error;
-      log(`[replica ${replica.index}] died under an embedding request; it goes to another replica`, 'warn');
+      log(`[replica ${replica.index}] could not answer an embedding request (${error.message}); it goes to another replica`, 'warn');
     } finally {
       replica.embedding--;
     }

@@ -24,7 +24,7 @@ export interface ReplicaClient {
   readonly takesLogprobs: boolean;
   /** The replica's slots as far as it tells (empty when it does not). */
   slots(): Promise<SlotView[]>;
-  /** One embedding vector per input (token ids); absent where the replica serves no embeddings (llama-server children and remote peers). */
+  /** One embedding vector per input (token ids); absent where the replica serves no embeddings (llama-server, local or remote). */
   embed?(inputs: readonly (readonly number[])[]): Promise<number[][]>;
 }
 

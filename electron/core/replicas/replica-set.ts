@@ -24,7 +24,7 @@ import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervis
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
 import { createReplicaDriver } from './replica-drivers.js';
-import { NoReplicaError } from './replica-errors.js';
+import { EmbeddingsUnsupportedError, NoReplicaError } from './replica-errors.js';
 import { embedOnLeastLoaded } from './embedding-dispatch.js';
 import { EmbeddingEngine } from './embedding-engine.js';
 import { globalSlotsView, replicaViews, slotOffset, type GlobalSlotView, type ReplicaView } from './replica-views.js';
@@ -255,8 +255,14 @@ export class ReplicaSet {
    * One embedding vector per input, from the least loaded ready replica that serves embeddings
    * (`embedding-dispatch.ts`).
    */
-  embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
-    return this.embeddingEngine ? this.embeddingEngine.embed(inputs) : embedOnLeastLoaded(this.replicas, inputs, this.options.log);
+  async embed(inputs: readonly (readonly number[])[]): Promise<number[][]> {
+    const engine = this.embeddingEngine;
+    if (!engine) return embedOnLeastLoaded(this.replicas, inputs, this.options.log);
+    // Peers that serve embeddings first; the embedding engine when none does, or none could answer.
+    return embedOnLeastLoaded(this.replicas, inputs, this.options.log).catch((error: unknown) => {
+      if (error instanceof EmbeddingsUnsupportedError || error instanceof NoReplicaError) return engine.embed(inputs);
+      throw error;
+    });
   }
 
   /** Seconds a client refused for a full queue or no replica should wait before trying again. */
