@@ -50,6 +50,8 @@ export const workstationInfoSchema = z.object({
   maxContext: z.number().int(),
   routing: z.enum(ROUTING_POLICY_NAMES),
   apiBase: z.string(),
+  /** Whether the loaded model's template thinks (the chat window then offers its thinking settings). */
+  thinks: z.boolean(),
 });
 
 export const throughputSchema = z.object({
@@ -125,6 +127,10 @@ const chatSamplingFields = {
   topK: z.number().int().min(0).max(1000),
   maxTokens: z.number().int().min(1).max(32768),
   seed: z.number().int().nonnegative().nullable(),
+  /** A thinking model's thinking: the template's default, off, or on with a reasoning effort (gpt-oss reads it; others think as by default). */
+  thinking: z.enum(['default', 'off', 'low', 'medium', 'high']),
+  /** The most tokens it may think before its answer; null for no bound. */
+  thinkingBudget: z.number().int().min(0).max(32768).nullable(),
 };
 export const chatSamplingSchema = z.object({
   temperature: chatSamplingFields.temperature.default(0.8),
@@ -132,6 +138,8 @@ export const chatSamplingSchema = z.object({
   topK: chatSamplingFields.topK.default(40),
   maxTokens: chatSamplingFields.maxTokens.default(256),
   seed: chatSamplingFields.seed.default(null),
+  thinking: chatSamplingFields.thinking.default('default'),
+  thinkingBudget: chatSamplingFields.thinkingBudget.default(null),
 });
 /** A change of some sampling settings (no defaults: what is not named stays as it is). */
 const chatSamplingChangeSchema = z.object(chatSamplingFields).partial().strict();

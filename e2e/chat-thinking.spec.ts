@@ -3,8 +3,10 @@
  * model (its template opens `<think>` in the generation prompt). An exchange stored through the API with
  * `store: true` (the random model made to think and answer by a grammar) opens with its thinking in a
  * collapsed "Thought for …" block and its answer apart; opened, the block shows the thinking. A message
- * typed in the window is answered as the model thinks, and the block says how long and how much. A
- * screenshot of each is saved under test-results/screens.
+ * typed in the window is answered as the model thinks, and the block says how long and how much. With a
+ * thinking budget set in the chat's settings (offered because the model thinks), the engine closes the
+ * thinking after that many tokens and the model answers. A screenshot of each is saved under
+ * test-results/screens.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,5 +52,18 @@ test('a thinking answer shows its thinking in a collapsed block apart from its a
   await expect(live.locator('summary')).toContainText(/Thought for \d+\.\d s · [\d,]+ characters/);
   await live.locator('summary').click();
   await expect(live.locator('pre')).not.toBeEmpty();
+  const liveThought = (await live.locator('pre').textContent())!;
   await page.screenshot({ path: join('test-results', 'screens', 'chat-thinking-live.png'), fullPage: true });
+
+  // A budget of 4 thinking tokens: the engine closes the thinking and the rest of the 40 tokens are the answer.
+  await newChat(page, { 'Max tokens': '40', 'Thinking budget (tokens)': '4' });
+  await expect(page.getByRole('combobox', { name: /^Thinking/ })).toHaveValue('default');
+  await sendMessage(page, 'Think briefly.');
+  const budgeted = page.getByTestId('answer');
+  await expect(budgeted.getByTestId('served-by')).toBeVisible();
+  await expect(budgeted.getByTestId('thinking').locator('summary')).toContainText(/Thought for/);
+  await expect(budgeted.locator('.markdown')).not.toBeEmpty();
+  const thought = await budgeted.getByTestId('thinking').locator('pre').textContent();
+  expect(thought!.length).toBeLessThan(liveThought.length);
+  await page.screenshot({ path: join('test-results', 'screens', 'chat-thinking-budget.png'), fullPage: true });
 });

@@ -40,6 +40,7 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
       maxContext: workstation.replicas.maxContext,
       routing: workstation.routingPolicy,
       apiBase: '/v1',
+      thinks: workstation.thinks,
     };
   };
   return {

@@ -293,6 +293,11 @@ export class Workstation implements ChatBackend {
     return this.replicas.info().model?.vocabSize ?? 0;
   }
 
+  /** Whether the loaded model's template thinks (false with no model). */
+  get thinks(): boolean {
+    return (this.loaded.tokenizer?.thinking ?? null) !== null;
+  }
+
   get tokenizer(): Tokenizer {
     if (!this.loaded.tokenizer) throw new NoReplicaError(this.loading ? 'the model is still loading' : 'no model is loaded; load one on the Models page');
     return this.loaded.tokenizer;

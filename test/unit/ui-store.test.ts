@@ -165,7 +165,7 @@ describe('resize slice', () => {
 
 describe('chat slice', () => {
   it('shows the question and the streaming answer, then the stored conversation with who served it', async () => {
-    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, messages: [], createdAt: 1, updatedAt: 1, source: 'window' as const };
+    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null }, messages: [], createdAt: 1, updatedAt: 1, source: 'window' as const };
     const answered = {
       ...conversation,
       title: 'hi',
@@ -204,7 +204,7 @@ describe('chat slice', () => {
 
   it('shows the live answer instead of its copy saved as it streams, and an interrupted answer as interrupted', () => {
     const message = (id: string, role: 'user' | 'assistant', content: string, state: 'complete' | 'streaming' | 'interrupted') => ({ id, role, content, servedBy: null, stopped: false, error: null, state, writer: null });
-    const base = { id: 'c1', title: 't', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null }, createdAt: 1, updatedAt: 1, source: 'window' as const };
+    const base = { id: 'c1', title: 't', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null }, createdAt: 1, updatedAt: 1, source: 'window' as const };
     const streamingHere = {
       active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'streaming')] },
       streaming: { c1: { userText: 'hi', messageId: 'a1', text: 'hello', reasoning: '', thinkingFrom: null, thinkingTo: null } },
@@ -235,8 +235,8 @@ describe('loader slice', () => {
         if (path.endsWith('bad.gguf')) throw new Error(`${path}: not a GGUF file`);
         return { path, fileBytes: 10, name: 'tiny', architecture: 'llama', parameters: 1e6, quantisation: 'F32', contextLength: 4096, layers: 2, fits: [] };
       },
-      loadModel: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1' }),
-      getInfo: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1' }),
+      loadModel: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1', thinks: false }),
+      getInfo: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1', thinks: false }),
       getArena: () => ({ state: 'off', kind: null, reason: 'shared_arena is off', modelBytes: 0, filledBytes: 0, sha256: null, enginePath: null, warning: null, fillMs: null }),
       listModels: () => ({ modelsDir: null, recent: ['/m/tiny.gguf'], found: [] }),
     });

@@ -4,7 +4,7 @@
  * workstation (the layering lint forbids it), so the two do not import each other.
  */
 import type { GenerateRequestInput } from '../../../common/engine-protocol.js';
-import type { ChatMessage, ThinkingTags } from '../../../common/tokenizer-protocol.js';
+import type { ChatMessage, ChatTemplateOptions, ThinkingTags } from '../../../common/tokenizer-protocol.js';
 
 /** A generation's result as the chat records it: the text and who served it. */
 export interface ChatGeneration {
@@ -20,7 +20,7 @@ export interface ChatBackend {
   /** The loaded model's tokenizer; throws (with why) when no model is loaded. */
   readonly tokenizer: {
     /** `thinkingOpen`: the prompt ends inside the model's thinking. */
-    applyChatTemplate(messages: readonly ChatMessage[]): { tokens: number[]; thinkingOpen?: boolean } | Promise<{ tokens: number[]; thinkingOpen?: boolean }>;
+    applyChatTemplate(messages: readonly ChatMessage[], options?: { template?: ChatTemplateOptions }): { tokens: number[]; thinkingOpen?: boolean } | Promise<{ tokens: number[]; thinkingOpen?: boolean }>;
     /** The template's thinking tags (null: it does not think), and the control tokens engines write out for them. */
     readonly thinking: ThinkingTags | null;
     readonly preservedTokens: readonly string[];

@@ -6,7 +6,7 @@
  * An answer is saved as it streams (`streaming`, at most once a second) so a crash keeps what was
  * written; a graceful stop gives answers a grace period, then saves the ones left as `interrupted`.
  */
-import type { ChatMessageData, Conversation, EventPayload } from '../../../common/contract.js';
+import type { ChatMessageData, ChatSampling, Conversation, EventPayload } from '../../../common/contract.js';
 import type { ChatBackend } from './chat-backend.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { AnswerSaver } from './answer-saver.js';
@@ -14,6 +14,13 @@ import { ConversationError, newMessage, titleOf, type ConversationStore } from '
 import { editedMessages } from '../../../common/edit-message.js';
 import { historyTurns } from './history-turns.js';
 import { ThinkingAnswer } from './thinking-answer.js';
+import type { ChatTemplateOptions } from '../../../common/tokenizer-protocol.js';
+
+/** What a conversation's thinking setting asks of the template: off, or a reasoning effort (as the API's `reasoning_effort`). */
+export function thinkingOptions(mode: ChatSampling['thinking']): ChatTemplateOptions {
+  if (mode === 'default') return {};
+  return mode === 'off' ? { enableThinking: false, reasoningEffort: 'none' } : { reasoningEffort: mode };
+}
 
 export class ChatService {
   private readonly streaming = new Map<string, AbortController>();
@@ -115,9 +122,11 @@ export class ChatService {
     const saver = new AnswerSaver(this.store, conversation.id, answer, (error) => this.workstation.log.warn(`chat: the answer so far was not saved (${error.message})`));
     try {
       const { tokenizer } = this.workstation;
-      const { tokens, thinkingOpen } = await tokenizer.applyChatTemplate(historyTurns(conversation));
-      const thinking = tokenizer.thinking ? new ThinkingAnswer(tokenizer.thinking, thinkingOpen === true) : null;
-      const { temperature, topP, topK, maxTokens, seed } = conversation.sampling;
+      const { temperature, topP, topK, maxTokens, seed, thinking: mode, thinkingBudget } = conversation.sampling;
+      const { tokens, thinkingOpen } = await tokenizer.applyChatTemplate(historyTurns(conversation), { template: thinkingOptions(mode) });
+      const tags = tokenizer.thinking;
+      const thinking = tags ? new ThinkingAnswer(tags, thinkingOpen === true) : null;
+      const budget = tags?.end && thinkingBudget !== null && mode !== 'off' ? { tokens: thinkingBudget, start: tags.start, end: tags.end, open: thinkingOpen === true } : undefined;
       const grammar = json === undefined ? undefined : await this.workstation.tokenizer.jsonSchemaGrammar(json);
       const done = await this.workstation.generate(
         {
@@ -127,6 +136,7 @@ export class ChatService {
           sampling: { temperature, topP, topK, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, ...(seed === null ? {} : { seed }) },
           maxTokens,
           ...(thinking ? { preservedTokens: [...tokenizer.preservedTokens] } : {}),
+          ...(budget ? { thinkingBudget: budget } : {}),
         },
         {
           signal: controller.signal,

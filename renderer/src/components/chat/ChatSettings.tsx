@@ -1,10 +1,20 @@
-/** The open conversation's system prompt and sampling settings (saved with it). */
+/** The open conversation's system prompt, sampling and (for a thinking model) thinking settings, saved with it. */
 import { useEffect, useState } from 'react';
+import type { ChatSampling } from '../../../../common/contract.js';
 import { useApp } from '../../store/use-app-store.js';
+
+const THINKING: [ChatSampling['thinking'], string][] = [
+  ['default', "Model's default"],
+  ['off', 'Off'],
+  ['low', 'On, low effort'],
+  ['medium', 'On, medium effort'],
+  ['high', 'On, high effort'],
+];
 
 export function ChatSettings() {
   const active = useApp((s) => s.active)!;
   const update = useApp((s) => s.updateConversation);
+  const thinks = useApp((s) => s.info?.thinks === true);
   const [system, setSystem] = useState(active.systemPrompt);
   useEffect(() => setSystem(active.systemPrompt), [active.id, active.systemPrompt]);
   const number = (text: string, fallback: number): number => (Number.isFinite(Number(text)) && text.trim() !== '' ? Number(text) : fallback);
@@ -43,6 +53,30 @@ export function ChatSettings() {
           <input type="number" min="1" defaultValue={active.sampling.maxTokens} onBlur={(e) => void update({ sampling: { maxTokens: Math.max(1, Math.round(number(e.target.value, 256))) } })} />
         </label>
       </div>
+      {thinks && (
+        <div className="form-row">
+          <label>
+            Thinking
+            <select value={active.sampling.thinking} onChange={(e) => void update({ sampling: { thinking: e.target.value as ChatSampling['thinking'] } })}>
+              {THINKING.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label title="The most tokens the model may think before it answers; then its thinking is closed and it answers">
+            Thinking budget (tokens)
+            <input
+              type="number"
+              min="0"
+              placeholder="no limit"
+              defaultValue={active.sampling.thinkingBudget ?? ''}
+              onBlur={(e) => void update({ sampling: { thinkingBudget: e.target.value.trim() === '' ? null : Math.max(0, Math.round(number(e.target.value, 0))) } })}
+            />
+          </label>
+        </div>
+      )}
     </details>
   );
 }
