@@ -81,14 +81,16 @@ async function main(): Promise<void> {
   });
   // Ctrl-C and SIGTERM stop gracefully from before the URL is announced: whoever reads it may stop us at once.
   const cutGrace = new AbortController();
-  let stopping = false;
+  let stoppingSince: number | null = null;
   const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
+    if (stoppingSince !== null) {
+      // One Ctrl-C arrives more than once: from the terminal, and forwarded by npm and tsx. Only a later one is the user's second.
+      if (performance.now() - stoppingSince < SAME_INTERRUPT_MS) return;
       console.error(`${signal} again: ending the grace period now`);
       cutGrace.abort();
       return;
     }
-    stopping = true;
+    stoppingSince = performance.now();
     console.error(`${signal}: stopping gracefully (again to stop at once)`);
     served.stop(undefined, cutGrace.signal).then(
       () => process.exit(0),
@@ -105,6 +107,9 @@ async function main(): Promise<void> {
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
   console.log(`Dashboard:             ${served.front.dashboardUrl}`);
 }
+
+/** Signals within this long of the first are the same interrupt, delivered again. */
+const SAME_INTERRUPT_MS = 1000;
 
 function failure(error: unknown): string {
   if (error instanceof ConfigError) return `config error: ${error.message}`;

@@ -27,13 +27,13 @@ export interface ServeChild {
 /** Node's arguments that run `electron/serve-cli.ts` from the source with `args`. */
 export const serveCliArgv = (args: readonly string[]): string[] => [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), ...args];
 
-/** Starts `electron/serve-cli.ts` with `args`. */
-export function startServeChild(args: string[], env: Record<string, string> = {}): ServeChild {
-  const child = spawn(process.execPath, serveCliArgv(args), {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
+/**
+ * Starts `electron/serve-cli.ts` with `args`; `asTyped`: as a user types it, `npm run serve -- …`, in a
+ * process group of its own as a terminal's foreground job (its pid is the group's).
+ */
+export function startServeChild(args: string[], env: Record<string, string> = {}, asTyped = false): ServeChild {
+  const options = { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } };
+  const child = asTyped ? spawn('npm', ['run', 'serve', '--', ...args], { ...options, detached: true }) : spawn(process.execPath, serveCliArgv(args), options);
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));

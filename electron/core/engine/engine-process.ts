@@ -3,7 +3,7 @@
  * injects the spawn functions: `child_process.fork` under plain Node (tests, `npm run serve`), Electron's
  * `utilityProcess` in the desktop app. Core sees only `EngineProcess`, a process with a message channel.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleChild, type ChildEntry } from '../../../common/node/child-bundle.js';
@@ -36,6 +36,30 @@ export type SpawnTokenizer = SpawnEngine;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
+/**
+ * Where core's children run: on POSIX, each in its own process group, so the terminal's Ctrl-C (sent to
+ * the whole foreground group) reaches only the parent, which drains and then stops them itself. Since
+ * the terminal no longer takes them down with it, the ones still running when the parent exits (an
+ * uncaught error, `process.exit`) are killed then; only a SIGKILL of the parent can leave one behind.
+ */
+export const OWN_GROUP = { detached: process.platform !== 'win32' } as const;
+
+const running = new Set<ChildProcess>();
+let killOnExit = false;
+
+/** Counts `child` among those killed when this process exits. */
+export function ownChild<T extends ChildProcess>(child: T): T {
+  if (!killOnExit) {
+    killOnExit = true;
+    process.once('exit', () => {
+      for (const left of running) left.kill('SIGKILL');
+    });
+  }
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
 /** Splits a child's output stream into lines for `listeners` (both spawns use it). */
 export function forwardLines(stream: NodeJS.ReadableStream | null, listeners: ((line: string) => void)[]): void {
   if (!stream) return;
@@ -55,11 +79,14 @@ export function forwardLines(stream: NodeJS.ReadableStream | null, listeners: ((
 export function forkChild(name: ChildEntry): SpawnEngine {
   return (options) => {
     const bundle = bundleChild(name, repoRoot, join(repoRoot, '.cache', 'engine-bin'));
-    const child = fork(bundle, [], {
-      execArgv: ['--enable-source-maps'],
-      env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    const child = ownChild(
+      fork(bundle, [], {
+        execArgv: ['--enable-source-maps'],
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        ...OWN_GROUP,
+      }),
+    );
     const logListeners: ((line: string) => void)[] = [];
     forwardLines(child.stdout, logListeners);
     forwardLines(child.stderr, logListeners);

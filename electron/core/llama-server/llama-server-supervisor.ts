@@ -20,7 +20,7 @@ import { readModelFileHeader } from '../../../common/node/gguf-file.js';
 import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
-import { forwardLines } from '../engine/engine-process.js';
+import { forwardLines, OWN_GROUP, ownChild } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
 import { llamaServerDialect } from '../remote/llama-server-dialect.js';
 import { getPeerJson, type PeerAddress } from '../remote/peer-http.js';
@@ -165,7 +165,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     // The last child's files belong to its layout, which a resize may have changed; the index forgot them with it.
     await this.shelf?.clear();
     const { listen, peer } = await listenIn(this.folder);
-    const child = spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolder, this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = ownChild(spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolder, this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'], ...OWN_GROUP }));
     this.child = child;
     const onLine = (line: string): void => {
       if (!line.trim()) return;
