@@ -2,7 +2,8 @@
  * Stopping is graceful. `npm run serve` as a child with 2 CPU replicas: SIGTERM with 8 long streams
  * running ends each one with its full answer or an SSE `server_shutdown` error, then `[DONE]`, exits 0
  * and leaves no engine behind; with short answers and a long grace, all 8 finish normally; one Ctrl-C to
- * `npm run serve`'s process group (as a terminal sends it) drains the same way. In process:
+ * `npm run serve`'s process group (as a terminal sends it) drains the same way and a second one ends the
+ * grace. In process:
  * during the drain new requests get 503 with Retry-After, a stream that ends frees the stop at once, a
  * JSON answer still open at the end of the grace gets a 503, and a chat answer is saved as interrupted.
  */
@@ -111,22 +112,33 @@ describe('npm run serve stops gracefully', () => {
     for (const pid of pids) expect(processAlive(pid), `engine ${pid}`).toBe(false);
   }, 180_000);
 
-  it("drains on one Ctrl-C to `npm run serve`'s whole process group, as a terminal sends it: every stream finishes, no engine hears it", async () => {
-    const serve = startServeChild(['--config', writeConfig({ shutdownGraceMs: 60_000 }), '--port', '0', '--data-dir', mkdtempSync(join(tmpdir(), 'manifold-data-'))], {}, true);
+  it("drains on one Ctrl-C to `npm run serve`'s process group, as a terminal sends it, with no engine hearing it; a second Ctrl-C ends the grace", async () => {
+    const serve = startServeChild(['--config', writeConfig({ shutdownGraceMs: 600_000 }), '--port', '0', '--data-dir', mkdtempSync(join(tmpdir(), 'manifold-data-'))], {}, true);
     const base = await serve.base();
     const pids = await serve.enginePids(2);
-    const streams = await Promise.all(Array.from({ length: 4 }, () => openStream(base, { max_tokens: 60, ignore_eos: true })));
-    await Promise.all(streams.map((s) => s.firstToken));
-    // The terminal's Ctrl-C: SIGINT to every process of the foreground group (npm, tsx, serve, and any child sharing it).
-    process.kill(-serve.child.pid!, 'SIGINT');
-    await Promise.all(streams.map((s) => s.ended));
-    expect(streams.map(ending)).toEqual(['complete', 'complete', 'complete', 'complete']);
-    // npm ends by the signal it was sent once its script has exited (the shell's "interrupted"): serve's own words say how it stopped.
+    // 8 streams: 4 short ones that finish within the grace, 4 that would run for minutes.
+    const short = await Promise.all(Array.from({ length: 4 }, () => openStream(base, { max_tokens: 60, ignore_eos: true })));
+    const long = await Promise.all(Array.from({ length: 4 }, () => openStream(base, { max_tokens: 8000, ignore_eos: true })));
+    await Promise.all([...short, ...long].map((s) => s.firstToken));
+    // The terminal's Ctrl-C: SIGINT to every process of the foreground group (npm, sh, tsx, serve, and any child sharing it).
+    const group = -serve.child.pid!;
+    process.kill(group, 'SIGINT');
+    await Promise.all(short.map((s) => s.ended));
+    expect(short.map(ending)).toEqual(['complete', 'complete', 'complete', 'complete']);
+    const longEvents = long.map((s) => s.events.length);
+    await waitFor(() => (long.every((s, i) => s.events.length > longEvents[i]! + 5) ? true : undefined), 'the long streams to go on through the drain', 30_000);
+    // A second Ctrl-C, pressed later than the first one's forwarded copies arrive: the grace ends now and the long streams are cut.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    process.kill(group, 'SIGINT');
+    await Promise.all(long.map((s) => s.ended));
+    expect(long.map(ending)).toEqual(['cut', 'cut', 'cut', 'cut']);
+    // npm ends by the signal it was sent once its script has exited (as it does for any script): serve's own words say how it stopped.
     await serve.exited;
-    console.log(serve.err.split('\n').filter((line) => /SIGINT|stopping|stopped/.test(line)).join('\n'));
     expect(serve.err).toMatch(/SIGINT: stopping gracefully/);
-    expect(serve.err).toMatch(/stopping: 4 answers finished, 0 cut/);
-    expect(serve.err).not.toMatch(/SIGINT again|crash|restart|second interrupt/i);
+    expect(serve.err).toMatch(/SIGINT again: ending the grace period now/);
+    expect(serve.err).toMatch(/stopping: 4 answers finished, 4 cut/);
+    expect(serve.err).toMatch(/\[tokenizer \d+\] exited: stopped/);
+    expect(serve.err).not.toMatch(/crash|restart|second interrupt/i);
     for (const pid of pids) expect(processAlive(pid), `engine ${pid}`).toBe(false);
   }, 240_000);
 
