@@ -2,7 +2,9 @@
  * A thinking model's answer split into its reasoning and its content, as llama-server's `deepseek`
  * reasoning format splits it: the text between the template's thinking tags at the start of the answer
  * (or from the start, when the prompt already opened them) is `reasoning_content`, the rest `content`,
- * neither with the tags, the whitespace next to the tags dropped. Works as the text streams in: a possible
+ * neither with the tags, the whitespace next to the tags dropped; where the format's tool calls also end
+ * the thinking (`endBefore`), they begin the content; markers a template wraps its answer in (`answer`)
+ * are dropped. Works as the text streams in: a possible
  * tag or trailing whitespace is held until the text after it decides. Pure: no model, no I/O.
  */
 import type { ThinkingTags } from './tokenizer-protocol.js';
@@ -33,6 +35,8 @@ export class ReasoningSplit {
   private state: State;
   private held = '';
   private reasoningBegun = false;
+  /** Whether the answer's closing marker (`tags.answer`) may still come. */
+  private answerOpen = true;
   private readonly harmony: boolean;
 
   /** `open`: the prompt ended inside the thinking tags, so the answer starts in its reasoning. */
@@ -83,11 +87,16 @@ export class ReasoningSplit {
           if (this.held === '' && !final) break;
           this.reasoningBegun = true;
         }
-        const { end } = this.tags;
-        const at = end ? this.held.indexOf(end) : -1;
-        if (at >= 0) {
-          emit('reasoning', this.held.slice(0, at).trimEnd());
-          this.held = this.held.slice(at + end.length).replace(/^\s+/, '');
+        const { end, endBefore = [] } = this.tags;
+        // The end tag is dropped; a marker that ends the thinking before it begins the answer is kept.
+        const ends = [...(end ? [{ marker: end, kept: false }] : []), ...endBefore.map((marker) => ({ marker, kept: true }))]
+          .map((e) => ({ ...e, at: this.held.indexOf(e.marker) }))
+          .filter((e) => e.at >= 0)
+          .sort((a, b) => a.at - b.at);
+        const first = ends[0];
+        if (first) {
+          emit('reasoning', this.held.slice(0, first.at).trimEnd());
+          this.held = first.kept ? this.held.slice(first.at) : this.held.slice(first.at + first.marker.length).replace(/^\s+/, '');
           this.state = 'afterReasoning';
         } else if (final) {
           emit('reasoning', this.held.trimEnd());
@@ -95,7 +104,7 @@ export class ReasoningSplit {
           break;
         } else {
           // Hold what could be the start of the end tag, and trailing whitespace (dropped if the tag follows).
-          let keep = partialTagAt(this.held, end);
+          let keep = Math.max(partialTagAt(this.held, end), ...endBefore.map((marker) => partialTagAt(this.held, marker)));
           while (keep < this.held.length && /\s/.test(this.held[this.held.length - keep - 1]!)) keep++;
           emit('reasoning', this.held.slice(0, this.held.length - keep));
           this.held = this.held.slice(this.held.length - keep);
@@ -103,12 +112,24 @@ export class ReasoningSplit {
         }
       } else if (this.state === 'afterReasoning') {
         const text = this.held.replace(/^\s+/, '');
-        if (!final && (text === '' || (this.harmony && mayBeHarmonyHeader(text)))) break;
-        this.held = this.harmony ? withoutHarmonyHeader(text) : text;
+        const wrap = this.tags.answer?.start;
+        if (!final && (text === '' || (this.harmony && mayBeHarmonyHeader(text)) || (wrap !== undefined && wrap.startsWith(text)))) break;
+        const rest = this.harmony ? withoutHarmonyHeader(text) : text;
+        this.held = wrap !== undefined && rest.startsWith(wrap) ? rest.slice(wrap.length) : rest;
         this.state = 'content';
       } else {
-        emit('content', this.held);
-        this.held = '';
+        // The answer's closing marker is dropped (what follows it, a tool call, stays content); a part of it is held.
+        const close = this.answerOpen ? this.tags.answer?.end : undefined;
+        const at = close ? this.held.indexOf(close) : -1;
+        if (close && at >= 0) {
+          emit('content', this.held.slice(0, at));
+          this.held = this.held.slice(at + close.length);
+          this.answerOpen = false;
+          continue;
+        }
+        const keep = close && !final ? partialTagAt(this.held, close) : 0;
+        emit('content', this.held.slice(0, this.held.length - keep));
+        this.held = this.held.slice(this.held.length - keep);
         break;
       }
       if (this.state + this.held === before) break;

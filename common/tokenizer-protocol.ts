@@ -35,7 +35,14 @@ const sampledAnswerSchema = z.object({ message: z.number().int().nonnegative(), 
 export type SampledAnswer = z.infer<typeof sampledAnswerSchema>;
 
 /** The tags a thinking template puts around its reasoning (engine-bin/template-reasoning.ts); either may be empty. */
-export const thinkingTagsSchema = z.object({ start: z.string(), end: z.string() });
+export const thinkingTagsSchema = z.object({
+  start: z.string(),
+  end: z.string(),
+  /** Markers that also end the thinking and begin the answer (kept in it): the tool calls of Qwen3.5's and DeepSeek V3.2's formats. */
+  endBefore: z.array(z.string()).optional(),
+  /** Markers the template wraps its answer in (Command R7B's `<|START_RESPONSE|>`…`<|END_RESPONSE|>`): dropped from the content. */
+  answer: z.object({ start: z.string().min(1), end: z.string().min(1) }).optional(),
+});
 export type ThinkingTags = z.infer<typeof thinkingTagsSchema>;
 
 /** What a chat request sets of its template: thinking on or off, `chat_template_kwargs`, `reasoning_effort`. */

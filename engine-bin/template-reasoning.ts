@@ -231,3 +231,19 @@ export function analyzeThinking(render: ProbeRender, source: string, supportsToo
   if (source.includes('<SPECIAL_10>') && source.includes('<SPECIAL_11>') && source.includes('<SPECIAL_12>') && source.includes('<TOOL_RESPONSE>')) [thinks, start, end] = [true, '<think>\n', '</think>'];
   return thinks ? { start: trimAscii(start), end: trimAscii(end) } : null;
 }
+
+/**
+ * The markers a template wraps its answer in, as llama.cpp's autoparser finds them (content ALWAYS_WRAPPED):
+ * Command R7B's and Kimi K3's. Named here rather than found by diffing renders: these two are all the
+ * collection holds, and a diff needs the tool-call probe renders this analysis does not make.
+ */
+const ANSWER_WRAPPERS: readonly { start: string; end: string; in: (source: string) => boolean }[] = [
+  { start: '<|START_RESPONSE|>', end: '<|END_RESPONSE|>', in: (source) => source.includes('<|START_RESPONSE|>') },
+  // Kimi K3 writes its markers with a macro: `open_tag('response')`.
+  { start: '<|open|>response<|sep|>', end: '<|close|>response<|sep|>', in: (source) => source.includes('<|end_of_msg|>') && source.includes("open_tag('response')") },
+];
+
+export function answerWrapper(source: string): { start: string; end: string } | undefined {
+  const found = ANSWER_WRAPPERS.find((wrapper) => wrapper.in(source));
+  return found ? { start: found.start, end: found.end } : undefined;
+}

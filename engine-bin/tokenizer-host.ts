@@ -11,8 +11,9 @@ import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/h
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, ChatTemplateOptions, OpenStage, ThinkingTags, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
-import { formatMarkers } from '../common/tool-calls/tool-call-parsing.js';
+import { formatMarkers, thinkingEndsBefore } from '../common/tool-calls/tool-call-parsing.js';
 import { ChatTemplate, TemplateRenderError, templateErrorWords, type CompiledTemplate } from './chat-template.js';
+import { answerWrapper } from './template-reasoning.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
 import { spliceSampledAnswers, type AnswerAnchor } from './sampled-answer-splice.js';
 
@@ -82,8 +83,10 @@ export class TokenizerHost {
         probeMs = performance.now() - started;
       }
       this.opened = { llama, model, template };
-      const { thinking } = template;
-      const toolSupport = toolSupportOf(templateSource, template.caps.tools);
+      const toolSupport = toolSupportOf(templateSource, template.caps);
+      const endBefore = thinkingEndsBefore(toolSupport.format);
+      const answer = answerWrapper(templateSource ?? '');
+      const thinking = template.thinking ? { ...template.thinking, ...(endBefore.length > 0 ? { endBefore } : {}), ...(answer ? { answer } : {}) } : null;
       return { hasModelTemplate: templateSource !== null, probeMs, toolSupport, thinking, preservedTokens: this.preservedTokens(thinking, formatMarkers(toolSupport.format)) };
     } finally {
       this.opening = false;
@@ -194,7 +197,7 @@ export class TokenizerHost {
   private preservedTokens(thinking: ThinkingTags | null, toolMarkers: readonly string[]): string[] {
     const { model } = this.need();
     const thinkingTags = thinking ? [thinking.start, thinking.end, ...(thinking.start.includes('<|channel|>') ? ['<|start|>', '<|channel|>', '<|message|>', '<|end|>'] : [])] : [];
-    const candidates = [...thinkingTags, ...toolMarkers];
+    const candidates = [...thinkingTags, ...(thinking?.answer ? [thinking.answer.start, thinking.answer.end] : []), ...toolMarkers];
     return [...new Set(candidates.filter((tag) => tag !== ''))].filter((tag) => {
       const ids = this.tokenize(tag, true, false);
       return ids.length === 1 && model.isSpecialToken(ids[0] as Token);

@@ -7,9 +7,10 @@
 import { type ToolCallFormat } from './tool-call-format.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
 import { parseHarmonyCalls } from './harmony-calls.js';
-import { isSectionedFormat, parseSectionedCalls, SECTIONED_FORMATS, type SectionedFormatName } from './sectioned-calls.js';
+import { isSectionedFormat, parseSectionedCalls, sectionStart, SECTIONED_FORMATS, type SectionedFormatName } from './sectioned-calls.js';
 import { isMarkedJsonFormat, MARKED_JSON_FORMATS, parseMarkedJson, type MarkedJsonFormatName } from './marked-json-calls.js';
-import { isXmlFormat, parseXmlCalls, XML_FORMATS, type XmlFormatName } from './xml-tool-calls.js';
+import { isXmlFormat, parseXmlCalls, xmlClose, xmlStart, XML_FORMATS, type XmlFormatName } from './xml-tool-calls.js';
+import { EXPRESSION_FORMATS, isExpressionFormat, parseExpressionCalls, type ExpressionFormatName } from './expression-calls.js';
 import { parseJsonOr } from '../parse-json.js';
 
 export interface ParsedOutput {
@@ -23,19 +24,24 @@ export const MARKERS: Record<ToolCallFormat, string> = {
   hermes: '<tool_call>',
   llama3: '<|python_tag|>',
   mistral: '[TOOL_CALLS]',
-  ...(Object.fromEntries(Object.entries(XML_FORMATS).map(([name, format]) => [name, format.call[0].trim()])) as Record<XmlFormatName, string>),
+  ...(Object.fromEntries(Object.entries(XML_FORMATS).map(([name, format]) => [name, xmlStart(format)])) as Record<XmlFormatName, string>),
   harmony: '<|channel|>',
-  ...(Object.fromEntries(Object.entries(SECTIONED_FORMATS).map(([name, format]) => [name, format.section[0]])) as Record<SectionedFormatName, string>),
-  ...(Object.fromEntries(Object.entries(MARKED_JSON_FORMATS).map(([name, format]) => [name, format.open])) as Record<MarkedJsonFormatName, string>),
+  ...(Object.fromEntries(Object.entries(SECTIONED_FORMATS).map(([name, format]) => [name, sectionStart(format)])) as Record<SectionedFormatName, string>),
+  ...(Object.fromEntries(Object.entries(MARKED_JSON_FORMATS).map(([name, format]) => [name, format.open.trim()])) as Record<MarkedJsonFormatName, string>),
+  ...(Object.fromEntries(Object.entries(EXPRESSION_FORMATS).map(([name, format]) => [name, format.markers[0]])) as Record<ExpressionFormatName, string>),
 };
+
+/** Each marker of `texts` and the tag-like pieces in it (`<|…|>`, `<…>`, `[…]`): those that are one control token are written out. */
+const markerPieces = (texts: readonly string[]): string[] => [...new Set(texts.flatMap((text) => [text.trim(), ...(text.match(/<[^<>\s]+>|\[[A-Z_/]+\]/g) ?? [])]))].filter((piece) => piece !== '');
 
 /** The markers a format's calls are written with (an engine writes them out when they are control tokens). */
 export function formatMarkers(format: ToolCallFormat): string[] {
-  if (isMarkedJsonFormat(format)) return [MARKED_JSON_FORMATS[format].open, MARKED_JSON_FORMATS[format].close];
-  if (isXmlFormat(format)) return XML_FORMATS[format].call.map((marker) => marker.trim());
+  if (isMarkedJsonFormat(format)) return markerPieces([MARKED_JSON_FORMATS[format].open, MARKED_JSON_FORMATS[format].close]);
+  if (isExpressionFormat(format)) return markerPieces([...EXPRESSION_FORMATS[format].markers, ...EXPRESSION_FORMATS[format].quotes.flat()]);
+  if (isXmlFormat(format)) return markerPieces([...XML_FORMATS[format].call, xmlStart(XML_FORMATS[format])]);
   if (isSectionedFormat(format)) {
     const { section, call, name, arguments: args } = SECTIONED_FORMATS[format];
-    return [...section, ...call, ...[name, ...args].flatMap((part) => part.match(/<[|｜][^>]*[|｜]>/g) ?? [])];
+    return markerPieces([...(section ?? []), ...call, name, ...args]);
   }
   return {
     hermes: ['<tool_call>', '</tool_call>'],
@@ -45,11 +51,17 @@ export function formatMarkers(format: ToolCallFormat): string[] {
   }[format];
 }
 
+/** The formats whose calls also end a thinking that was not closed (llama.cpp's Qwen3-Coder and DSML parsers). */
+const CALLS_END_THINKING: ReadonlySet<ToolCallFormat> = new Set(['qwen3-xml', 'dsml-v3.2', 'dsml-v4']);
+
+/** The markers that end a thinking model's thinking before its calls, in `format` (none for most formats). */
+export const thinkingEndsBefore = (format: ToolCallFormat): string[] => (CALLS_END_THINKING.has(format) ? [MARKERS[format]] : []);
+
 /** Where else a format's calls may start: Qwen3-Coder's first call without its `<tool_call>`; a harmony message's header or recipient. */
 const OTHER_STARTS: Partial<Record<ToolCallFormat, string[]>> = { 'qwen3-xml': ['<function='], harmony: ['<|start|>assistant', ' to=functions.'] };
 
 /** The marker a call closes with, where calls go out as they close (Hermes and the XML formats). */
-const closeOf = (format: ToolCallFormat): string | null => (format === 'hermes' ? HERMES_CLOSE : isXmlFormat(format) ? XML_FORMATS[format].call[1] : null);
+const closeOf = (format: ToolCallFormat): string | null => (format === 'hermes' ? HERMES_CLOSE : isXmlFormat(format) ? xmlClose(XML_FORMATS[format]).trim() : null);
 
 /** One call from a parsed JSON value, or null when it is not one. */
 function callOf(value: unknown): ParsedToolCall | null {
@@ -119,6 +131,7 @@ function parseMistral(text: string): ParsedOutput {
 /** The calls in `text` by its format's parser, and the text before them. */
 function parseFormat(format: ToolCallFormat, text: string, tools: readonly ToolFunction[]): ParsedOutput {
   if (isMarkedJsonFormat(format)) return parseMarkedJson(MARKED_JSON_FORMATS[format], text);
+  if (isExpressionFormat(format)) return parseExpressionCalls(EXPRESSION_FORMATS[format], text);
   if (isSectionedFormat(format)) return parseSectionedCalls(SECTIONED_FORMATS[format], text);
   if (isXmlFormat(format)) return parseXmlCalls(XML_FORMATS[format], text, tools, false);
   if (format === 'harmony') return parseHarmonyCalls(text);

@@ -2,14 +2,15 @@
  * Tools for a chat template that does not render them (the generated test model's ChatML, many older
  * templates): the tools described in a Hermes / Qwen-style system prompt, assistant calls written back
  * as `<tool_call>` blocks and tool results as a user turn of `<tool_response>` blocks (what Qwen's own
- * template does), so any template that renders system, user and assistant turns renders a tool conversation.
+ * template does), so any template that renders system, user and assistant turns renders a tool conversation;
+ * for a template that renders calls but not tools, the tools alone in its system prompt.
  */
 import type { ChatMessage } from '../tokenizer-protocol.js';
 import type { ToolFunction } from './tool-call-types.js';
 import { parseJsonOr } from '../parse-json.js';
 
-/** The system prompt that offers `tools` and asks for Hermes calls (Qwen 2.5's wording). */
-function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
+/** The system prompt that offers `tools` (Qwen 2.5's wording), and with `hermes` asks for Hermes calls. */
+function toolsPrompt(tools: readonly ToolFunction[], hermes: boolean): string {
   const signatures = tools.map((tool) => JSON.stringify({ type: 'function', function: tool })).join('\n');
   return [
     '# Tools',
@@ -18,10 +19,25 @@ function hermesToolsPrompt(tools: readonly ToolFunction[]): string {
     '',
     'You are provided with function signatures within <tools></tools> XML tags:',
     `<tools>\n${signatures}\n</tools>`,
-    '',
-    'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:',
-    '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>',
+    ...(hermes
+      ? ['', 'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:', '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>']
+      : []),
   ].join('\n');
+}
+
+/** `messages` with `tools` described in the system prompt (the first system message gains it, or one is put first). */
+function withSystemPrompt(messages: readonly ChatMessage[], prompt: string): ChatMessage[] {
+  const first = messages[0];
+  if (first?.role === 'system') return [{ ...first, content: `${first.content}\n\n${prompt}` }, ...messages.slice(1)];
+  return [{ role: 'system', content: prompt }, ...messages];
+}
+
+/**
+ * `messages` for a template that renders calls and results but not the tools (DeepSeek V3.1,
+ * FireFunction v2): the tools described in the system prompt, the calls left to the template's own syntax.
+ */
+export function withToolsInSystemPrompt(messages: readonly ChatMessage[], tools: readonly ToolFunction[]): ChatMessage[] {
+  return tools.length === 0 ? [...messages] : withSystemPrompt(messages, toolsPrompt(tools, false));
 }
 
 /**
@@ -44,9 +60,5 @@ export function withToolsInPlainTurns(messages: readonly ChatMessage[], tools: r
       turns.push({ role: message.role, content: message.content });
     }
   }
-  if (tools.length === 0) return turns;
-  const prompt = hermesToolsPrompt(tools);
-  const first = turns[0];
-  if (first?.role === 'system') return [{ role: 'system', content: `${first.content}\n\n${prompt}` }, ...turns.slice(1)];
-  return [{ role: 'system', content: prompt }, ...turns];
+  return tools.length === 0 ? turns : withSystemPrompt(turns, toolsPrompt(tools, true));
 }

@@ -24,7 +24,7 @@ const weather = {
 };
 
 /** The tool-call format each family's template is read in (a template that renders no tools gets Hermes in a system prompt). */
-const FORMATS: Partial<Record<FamilyName, string>> = { 'glm-4.6': 'glm', 'seed-oss': 'seed-oss', 'deepseek-r1': 'deepseek-r1', 'kimi-k2': 'kimi-k2', 'gpt-oss': 'harmony', 'qwen3-coder': 'qwen3-xml', 'command-r7b': 'command-r7b', 'llama3.1': 'llama3', 'mistral-small-3.2': 'mistral', 'hermes3-tools': 'hermes', qwen3: 'hermes' };
+const FORMATS: Partial<Record<FamilyName, string>> = { 'glm-4.6': 'glm', 'seed-oss': 'seed-oss', 'deepseek-r1': 'deepseek-r1', 'kimi-k2': 'kimi-k2', 'gpt-oss': 'harmony', 'qwen3-coder': 'qwen3-xml', 'command-r7b': 'command-r7b', 'llama3.1': 'llama3', 'mistral-small-3.2': 'mistral-call-id', 'hermes3-tools': 'hermes', qwen3: 'hermes', gemma4: 'gemma4' };
 
 /**
  * A thinking family, and the grammar that makes the random model think and then answer in its syntax

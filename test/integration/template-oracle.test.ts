@@ -4,7 +4,7 @@
  * same llama.cpp renders it (`POST /apply-template`, the oracle), on each conversation of
  * bench/template-conversations.ts; where llama-server refuses, Manifold refuses too (a 400 naming the
  * template's words, never a 5xx). One deliberate difference is left out: a template that does not render
- * tools gets them in a Hermes system prompt from Manifold (llama-server drops them).
+ * tools gets them in a system prompt from Manifold (llama-server drops them).
  */
 import { describe, expect, it } from 'vitest';
 import { startLlamaServerNode } from '../../bench/llama-server-node.js';

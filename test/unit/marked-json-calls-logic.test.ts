@@ -1,6 +1,7 @@
 /**
- * The tool-call formats that are a JSON array between markers (pure logic): the parses llama.cpp's
- * tests/test-chat.cpp expects of Command R7B and Nemotron Nano v2, whole and streamed;
+ * The tool-call formats that are JSON between markers (pure logic): the parses llama.cpp's
+ * tests/test-chat.cpp expects of Command R7B, Command R+, Nemotron Nano v2, Apriel, FireFunction v2, Apertus,
+ * GigaChat 3 and 3.1, and MiniMax M1's as its template writes them, whole and streamed;
  * what is not a whole array stays content; and the forced call's grammar in the family's markers.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,15 @@ const cases: { format: ToolCallFormat; text: string; content: string }[] = [
   { format: 'command-r7b', text: '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "special_function", "parameters": {"arg1": 1}}\n]<|END_ACTION|>', content: '' },
   { format: 'nemotron-v2', text: '<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>\n', content: '' },
   { format: 'nemotron-v2', text: 'Let me look.\n<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>', content: 'Let me look.' },
+  { format: 'command-r7b', text: '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "special_function", "parameters": {"arg1": 1}}\n]<|END_ACTION|>', content: '' },
+  { format: 'command-r-plus', text: 'Action:\n```json\n[{"tool_name": "special_function", "parameters": {"arg1": 1}}]\n```', content: '' },
+  { format: 'apriel', text: '<tool_calls>[{"name": "special_function", "arguments": {"arg1": 1}}]</tool_calls>', content: '' },
+  { format: 'firefunction-v2', text: ' functools[{"name": "special_function", "arguments": {"arg1": 1}}]', content: '' },
+  { format: 'apertus', text: '<|tools_prefix|>[{"special_function": {"arg1": 1}}]<|tools_suffix|>', content: '' },
+  { format: 'minimax-m1', text: '<tool_calls>\n{"name": "special_function", "arguments": {"arg1": 1}}\n</tool_calls>', content: '' },
+  { format: 'gigachat3', text: '<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "special_function", "arguments": {"arg1": 1}}', content: '' },
+  { format: 'gigachat3', text: 'Hello, world!\nWhat\'s up?<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "special_function", "arguments": {"arg1": 1}}', content: "Hello, world!\nWhat's up?" },
+  { format: 'gigachat3.1', text: 'Hello, world!\nWhat\'s up?<|function_call|>{"name": "special_function", "arguments": {"arg1": 1}}', content: "Hello, world!\nWhat's up?" },
 ];
 
 describe('calls as a JSON array between markers', () => {
@@ -26,6 +36,17 @@ describe('calls as a JSON array between markers', () => {
       expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('').trim()).toBe(c.content);
     });
   }
+
+  it("reads MiniMax M1's two calls one per line, as its template writes them", () => {
+    const text = '<tool_calls>\n{"name": "special_function", "arguments": {"arg1": 1}}\n{"name": "python", "arguments": {"code": "print(1)"}}\n</tool_calls>';
+    expect(parseToolCalls('minimax-m1', text).calls.map((call) => call.name)).toEqual(['special_function', 'python']);
+    expect(markedJsonGrammar(MARKED_JSON_FORMATS['minimax-m1'], 'root ::= "{}"', true).split('\n')[0]).toBe('root ::= "<tool_calls>\\n" tool-call ("\\n" tool-call)* "\\n</tool_calls>"');
+    expect(markedJsonGrammar(MARKED_JSON_FORMATS['gigachat3.1'], 'root ::= "{}"', true).split('\n')[0]).toBe('root ::= "<|function_call|>" tool-call');
+  });
+
+  it("forces Apertus's call with the function's name as its key", () => {
+    expect(markedJsonCallSchema(MARKED_JSON_FORMATS.apertus, 'get_weather', { type: 'object' })).toEqual({ type: 'object', properties: { get_weather: { type: 'object' } }, required: ['get_weather'] });
+  });
 
   it('leaves an array that does not parse, or text with no marker, as content', () => {
     expect(parseToolCalls('nemotron-v2', '<TOOLCALL>[{"name": "special_function", ')).toEqual({ content: '<TOOLCALL>[{"name": "special_function", ', calls: [] });

@@ -67,3 +67,39 @@ describe('ReasoningSplit, token by token', () => {
     ]);
   });
 });
+
+describe('thinking that a tool call ends (Qwen3.5, Nemotron 3 Nano, DeepSeek V3.2: llama.cpp test-chat.cpp)', () => {
+  const qwen35 = { start: '<think>', end: '</think>', endBefore: ['<tool_call>'] };
+  const call = '<tool_call>\n<function=run_in_terminal>\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>';
+
+  it('ends the reasoning at the call, which begins the content', () => {
+    expect(splitReasoning(qwen35, true, `Need to inspect the current directory.\n${call}`)).toEqual({ reasoning: 'Need to inspect the current directory.', content: call });
+    expect(splitReasoning(qwen35, true, call)).toEqual({ reasoning: '', content: call });
+  });
+
+  it('still ends it at the end tag, which is dropped, and holds a partial marker while it streams', () => {
+    expect(splitReasoning(qwen35, true, `I'm\nthinking\n</think>\n\n${call}`)).toEqual({ reasoning: "I'm\nthinking", content: call });
+    const split = new ReasoningSplit(qwen35, true);
+    expect(split.push('plan <tool_')).toEqual([{ type: 'reasoning', text: 'plan' }]);
+    expect([...split.push('call>\n<function=f>'), ...split.end()]).toEqual([{ type: 'content', text: '<tool_call>\n<function=f>' }]);
+  });
+});
+
+describe('an answer in the markers its template wraps it in (Command R7B: llama.cpp test-chat.cpp)', () => {
+  const r7b = { start: '<|START_THINKING|>', end: '<|END_THINKING|>', answer: { start: '<|START_RESPONSE|>', end: '<|END_RESPONSE|>' } };
+
+  it('drops the markers, with and without thinking before them, and keeps a call after them', () => {
+    expect(splitReasoning(r7b, false, "<|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>")).toEqual({ reasoning: '', content: "Hello, world!\nWhat's up?" });
+    expect(splitReasoning(r7b, false, "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>")).toEqual({ reasoning: "I'm\nthinking", content: "Hello, world!\nWhat's up?" });
+    expect(splitReasoning(r7b, false, '<|START_RESPONSE|>Hi<|END_RESPONSE|><|START_ACTION|>[]<|END_ACTION|>')).toEqual({ reasoning: '', content: 'Hi<|START_ACTION|>[]<|END_ACTION|>' });
+  });
+
+  it('holds a part of either marker while it streams', () => {
+    const split = new ReasoningSplit(r7b, false);
+    const events = ['<|START_', 'RESPONSE|>Hel', 'lo<|END_', 'RESPONSE|>'].flatMap((piece) => split.push(piece));
+    expect([...events, ...split.end()]).toEqual([
+      { type: 'content', text: 'Hel' },
+      { type: 'content', text: 'lo' },
+    ]);
+  });
+});

@@ -1,7 +1,9 @@
 /**
  * The sectioned tool-call formats (pure logic): the parses llama.cpp's tests/test-chat.cpp expects of
- * Kimi K2's templates and of DeepSeek R1's (llama.cpp's template; the call's shape as its template writes
- * it), whole and streamed, content before the section kept; and the forced call's grammar.
+ * Kimi K2, DeepSeek V3.1, Mistral Small 3.2, Ministral 3 / Devstral and Functionary v3.1, of DeepSeek R1's
+ * (llama.cpp's template; the call's shape as its template writes it) and Solar Open's (its template's own
+ * rendering: llama.cpp's parser of it is broken at this commit), whole and streamed, content before the
+ * calls kept; and the forced call's grammar, with and without a section.
  */
 import { describe, expect, it } from 'vitest';
 import { SECTIONED_FORMATS, sectionedCallGrammar } from '../../common/tool-calls/sectioned-calls.js';
@@ -24,6 +26,42 @@ const cases: { format: ToolCallFormat; text: string; content: string; calls: [st
       ['get_weather', { city: 'Paris' }],
     ],
   },
+  {
+    format: 'deepseek-v3.1',
+    text: '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{"city": "XYZCITY"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    content: '',
+    calls: [['get_time', { city: 'XYZCITY' }]],
+  },
+  {
+    format: 'solar-open',
+    text: 'Sure.<|tool_calls|><|tool_call:begin|>call_1<|tool_call:name|>special_function<|tool_call:args|>{"arg1": 1}<|tool_call:end|><|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>python<|tool_call:args|>{"code": "print(\'hi\')"}<|tool_call:end|><|calls|>',
+    content: 'Sure.',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['python', { code: "print('hi')" }],
+    ],
+  },
+  { format: 'mistral-args', text: '[TOOL_CALLS]special_function[ARGS]{"arg1":1}', content: '', calls: [['special_function', { arg1: 1 }]] },
+  {
+    format: 'mistral-args',
+    text: '[TOOL_CALLS]special_function[ARGS]{"arg1": 1}[TOOL_CALLS]special_function_with_opt[ARGS]{"arg1": 1, "arg2": 2}',
+    content: '',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['special_function_with_opt', { arg1: 1, arg2: 2 }],
+    ],
+  },
+  { format: 'mistral-args', text: 'Hello, world!\nWhat\'s up?[TOOL_CALLS]special_function[ARGS]{"arg1": 1}', content: "Hello, world!\nWhat's up?", calls: [['special_function', { arg1: 1 }]] },
+  {
+    format: 'mistral-call-id',
+    text: '[TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}[TOOL_CALLS]special_function_with_opt[CALL_ID]000000002[ARGS]{"arg1": 1, "arg2": 2}',
+    content: '',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['special_function_with_opt', { arg1: 1, arg2: 2 }],
+    ],
+  },
+  { format: 'functionary-v3.1', text: '<function=special_function>{"arg1": 1}</function>', content: '', calls: [['special_function', { arg1: 1 }]] },
 ];
 
 describe('calls in a section', () => {
@@ -44,8 +82,16 @@ describe('calls in a section', () => {
   });
 
   it('names the markers engines must write out', () => {
-    expect(formatMarkers('kimi-k2')).toEqual(['<|tool_calls_section_begin|>', '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>']);
+    expect(formatMarkers('kimi-k2')).toEqual(expect.arrayContaining(['<|tool_calls_section_begin|>', '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>']));
     expect(formatMarkers('deepseek-r1')).toContain('<｜tool▁sep｜>');
+  });
+
+  it('forces a call with no section and a made-up id in the family\'s markers', () => {
+    expect(sectionedCallGrammar(SECTIONED_FORMATS['mistral-call-id'], [{ name: 'get_weather' }], ['root ::= "{}"'], true).split('\n').slice(0, 2)).toEqual([
+      'root ::= sectioned-call sectioned-call*',
+      'sectioned-call ::= "[TOOL_CALLS]" "get_weather" "[CALL_ID]" [a-zA-Z0-9]{9} "[ARGS]" a0-root',
+    ]);
+    expect(sectionedCallGrammar(SECTIONED_FORMATS['functionary-v3.1'], [{ name: 'f' }], ['root ::= "{}"'], false).split('\n')[1]).toBe('sectioned-call ::= "<function=" "f" ">" a0-root "</function>"');
   });
 
   it("forces calls in the family's markers, each tool's arguments by its own grammar", () => {

@@ -92,12 +92,15 @@ describe('ToolCallStream', () => {
 
 describe('the format of a template', () => {
   it('tells Hermes, Llama 3 and Mistral templates apart, and falls back to Hermes in a system prompt', () => {
-    expect(toolSupportOf('{% if tools %}<tools>{% endif %}<tool_call>', true)).toEqual({ format: 'hermes', templateTakesTools: true });
-    expect(toolSupportOf('{% if tools %}{{ "<|python_tag|>" }}{% endif %}', true)).toEqual({ format: 'llama3', templateTakesTools: true });
-    expect(toolSupportOf('{% for tool in tools %}[AVAILABLE_TOOLS]{% endfor %}[TOOL_CALLS]', true)).toEqual({ format: 'mistral', templateTakesTools: true });
-    expect(toolSupportOf(null, false)).toEqual({ format: 'hermes', templateTakesTools: false });
+    const both = { tools: true, toolCalls: true };
+    expect(toolSupportOf('{% if tools %}<tools>{% endif %}<tool_call>', both)).toEqual({ format: 'hermes', templateTakesTools: true, templateTakesCalls: true });
+    expect(toolSupportOf('{% if tools %}{{ "<|python_tag|>" }}{% endif %}', both)).toEqual({ format: 'llama3', templateTakesTools: true, templateTakesCalls: true });
+    expect(toolSupportOf('{% for tool in tools %}[AVAILABLE_TOOLS]{% endfor %}[TOOL_CALLS]', both)).toEqual({ format: 'mistral', templateTakesTools: true, templateTakesCalls: true });
+    expect(toolSupportOf(null, { tools: false, toolCalls: false })).toEqual({ format: 'hermes', templateTakesTools: false, templateTakesCalls: false });
+    // Calls rendered, tools not (DeepSeek V3.1): the family's format all the same.
+    expect(toolSupportOf('<｜tool▁calls▁begin｜>{{ call.name }}<｜tool▁sep｜>', { tools: false, toolCalls: true })).toEqual({ format: 'deepseek-v3.1', templateTakesTools: false, templateTakesCalls: true });
     // A template that does not render tools gets the Hermes system prompt, whatever markers it names.
-    expect(toolSupportOf('{{ "[TOOL_CALLS]" }}', false)).toEqual({ format: 'hermes', templateTakesTools: false });
+    expect(toolSupportOf('{{ "[TOOL_CALLS]" }}', { tools: false, toolCalls: false })).toEqual({ format: 'hermes', templateTakesTools: false, templateTakesCalls: false });
   });
 });
 

@@ -62,7 +62,7 @@ describe('tools through a template that renders them', () => {
   it('puts the tools in its tools variable and the calls with object arguments', () => {
     const template = templateOf(QWEN_TOOLS_TEMPLATE);
     expect(template.caps).toMatchObject({ tools: true, toolCalls: true, objectArguments: true, systemRole: true });
-    expect(toolSupportOf(QWEN_TOOLS_TEMPLATE, template.caps.tools)).toEqual({ format: 'hermes', templateTakesTools: true });
+    expect(toolSupportOf(QWEN_TOOLS_TEMPLATE, template.caps)).toEqual({ format: 'hermes', templateTakesTools: true, templateTakesCalls: true });
     expect(history[1]!.tool_calls![0]!.function.arguments).toBe('{"city":"Paris"}');
     const text = render(QWEN_TOOLS_TEMPLATE, history, [tool]);
     expect(text).toContain('<tools>\n{"type": "function", "function": {"name": "get_weather"');
@@ -75,7 +75,7 @@ describe('tools through a template that renders them', () => {
 describe('tools through a template that does not (ChatML)', () => {
   it('puts the tools in a Hermes system prompt, calls as <tool_call> blocks and results in one user turn', () => {
     expect(templateOf(CHATML_TEMPLATE).caps.tools).toBe(false);
-    expect(toolSupportOf(CHATML_TEMPLATE, false)).toEqual({ format: 'hermes', templateTakesTools: false });
+    expect(toolSupportOf(CHATML_TEMPLATE, { tools: false, toolCalls: false })).toEqual({ format: 'hermes', templateTakesTools: false, templateTakesCalls: false });
     const turns = withToolsInPlainTurns(history, [tool.function]);
     expect(turns.map((t) => t.role)).toEqual(['system', 'user', 'assistant', 'user']);
     const text = render(CHATML_TEMPLATE, turns);

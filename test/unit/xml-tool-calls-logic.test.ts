@@ -2,7 +2,8 @@
  * The XML-like tool calls (pure logic): the parses llama.cpp's tests/test-chat.cpp expects of its
  * Qwen3-Coder template (a call, one without its `<tool_call>`, content before it, parallel calls, multiline
  * and unicode string values, HTML in a string, a JSON array value, arguments in any order) and of Seed-OSS,
- * GLM 4.6 / 4.7 and MiniMax M2, whole and streamed a character at a time; and the forced call's grammar.
+ * GLM 4.6 / 4.7, MiniMax M2 and M3, DeepSeek V3.2 / V4 (DSML), Kimi K3, MiniCPM5 and Hy3 (its template's
+ * own rendering), whole and streamed a character at a time; and the forced call's grammar.
  */
 import { describe, expect, it } from 'vitest';
 import { parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
@@ -18,6 +19,8 @@ const tools: ToolFunction[] = [
   { name: 'python', parameters: object({ code: { type: 'string' } }) },
   { name: 'html', parameters: object({ markup: { type: 'string' } }) },
   { name: 'todo_list', parameters: object({ todos: { type: 'array', items: { type: 'object' } } }) },
+  { name: 'magic_int', parameters: object({ ref: { type: 'integer' }, name: { type: 'string' } }) },
+  { name: 'empty_args', parameters: object({}) },
   { name: 'edit', parameters: object({ filename: { type: 'string' }, oldString: { type: 'string' }, newString: { type: 'string' } }) },
 ];
 
@@ -70,6 +73,76 @@ const cases: { name: string; format?: ToolCallFormat; text: string; content: str
     content: '',
     calls: [['special_function', { arg1: 1 }]],
   },
+  {
+    name: 'MiniMax M2, two calls in one block',
+    format: 'minimax-m2',
+    text: '<minimax:tool_call>\n<invoke name="special_function">\n<parameter name="arg1">1</parameter>\n</invoke>\n<invoke name="python">\n<parameter name="code">print(1)</parameter>\n</invoke>\n</minimax:tool_call>',
+    content: '',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['python', { code: 'print(1)' }],
+    ],
+  },
+  {
+    name: 'DeepSeek V3.2 DSML, content before, typed values',
+    format: 'dsml-v3.2',
+    text: 'Let me call the function.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="todo_list">\n<｜DSML｜parameter name="todos" string="false">["buy milk","walk dog"]</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name="magic_int">\n<｜DSML｜parameter name="ref" string="false">42</｜DSML｜parameter>\n<｜DSML｜parameter name="name" string="true">foo bar</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+    content: 'Let me call the function.',
+    calls: [
+      ['todo_list', { todos: ['buy milk', 'walk dog'] }],
+      ['magic_int', { ref: 42, name: 'foo bar' }],
+    ],
+  },
+  {
+    name: 'DeepSeek V4 DSML',
+    format: 'dsml-v4',
+    text: '\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="special_function">\n<｜DSML｜parameter name="arg1" string="false">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+    content: '',
+    calls: [['special_function', { arg1: 1 }]],
+  },
+  {
+    name: 'Hy3, two calls',
+    format: 'hy3',
+    text: 'Sure.<tool_calls:opensource>\n<tool_call:opensource>special_function<tool_sep:opensource>\n<arg_key:opensource>arg1</arg_key:opensource>\n<arg_value:opensource>1</arg_value:opensource>\n</tool_call:opensource>\n<tool_call:opensource>python<tool_sep:opensource>\n<arg_key:opensource>code</arg_key:opensource>\n<arg_value:opensource>print(1)</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>',
+    content: 'Sure.',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['python', { code: 'print(1)' }],
+    ],
+  },
+  {
+    name: 'MiniMax M3, two calls',
+    format: 'minimax-m3',
+    text: ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="special_function">]<]minimax[>[<arg1>1]<]minimax[>[</arg1>]<]minimax[>[</invoke>\n]<]minimax[>[<invoke name="python">]<]minimax[>[<code>print(1)]<]minimax[>[</code>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>',
+    content: '',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['python', { code: 'print(1)' }],
+    ],
+  },
+  {
+    name: 'Kimi K3, two calls',
+    format: 'kimi-k3',
+    text: '<|open|>tools<|sep|><|open|>call tool="special_function" index="1"<|sep|><|open|>argument key="arg1" type="number"<|sep|>1<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool="special_function_with_opt" index="2"<|sep|><|open|>argument key="arg1" type="number"<|sep|>1<|close|>argument<|sep|><|open|>argument key="arg2" type="number"<|sep|>2<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+    content: '',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['special_function_with_opt', { arg1: 1, arg2: 2 }],
+    ],
+  },
+  { name: 'MiniCPM5', format: 'minicpm5', text: '<function name="python"><param name="code">print(\'Hello, World!\')</param></function>', content: '', calls: [['python', { code: "print('Hello, World!')" }]] },
+  { name: 'MiniCPM5, CDATA', format: 'minicpm5', text: '<function name="html"><param name="markup"><![CDATA[<a href="/x">hi</a> </param>]]></param></function>', content: '', calls: [['html', { markup: '<a href="/x">hi</a> </param>' }]] },
+  {
+    name: 'MiniCPM5, parallel',
+    format: 'minicpm5',
+    text: '<function name="python"><param name="code">print(\'x\')</param></function>\n<function name="python"><param name="code">print(\'y\')</param></function>',
+    content: '',
+    calls: [
+      ['python', { code: "print('x')" }],
+      ['python', { code: "print('y')" }],
+    ],
+  },
+  { name: 'MiniCPM5, no arguments', format: 'minicpm5', text: '<function name="empty_args"></function>', content: '', calls: [['empty_args', {}]] },
 ];
 
 describe('Qwen3-Coder XML calls', () => {
@@ -105,7 +178,8 @@ describe('the forced XML call grammar', () => {
     );
     expect(grammar.split('\n')).toEqual([
       'root ::= xml-call',
-      'xml-call ::= "<tool_call>\\n" ("<function=get_weather>\\n" "<parameter=city>\\n" ("Paris" | "Rome") "\\n</parameter>\\n" "<parameter=days>\\n" (v0-1-root) "\\n</parameter>\\n" "<parameter=note>\\n" (xml-text) "\\n</parameter>\\n" "</function>\\n") "</tool_call>"',
+      'xml-call ::= "<tool_call>\\n" xml-function "</tool_call>"',
+      'xml-function ::= ("<function=" "get_weather" ">\\n" "<parameter=" "city" ">\\n" ("Paris" | "Rome") "\\n</parameter>\\n" "<parameter=" "days" ">\\n" (v0-1-root) "\\n</parameter>\\n" "<parameter=" "note" ">\\n" (xml-text) "\\n</parameter>\\n" "</function>\\n")',
       'xml-text ::= [^<]+',
       'v0-1-root ::= [0-9]+',
     ]);
@@ -113,6 +187,15 @@ describe('the forced XML call grammar', () => {
 
   it("writes GLM's keys and values with no function wrapper", () => {
     const grammar = xmlToolCallGrammar(XML_FORMATS.glm, [{ name: 'f', parameters: object({ a: { type: 'string' } }) }], [[null]], false);
-    expect(grammar.split('\n')[1]).toBe('xml-call ::= "<tool_call>" ("f\\n" "<arg_key>a</arg_key>\\n<arg_value>" (xml-text) "</arg_value>\\n") "</tool_call>"');
+    expect(grammar.split('\n').slice(1, 3)).toEqual(['xml-call ::= "<tool_call>" xml-function "</tool_call>"', 'xml-function ::= ("f" "\\n" "<arg_key>" "a" "</arg_key>\\n<arg_value>" (xml-text) "</arg_value>\\n")']);
+  });
+
+  it('writes the calls of a shared block in it, and fills in the attributes a format writes (DSML, Kimi K3)', () => {
+    const dsml = xmlToolCallGrammar(XML_FORMATS['dsml-v3.2'], [{ name: 'f', parameters: object({ a: { type: 'string' }, n: { type: 'integer' } }) }], [[null, 'root ::= [0-9]+']], true).split('\n');
+    expect(dsml[0]).toBe('root ::= "<｜DSML｜function_calls>\\n" xml-function ("\\n" xml-function)* "</｜DSML｜function_calls>"');
+    expect(dsml[1]).toContain('"<｜DSML｜parameter name=\\"" "a" "\\" string=\\"" "true" "\\">" (xml-text)');
+    expect(dsml[1]).toContain('"<｜DSML｜parameter name=\\"" "n" "\\" string=\\"" "false" "\\">" (v0-1-root)');
+    const kimi = xmlToolCallGrammar(XML_FORMATS['kimi-k3'], [{ name: 'f', parameters: object({ n: { type: 'integer' } }) }], [['root ::= [0-9]+']], false).split('\n');
+    expect(kimi[1]).toBe('xml-function ::= ("<|open|>call tool=\\"" "f" "\\" index=\\"" [1-9] "\\"<|sep|>" "<|open|>argument key=\\"" "n" "\\" type=\\"" "number" "\\"<|sep|>" (v0-0-root) "<|close|>argument<|sep|>" "<|close|>call<|sep|>")');
   });
 });

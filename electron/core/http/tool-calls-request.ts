@@ -10,11 +10,12 @@ import type { ChatMessage, ChatTemplateOptions } from '../../../common/tokenizer
 import type { ToolCallFormat } from '../../../common/tool-calls/tool-call-format.js';
 import { argumentsSchema, toolCallSchema, wrapToolCallGrammar } from '../../../common/tool-calls/tool-call-grammar.js';
 import { harmonyCallGrammar } from '../../../common/tool-calls/harmony-calls.js';
+import { EXPRESSION_FORMATS, expressionCallGrammar, isExpressionFormat } from '../../../common/tool-calls/expression-calls.js';
 import { isSectionedFormat, sectionedCallGrammar, SECTIONED_FORMATS } from '../../../common/tool-calls/sectioned-calls.js';
 import { isMarkedJsonFormat, markedJsonCallSchema, markedJsonGrammar, MARKED_JSON_FORMATS } from '../../../common/tool-calls/marked-json-calls.js';
 import { isTextParameter, isXmlFormat, XML_FORMATS, xmlToolCallGrammar } from '../../../common/tool-calls/xml-tool-calls.js';
 import type { ToolFunction } from '../../../common/tool-calls/tool-call-types.js';
-import { withToolsInPlainTurns } from '../../../common/tool-calls/tool-prompt.js';
+import { withToolsInPlainTurns, withToolsInSystemPrompt } from '../../../common/tool-calls/tool-prompt.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { grammarOfSchema } from './response-format.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';
@@ -83,6 +84,10 @@ async function forcedCallGrammar(format: ToolCallFormat, forced: readonly ToolFu
     );
     return xmlToolCallGrammar(XML_FORMATS[format], forced, valueGrammars, parallel);
   }
+  if (isExpressionFormat(format)) {
+    const valueGrammars = await Promise.all(forced.map((tool) => Promise.all(Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>))))));
+    return expressionCallGrammar(EXPRESSION_FORMATS[format], forced, valueGrammars, parallel);
+  }
   if (format === 'harmony') return harmonyCallGrammar(forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))));
   if (isSectionedFormat(format)) return sectionedCallGrammar(SECTIONED_FORMATS[format], forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))), parallel);
   if (isMarkedJsonFormat(format)) {
@@ -110,12 +115,12 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
   const messages = body.messages.map(templateMessage);
   const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
   const functions = offered.map(functionOf);
-  const { format, templateTakesTools } = tokenizer.toolSupport;
+  const { format, templateTakesTools, templateTakesCalls } = tokenizer.toolSupport;
   const forced = forcedTools(body);
   const template = templateOptions(body);
   const { text, tokens, thinkingOpen } = templateTakesTools
     ? await tokenizer.applyChatTemplate(messages, { ...(offered.length > 0 ? { tools: offered } : {}), template })
-    : await tokenizer.applyChatTemplate(withToolsInPlainTurns(messages, functions), { template });
+    : await tokenizer.applyChatTemplate(templateTakesCalls ? withToolsInSystemPrompt(messages, functions) : withToolsInPlainTurns(messages, functions), { template });
   const prompt = { text, tokens, thinkingOpen };
   if (offered.length === 0) return { ...prompt, tools: null };
   // A named function is called once, as OpenAI does; otherwise as many calls as parallel_tool_calls allows.
