@@ -70,7 +70,8 @@ async function describeFamilies(families: readonly FamilyName[]): Promise<{ fami
 }
 
 const tagsText = (tags: ThinkingTags | null): string => (tags ? `\`${tags.start}\` … \`${tags.end}\`` : '—');
-const formatText = (support: ToolSupport): string => (support.templateTakesTools ? support.format : `${support.format} (in a system prompt)`);
+/** The format, and where the offered tools go when the template does not render them: a system prompt (Hermes' with its syntax when the template renders no calls either). */
+const formatText = (support: ToolSupport): string => (support.templateTakesTools ? support.format : `${support.format} (tools in a system prompt)`);
 
 export async function runFamilies(options: FamiliesOptions): Promise<{ described: Awaited<ReturnType<typeof describeFamilies>>; rows: Row[]; text: string }> {
   const described = await describeFamilies(options.described);
