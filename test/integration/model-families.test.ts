@@ -2,8 +2,8 @@
  * The model families people run, served end to end: a grafted family model (a real vocabulary and chat
  * template on random weights: build/family-models.ts) behind `serve`, on both engine kinds, through the
  * official `openai` client. Each holds a two-turn chat whose second turn reuses the first's prefix, and a
- * forced tool call whose arguments validate. A thinking family answers with its thinking in
- * `reasoning_content` (the engine made to think by a grammar, since the weights are random), `content`
+ * forced tool call whose arguments validate. Each thinking family answers with its thinking in
+ * `reasoning_content` (the engine made to think in the family's tags by a grammar, since the weights are random), `content`
  * free of the tags, streamed reasoning deltas before content deltas; `reasoning_format: "none"` keeps the
  * raw text, and `chat_template_kwargs: {enable_thinking: false}` (or `reasoning_effort: "none"`) renders the
  * template with thinking off.
@@ -27,14 +27,14 @@ const weather = {
 const FORMATS: Partial<Record<FamilyName, string>> = { 'glm-4.6': 'glm', 'seed-oss': 'seed-oss', 'deepseek-r1': 'deepseek-r1', 'kimi-k2': 'kimi-k2', 'gpt-oss': 'harmony', 'qwen3-coder': 'qwen3-xml', 'command-r7b': 'command-r7b', 'llama3.1': 'llama3', 'mistral-small-3.2': 'mistral-call-id', 'hermes3-tools': 'hermes', qwen3: 'hermes', gemma4: 'gemma4' };
 
 /**
- * A thinking family, and the grammar that makes the random model think and then answer in its syntax
- * (`open`: the template's generation prompt opened the thinking already, so the answer starts inside it).
+ * The grammar that makes the random model think and then answer in its family's tags (`open`: the
+ * template's generation prompt opened the thinking already, so the answer starts inside it). gpt-oss
+ * answers in harmony's final channel.
  */
-const THINKING: Partial<Record<FamilyName, { grammar: string; open: boolean }>> = {
-  qwen3: { grammar: 'root ::= "<think>" "\\nplan the steps\\n" "</think>" "\\n\\nthe answer"', open: false },
-  'deepseek-r1-distill-llama': { grammar: 'root ::= "plan the steps\\n" "</think>" "\\n\\nthe answer"', open: true },
-  'gpt-oss': { grammar: 'root ::= "<|channel|>analysis<|message|>" "plan the steps" "<|end|>" "<|start|>assistant<|channel|>final<|message|>" "the answer"', open: false },
-};
+function thinkingGrammar(tags: { start: string; end: string }, open: boolean): string {
+  if (tags.start.includes('<|channel|>')) return 'root ::= "<|channel|>analysis<|message|>" "plan the steps" "<|end|>" "<|start|>assistant<|channel|>final<|message|>" "the answer"';
+  return `root ::= ${open ? '' : `${JSON.stringify(tags.start)} `}"\\nplan the steps\\n" ${JSON.stringify(tags.end)} "\\n\\nthe answer"`;
+}
 
 /** The families whose template thinks (as llama.cpp finds it); Qwen3-Coder's does not. */
 const THINKS = new Set<FamilyName>(['qwen3', 'gpt-oss', 'deepseek-r1-distill-llama', 'deepseek-r1', 'kimi-k2', 'glm-4.6', 'seed-oss', 'gemma4', 'command-r7b', 'granite-3.3']);
@@ -101,8 +101,11 @@ describe.each(engineKinds('model families'))('model families on a $kind engine',
       const client = clientOf(served);
       const id = served.workstation.modelId;
       await checkChatAndTools(client, id);
-      const thinking = THINKING[family];
-      if (thinking) await checkThinking(client, id, thinking);
+      const tags = served.workstation.tokenizer.thinking;
+      if (tags) {
+        const { thinkingOpen } = await served.workstation.tokenizer.applyChatTemplate([{ role: 'user', content: 'Think, then answer.' }]);
+        await checkThinking(client, id, { grammar: thinkingGrammar(tags, thinkingOpen) });
+      }
       expect(served.workstation.tokenizer.thinking !== null).toBe(THINKS.has(family));
       if (FORMATS[family]) expect(served.workstation.tokenizer.toolSupport.format).toBe(FORMATS[family]);
     } finally {
