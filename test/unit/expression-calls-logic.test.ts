@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EXPRESSION_FORMATS, expressionCallGrammar } from '../../common/tool-calls/expression-calls.js';
-import { formatMarkers, parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
-import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js';
+import { formatMarkers, parseToolCalls } from '../../common/tool-calls/tool-call-parsing.js';
+import { expectParse, type ParseCase } from '../helpers/tool-call-cases.js';
 
-const cases: { format: ToolCallFormat; text: string; content: string; calls: [string, unknown][] }[] = [
+const cases: ParseCase[] = [
   { format: 'gemma4', text: '<|tool_call>call:get_time{city:<|"|>London<|"|>}<tool_call|>', content: '', calls: [['get_time', { city: 'London' }]] },
   { format: 'gemma4', text: 'Hello, world!\nWhat\'s up?<|tool_call>call:get_time{city:<|"|>Paris<|"|>}<tool_call|>', content: "Hello, world!\nWhat's up?", calls: [['get_time', { city: 'Paris' }]] },
   {
@@ -50,15 +50,7 @@ const cases: { format: ToolCallFormat; text: string; content: string; calls: [st
 
 describe('calls written as expressions', () => {
   for (const c of cases) {
-    it(`${c.format}: ${JSON.stringify(c.text.slice(0, 60))}`, () => {
-      const whole = parseToolCalls(c.format, c.text);
-      expect(whole.content).toBe(c.content);
-      expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(c.calls);
-      const stream = new ToolCallStream(c.format);
-      const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
-      expect(events.flatMap((e) => (e.type === 'call' ? [e.call.name] : []))).toEqual(c.calls.map(([name]) => name));
-      expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('').trim()).toBe(c.content);
-    });
+    it(`${c.format}: ${JSON.stringify(c.text.slice(0, 60))}`, () => expectParse(c));
   }
 
   it('leaves a call that does not read, or text with no marker, as content', () => {

@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { markedJsonCallSchema, markedJsonGrammar, MARKED_JSON_FORMATS } from '../../common/tool-calls/marked-json-calls.js';
-import { formatMarkers, parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
-import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js';
+import { formatMarkers, parseToolCalls } from '../../common/tool-calls/tool-call-parsing.js';
+import { expectParse, type ParseCase } from '../helpers/tool-call-cases.js';
 
-const cases: { format: ToolCallFormat; text: string; content: string }[] = [
+const cases: Omit<ParseCase, 'calls'>[] = [
   { format: 'command-r7b', text: '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "special_function", "parameters": {"arg1": 1}}\n]<|END_ACTION|>', content: '' },
   { format: 'nemotron-v2', text: '<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>\n', content: '' },
   { format: 'nemotron-v2', text: 'Let me look.\n<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>', content: 'Let me look.' },
@@ -26,15 +26,7 @@ const cases: { format: ToolCallFormat; text: string; content: string }[] = [
 
 describe('calls as a JSON array between markers', () => {
   for (const c of cases) {
-    it(`${c.format}: ${JSON.stringify(c.text.slice(0, 40))}`, () => {
-      const whole = parseToolCalls(c.format, c.text);
-      expect(whole.content).toBe(c.content);
-      expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([['special_function', { arg1: 1 }]]);
-      const stream = new ToolCallStream(c.format);
-      const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
-      expect(events.flatMap((e) => (e.type === 'call' ? [e.call.name] : []))).toEqual(['special_function']);
-      expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('').trim()).toBe(c.content);
-    });
+    it(`${c.format}: ${JSON.stringify(c.text.slice(0, 40))}`, () => expectParse({ ...c, calls: [['special_function', { arg1: 1 }]] }));
   }
 
   it("reads MiniMax M1's two calls one per line, as its template writes them", () => {

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SECTIONED_FORMATS, sectionedCallGrammar } from '../../common/tool-calls/sectioned-calls.js';
-import { formatMarkers, parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
-import type { ToolCallFormat } from '../../common/tool-calls/tool-call-format.js';
+import { formatMarkers, parseToolCalls } from '../../common/tool-calls/tool-call-parsing.js';
+import { expectParse, type ParseCase } from '../helpers/tool-call-cases.js';
 
-const cases: { format: ToolCallFormat; text: string; content: string; calls: [string, unknown][] }[] = [
+const cases: ParseCase[] = [
   {
     format: 'kimi-k2',
     text: '<|tool_calls_section_begin|><|tool_call_begin|>functions.special_function:0<|tool_call_argument_begin|>{"arg1": 1}<|tool_call_end|><|tool_calls_section_end|>',
@@ -66,15 +66,7 @@ const cases: { format: ToolCallFormat; text: string; content: string; calls: [st
 
 describe('calls in a section', () => {
   for (const c of cases) {
-    it(`${c.format}`, () => {
-      const whole = parseToolCalls(c.format, c.text);
-      expect(whole.content).toBe(c.content);
-      expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(c.calls);
-      const stream = new ToolCallStream(c.format);
-      const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
-      expect(events.flatMap((e) => (e.type === 'call' ? [e.call.name] : []))).toEqual(c.calls.map(([name]) => name));
-      expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('').trim()).toBe(c.content);
-    });
+    it(`${c.format}: ${JSON.stringify(c.text.slice(0, 50))}`, () => expectParse(c));
   }
 
   it('leaves text with no section as content', () => {

@@ -6,7 +6,8 @@
  * own rendering), whole and streamed a character at a time; and the forced call's grammar.
  */
 import { describe, expect, it } from 'vitest';
-import { parseToolCalls, ToolCallStream } from '../../common/tool-calls/tool-call-parsing.js';
+import { parseToolCalls } from '../../common/tool-calls/tool-call-parsing.js';
+import { expectParse } from '../helpers/tool-call-cases.js';
 import type { ToolFunction } from '../../common/tool-calls/tool-call-types.js';
 import { prefixRules } from '../../common/tool-calls/tool-call-grammar.js';
 import { XML_FORMATS, xmlToolCallGrammar } from '../../common/tool-calls/xml-tool-calls.js';
@@ -147,16 +148,7 @@ const cases: { name: string; format?: ToolCallFormat; text: string; content: str
 
 describe('Qwen3-Coder XML calls', () => {
   for (const c of cases) {
-    it(c.name, () => {
-      const format = c.format ?? 'qwen3-xml';
-      const whole = parseToolCalls(format, c.text, tools);
-      expect(whole.content).toBe(c.content);
-      expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(c.calls);
-      const stream = new ToolCallStream(format, Number.POSITIVE_INFINITY, tools);
-      const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
-      expect(events.filter((e) => e.type === 'content').map((e) => (e.type === 'content' ? e.text : '')).join('').trim()).toBe(c.content);
-      expect(events.flatMap((e) => (e.type === 'call' ? [[e.call.name, JSON.parse(e.call.arguments)]] : []))).toEqual(c.calls);
-    });
+    it(c.name, () => expectParse({ ...c, format: c.format ?? 'qwen3-xml' }, tools));
   }
 
   it('leaves text with no call as content', () => {

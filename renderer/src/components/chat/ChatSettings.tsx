@@ -38,16 +38,7 @@ export function ChatSettings() {
           Top-k
           <input type="number" min="0" defaultValue={active.sampling.topK} onBlur={(e) => void update({ sampling: { topK: Math.round(number(e.target.value, 40)) } })} />
         </label>
-        <label>
-          Seed
-          <input
-            type="number"
-            min="0"
-            placeholder="random"
-            defaultValue={active.sampling.seed ?? ''}
-            onBlur={(e) => void update({ sampling: { seed: e.target.value.trim() === '' ? null : Math.max(0, Math.round(number(e.target.value, 0))) } })}
-          />
-        </label>
+        <OptionalCount label="Seed" empty="random" value={active.sampling.seed} onChange={(seed) => void update({ sampling: { seed } })} />
         <label>
           Max tokens
           <input type="number" min="1" defaultValue={active.sampling.maxTokens} onBlur={(e) => void update({ sampling: { maxTokens: Math.max(1, Math.round(number(e.target.value, 256))) } })} />
@@ -65,18 +56,34 @@ export function ChatSettings() {
               ))}
             </select>
           </label>
-          <label title="The most tokens the model may think before it answers; then its thinking is closed and it answers">
-            Thinking budget (tokens)
-            <input
-              type="number"
-              min="0"
-              placeholder="no limit"
-              defaultValue={active.sampling.thinkingBudget ?? ''}
-              onBlur={(e) => void update({ sampling: { thinkingBudget: e.target.value.trim() === '' ? null : Math.max(0, Math.round(number(e.target.value, 0))) } })}
-            />
-          </label>
+          <OptionalCount
+            label="Thinking budget (tokens)"
+            title="The most tokens the model may think before it answers; then its thinking is closed and it answers"
+            empty="no limit"
+            value={active.sampling.thinkingBudget}
+            onChange={(thinkingBudget) => void update({ sampling: { thinkingBudget } })}
+          />
         </div>
       )}
     </details>
+  );
+}
+
+/** A whole number ≥ 0 that may be left empty (null), saved when the field is left. */
+function OptionalCount({ label, title, empty, value, onChange }: { label: string; title?: string; empty: string; value: number | null; onChange: (value: number | null) => void }) {
+  return (
+    <label title={title}>
+      {label}
+      <input
+        type="number"
+        min="0"
+        placeholder={empty}
+        defaultValue={value ?? ''}
+        onBlur={(e) => {
+          const text = e.target.value.trim();
+          onChange(text === '' || !Number.isFinite(Number(text)) ? null : Math.max(0, Math.round(Number(text))));
+        }}
+      />
+    </label>
   );
 }
