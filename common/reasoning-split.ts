@@ -3,23 +3,13 @@
  * reasoning format splits it: the text between the template's thinking tags at the start of the answer
  * (or from the start, when the prompt already opened them) is `reasoning_content`, the rest `content`,
  * neither with the tags, the whitespace next to the tags dropped; where the format's tool calls also end
- * the thinking (`endBefore`), they begin the content; markers a template wraps its answer in (`answer`)
- * are dropped. Works as the text streams in: a possible
+ * the thinking (`endBefore`), they begin the content; what a template puts around its answer (`answer`:
+ * gpt-oss's final channel header, Command R7B's response markers) is dropped. Works as the text streams in: a possible
  * tag or trailing whitespace is held until the text after it decides. Pure: no model, no I/O.
  */
 import type { ThinkingTags } from './tokenizer-protocol.js';
 
 export type ReasoningEvent = { type: 'reasoning' | 'content'; text: string };
-
-/** gpt-oss (harmony): the headers of the channels its answer is in (final, or commentary; `<|constrain|>json` for structured output). */
-const HARMONY_HEADERS = ['final', 'commentary']
-  .flatMap((channel) => [`<|channel|>${channel}<|message|>`, `<|channel|>${channel} <|constrain|>json<|message|>`])
-  .flatMap((header) => [`<|start|>assistant${header}`, header]);
-const mayBeHarmonyHeader = (text: string): boolean => HARMONY_HEADERS.some((header) => header.startsWith(text));
-const withoutHarmonyHeader = (text: string): string => {
-  const header = HARMONY_HEADERS.find((h) => text.startsWith(h));
-  return header ? text.slice(header.length) : text;
-};
 
 /** The length of the longest suffix of `text` that is a proper prefix of `tag`. */
 function partialTagAt(text: string, tag: string): number {
@@ -37,7 +27,6 @@ export class ReasoningSplit {
   private reasoningBegun = false;
   /** Whether the answer's closing marker (`tags.answer`) may still come. */
   private answerOpen = true;
-  private readonly harmony: boolean;
 
   /** `open`: the prompt ended inside the thinking tags, so the answer starts in its reasoning. */
   constructor(
@@ -45,7 +34,11 @@ export class ReasoningSplit {
     open: boolean,
   ) {
     this.state = open ? 'reasoning' : 'before';
-    this.harmony = tags.start.includes('<|channel|>');
+  }
+
+  /** Whether `text` may still become one of the answer's headers (held until it decides). */
+  private mayBeHeader(text: string): boolean {
+    return this.tags.answer?.headers.some((header) => header.startsWith(text)) ?? false;
   }
 
   push(text: string): ReasoningEvent[] {
@@ -74,7 +67,7 @@ export class ReasoningSplit {
         if (start && visible.startsWith(start)) {
           this.held = visible.slice(start.length).replace(/^\s+/, '');
           this.state = 'reasoning';
-        } else if (!final && (visible === '' || (start !== '' && start.startsWith(visible)) || (this.harmony && mayBeHarmonyHeader(visible)))) {
+        } else if (!final && (visible === '' || (start !== '' && start.startsWith(visible)) || this.mayBeHeader(visible))) {
           break;
         } else {
           this.state = 'afterReasoning';
@@ -112,10 +105,9 @@ export class ReasoningSplit {
         }
       } else if (this.state === 'afterReasoning') {
         const text = this.held.replace(/^\s+/, '');
-        const wrap = this.tags.answer?.start;
-        if (!final && (text === '' || (this.harmony && mayBeHarmonyHeader(text)) || (wrap !== undefined && wrap.startsWith(text)))) break;
-        const rest = this.harmony ? withoutHarmonyHeader(text) : text;
-        this.held = wrap !== undefined && rest.startsWith(wrap) ? rest.slice(wrap.length) : rest;
+        if (!final && (text === '' || this.mayBeHeader(text))) break;
+        const header = this.tags.answer?.headers.find((h) => text.startsWith(h));
+        this.held = header ? text.slice(header.length) : text;
         this.state = 'content';
       } else {
         // The answer's closing marker is dropped (what follows it, a tool call, stays content); a part of it is held.

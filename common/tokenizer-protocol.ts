@@ -40,8 +40,11 @@ export const thinkingTagsSchema = z.object({
   end: z.string(),
   /** Markers that also end the thinking and begin the answer (kept in it): the tool calls of Qwen3.5's and DeepSeek V3.2's formats. */
   endBefore: z.array(z.string()).optional(),
-  /** Markers the template wraps its answer in (Command R7B's `<|START_RESPONSE|>`…`<|END_RESPONSE|>`): dropped from the content. */
-  answer: z.object({ start: z.string().min(1), end: z.string().min(1) }).optional(),
+  /**
+   * What stands around the answer, dropped from the content: one of `headers` where it starts (gpt-oss's
+   * final channel, Command R7B's `<|START_RESPONSE|>`), and `end` after it (`<|END_RESPONSE|>`).
+   */
+  answer: z.object({ headers: z.array(z.string().min(1)).min(1), end: z.string().min(1).optional() }).optional(),
 });
 export type ThinkingTags = z.infer<typeof thinkingTagsSchema>;
 

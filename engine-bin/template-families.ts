@@ -140,7 +140,8 @@ export const TEMPLATE_FAMILIES: readonly TemplateFamily[] = [
       return addGenerationPrompt || at < 0 ? prompt : `${prompt.slice(0, at)}<|end|>${prompt.slice(at + '<|return|>'.length)}`;
     },
   },
-  { name: 'muse-glimmer', matches: (s) => has(s, '<atem:function_calls>', '<|eom|>'), thinking: think('', '') },
+  // Its thinking is a message to itself (` to=self<|message|>…<|eom|>`); the leading space is the answer's.
+  { name: 'muse-glimmer', matches: (s) => has(s, '<atem:function_calls>', '<|eom|>'), thinking: think('to=self<|message|>', '<|eom|>') },
   { name: 'functionary-v3.2', matches: (s) => has(s, '>>>all', '>>>${recipient}'), thinking: null },
   { name: 'kimi-k2', matches: (s) => has(s, '<|tool_calls_section_begin|>', '<|tool_call_begin|>'), thinking: think('<think>', '</think>') },
   { name: 'kimi-k3', matches: (s) => has(s, '<|open|>', '<|close|>', '<|end_of_msg|>'), thinking: think('<|open|>think<|sep|>', '<|close|>think<|sep|>') },

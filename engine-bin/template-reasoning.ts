@@ -232,18 +232,27 @@ export function analyzeThinking(render: ProbeRender, source: string, supportsToo
   return thinks ? { start: trimAscii(start), end: trimAscii(end) } : null;
 }
 
+/** gpt-oss (harmony): the headers of the channels its answer is in (final, or commentary; `<|constrain|>json` for structured output). */
+const HARMONY_HEADERS = ['final', 'commentary']
+  .flatMap((channel) => [`<|channel|>${channel}<|message|>`, `<|channel|>${channel} <|constrain|>json<|message|>`])
+  .flatMap((header) => [`<|start|>assistant${header}`, header]);
+
 /**
- * The markers a template wraps its answer in, as llama.cpp's autoparser finds them (content ALWAYS_WRAPPED):
- * Command R7B's and Kimi K3's. Named here rather than found by diffing renders: these two are all the
- * collection holds, and a diff needs the tool-call probe renders this analysis does not make.
+ * What a template puts around its answer, as llama.cpp's parsers drop it: gpt-oss's final-channel header,
+ * Muse Glimmer's message to the user (its header with or without the role, ended by `<|eom|>` when a call
+ * follows), and the markers Command R7B and Kimi K3 wrap it in (llama.cpp's autoparser finds those: its
+ * content ALWAYS_WRAPPED). Named here rather than found by diffing renders: these are all the collection
+ * holds, and a diff needs the tool-call probe renders this analysis does not make.
  */
-const ANSWER_WRAPPERS: readonly { start: string; end: string; in: (source: string) => boolean }[] = [
-  { start: '<|START_RESPONSE|>', end: '<|END_RESPONSE|>', in: (source) => source.includes('<|START_RESPONSE|>') },
+const ANSWER_WRAPPERS: readonly { headers: readonly string[]; end?: string; in: (source: string) => boolean }[] = [
+  { headers: HARMONY_HEADERS, in: (source) => source.includes('<|channel|>') },
+  { headers: ['<|start|>assistant to=user<|message|>', 'to=user<|message|>', '<|start|>assistant<|message|>', '<|message|>'], end: '<|eom|>', in: (source) => source.includes('<atem:function_calls>') && source.includes('<|eom|>') },
+  { headers: ['<|START_RESPONSE|>'], end: '<|END_RESPONSE|>', in: (source) => source.includes('<|START_RESPONSE|>') },
   // Kimi K3 writes its markers with a macro: `open_tag('response')`.
-  { start: '<|open|>response<|sep|>', end: '<|close|>response<|sep|>', in: (source) => source.includes('<|end_of_msg|>') && source.includes("open_tag('response')") },
+  { headers: ['<|open|>response<|sep|>'], end: '<|close|>response<|sep|>', in: (source) => source.includes('<|end_of_msg|>') && source.includes("open_tag('response')") },
 ];
 
-export function answerWrapper(source: string): { start: string; end: string } | undefined {
+export function answerWrapper(source: string): { headers: string[]; end?: string } | undefined {
   const found = ANSWER_WRAPPERS.find((wrapper) => wrapper.in(source));
-  return found ? { start: found.start, end: found.end } : undefined;
+  return found ? { headers: [...found.headers], ...(found.end ? { end: found.end } : {}) } : undefined;
 }

@@ -11,7 +11,7 @@ import { GgufFormatError, metadataText, type GgufHeader } from '../common/gguf/h
 import { ModelFileError, readGgufFileHeader, readModelFileHeader } from '../common/node/gguf-file.js';
 import type { ChatMessage, ChatTemplateOptions, OpenStage, ThinkingTags, SampledAnswer, TokenizerErrorCode } from '../common/tokenizer-protocol.js';
 import { toolSupportOf, type ToolSupport } from '../common/tool-calls/tool-call-format.js';
-import { formatMarkers, thinkingEndsBefore } from '../common/tool-calls/tool-call-parsing.js';
+import { formatMarkers, markerPieces, thinkingEndsBefore } from '../common/tool-calls/tool-call-parsing.js';
 import { ChatTemplate, TemplateRenderError, templateErrorWords, type CompiledTemplate } from './chat-template.js';
 import { answerWrapper } from './template-reasoning.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
@@ -193,11 +193,11 @@ export class TokenizerHost {
     return text === model.detokenize(kept, false) ? { text, ids: kept } : null;
   }
 
-  /** The thinking tags (and gpt-oss's channel markers) and the tool-call markers that are one control token each: engines write them out in their text. */
+  /** The thinking tags, the answer's headers and end, the tool-call markers, and the tag-like pieces of each, that are one control token each: engines write them out in their text. */
   private preservedTokens(thinking: ThinkingTags | null, toolMarkers: readonly string[]): string[] {
     const { model } = this.need();
-    const thinkingTags = thinking ? [thinking.start, thinking.end, ...(thinking.start.includes('<|channel|>') ? ['<|start|>', '<|channel|>', '<|message|>', '<|end|>'] : [])] : [];
-    const candidates = [...thinkingTags, ...(thinking?.answer ? [thinking.answer.start, thinking.answer.end] : []), ...toolMarkers];
+    const thinkingTags = thinking ? markerPieces([thinking.start, thinking.end, ...(thinking.answer?.headers ?? []), thinking.answer?.end ?? '']) : [];
+    const candidates = [...thinkingTags, ...toolMarkers];
     return [...new Set(candidates.filter((tag) => tag !== ''))].filter((tag) => {
       const ids = this.tokenize(tag, true, false);
       return ids.length === 1 && model.isSpecialToken(ids[0] as Token);

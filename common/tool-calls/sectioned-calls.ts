@@ -8,7 +8,9 @@
  * - `solar-open`: `<|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{…}<|tool_call:end|>…<|calls|>`;
  * - `mistral-args` (Ministral 3, Devstral): `[TOOL_CALLS]NAME[ARGS]{…}`, once per call;
  * - `mistral-call-id` (Mistral Small 3.2): `[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{…}`, once per call;
- * - `functionary-v3.1`: `<function=NAME>{…}</function>`, once per call.
+ * - `functionary-v3.1`: `<function=NAME>{…}</function>`, once per call;
+ * - `functionary-v3.2`: `>>>NAME\n{…}` once per call, the first without its `>>>` (the generation prompt
+ *   ends with it), or `all\n` and the answer's text first.
  * In the markers, `{index}` stands for the call's index and `{id}` for the call id the model makes up.
  * Read whole (`parseSectionedCalls`) and forced under a grammar (`sectionedCallGrammar`). Pure: no model, no I/O.
  */
@@ -26,6 +28,8 @@ export interface SectionedFormat {
   name: string;
   /** What stands between the name and the arguments, and after the arguments. */
   arguments: [before: string, after: string];
+  /** The generation prompt ends with the first call's opening marker (Functionary v3.2's `>>>`); an answer then starts with `content` instead of a call. */
+  bareFirst?: { content: string };
 }
 
 export const SECTIONED_FORMATS = {
@@ -46,6 +50,7 @@ export const SECTIONED_FORMATS = {
   'mistral-args': { section: null, call: ['[TOOL_CALLS]', ''], name: '', arguments: ['[ARGS]', ''] },
   'mistral-call-id': { section: null, call: ['[TOOL_CALLS]', ''], name: '', arguments: ['[CALL_ID]{id}[ARGS]', ''] },
   'functionary-v3.1': { section: null, call: ['<function=', '</function>'], name: '', arguments: ['>', ''] },
+  'functionary-v3.2': { section: null, call: ['>>>', ''], name: '', arguments: ['\n', ''], bareFirst: { content: 'all\n' } },
 } as const satisfies Record<string, SectionedFormat>;
 
 export type SectionedFormatName = keyof typeof SECTIONED_FORMATS;
@@ -65,6 +70,13 @@ function piece(text: string, as: 'pattern' | 'grammar'): string {
 
 /** The calls (each whose arguments parse), and the text before the first (its section's marker). */
 export function parseSectionedCalls(format: SectionedFormat, text: string): { content: string; calls: ParsedToolCall[] } {
+  if (format.bareFirst) {
+    // The answer's text after its header, or a first call whose opening marker the prompt wrote.
+    const header = format.bareFirst.content;
+    if (text.startsWith(header)) return parseSectionedCalls({ ...format, bareFirst: undefined }, text.slice(header.length));
+    const parsed = parseSectionedCalls({ ...format, bareFirst: undefined }, format.call[0] + text);
+    return parsed.calls.length > 0 ? { content: parsed.content, calls: parsed.calls } : { content: text, calls: [] };
+  }
   const at = text.indexOf(sectionStart(format));
   if (at < 0) return { content: text, calls: [] };
   // A call with no closing marker ends where the next call, the section's end or the text does.
@@ -86,6 +98,8 @@ export function sectionedCallGrammar(format: SectionedFormat, tools: readonly To
     rules.push(prefixRules(argumentGrammars[i]!, `a${i}-`));
     return [sequence(format.call[0], format.name), JSON.stringify(tool.name), sequence(format.arguments[0]), `a${i}-root`, sequence(format.arguments[1], format.call[1])].filter(Boolean).join(' ');
   });
-  const calls = `sectioned-call${parallel ? ' sectioned-call*' : ''}`;
+  const calls = format.bareFirst
+    ? `bare-call${parallel ? ' sectioned-call*' : ''}\nbare-call ::= ${alternatives.map((alternative) => alternative.replace(`${JSON.stringify(format.call[0])} `, '')).join(' | ')}`
+    : `sectioned-call${parallel ? ' sectioned-call*' : ''}`;
   return [`root ::= ${format.section ? `${JSON.stringify(format.section[0])} ${calls} ${JSON.stringify(format.section[1])}` : calls}`, `sectioned-call ::= ${alternatives.join(' | ')}`, ...rules].join('\n');
 }

@@ -30,6 +30,7 @@ export const toolCallFormatSchema = z.enum([
   'minimax-m3',
   'kimi-k3',
   'minicpm5',
+  'muse-glimmer',
   // sectioned-calls.ts
   'deepseek-r1',
   'deepseek-v3.1',
@@ -38,6 +39,7 @@ export const toolCallFormatSchema = z.enum([
   'mistral-args',
   'mistral-call-id',
   'functionary-v3.1',
+  'functionary-v3.2',
   // marked-json-calls.ts
   'command-r7b',
   'command-r-plus',
@@ -65,6 +67,8 @@ function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
   if (has('[TOOL_CALLS]', '[ARGS]')) return has('[CALL_ID]') ? 'mistral-call-id' : 'mistral-args';
   if (has('[TOOL_CALLS]')) return 'mistral';
   if (has('<|channel|>')) return 'harmony';
+  if (has('<atem:function_calls>', '<|eom|>')) return 'muse-glimmer';
+  if (has('>>>all', '>>>${recipient}')) return 'functionary-v3.2';
   if (has('<|tool_calls_section_begin|>')) return 'kimi-k2';
   if (has('<|open|>', '<|close|>', '<|end_of_msg|>')) return 'kimi-k3';
   if (has('<|START_ACTION|>')) return 'command-r7b';

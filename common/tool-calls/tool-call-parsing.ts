@@ -7,7 +7,7 @@
 import { type ToolCallFormat } from './tool-call-format.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
 import { parseHarmonyCalls } from './harmony-calls.js';
-import { isSectionedFormat, parseSectionedCalls, sectionStart, SECTIONED_FORMATS, type SectionedFormatName } from './sectioned-calls.js';
+import { isSectionedFormat, parseSectionedCalls, sectionStart, SECTIONED_FORMATS, type SectionedFormat, type SectionedFormatName } from './sectioned-calls.js';
 import { isMarkedJsonFormat, MARKED_JSON_FORMATS, parseMarkedJson, type MarkedJsonFormatName } from './marked-json-calls.js';
 import { isXmlFormat, parseXmlCalls, xmlClose, xmlStart, XML_FORMATS, type XmlFormatName } from './xml-tool-calls.js';
 import { EXPRESSION_FORMATS, isExpressionFormat, parseExpressionCalls, type ExpressionFormatName } from './expression-calls.js';
@@ -32,7 +32,7 @@ export const MARKERS: Record<ToolCallFormat, string> = {
 };
 
 /** Each marker of `texts` and the tag-like pieces in it (`<|…|>`, `<…>`, `[…]`): those that are one control token are written out. */
-const markerPieces = (texts: readonly string[]): string[] => [...new Set(texts.flatMap((text) => [text.trim(), ...(text.match(/<[^<>\s]+>|\[[A-Z_/]+\]/g) ?? [])]))].filter((piece) => piece !== '');
+export const markerPieces = (texts: readonly string[]): string[] => [...new Set(texts.flatMap((text) => [text.trim(), ...(text.match(/<[^<>\s]+>|\[[A-Z_/]+\]/g) ?? [])]))].filter((piece) => piece !== '');
 
 /** The markers a format's calls are written with (an engine writes them out when they are control tokens). */
 export function formatMarkers(format: ToolCallFormat): string[] {
@@ -57,8 +57,8 @@ const CALLS_END_THINKING: ReadonlySet<ToolCallFormat> = new Set(['qwen3-xml', 'd
 /** The markers that end a thinking model's thinking before its calls, in `format` (none for most formats). */
 export const thinkingEndsBefore = (format: ToolCallFormat): string[] => (CALLS_END_THINKING.has(format) ? [MARKERS[format]] : []);
 
-/** Where else a format's calls may start: Qwen3-Coder's first call without its `<tool_call>`; a harmony message's header or recipient. */
-const OTHER_STARTS: Partial<Record<ToolCallFormat, string[]>> = { 'qwen3-xml': ['<function='], harmony: ['<|start|>assistant', ' to=functions.'] };
+/** Where else a format's calls may start: Qwen3-Coder's first call without its `<tool_call>`; a harmony or Muse Glimmer message's header or recipient. */
+const OTHER_STARTS: Partial<Record<ToolCallFormat, string[]>> = { 'qwen3-xml': ['<function='], harmony: ['<|start|>assistant', ' to=functions.'], 'muse-glimmer': [' to='] };
 
 /** The marker a call closes with, where calls go out as they close (Hermes and the XML formats). */
 const closeOf = (format: ToolCallFormat): string | null => (format === 'hermes' ? HERMES_CLOSE : isXmlFormat(format) ? xmlClose(XML_FORMATS[format]).trim() : null);
@@ -141,9 +141,14 @@ function parseFormat(format: ToolCallFormat, text: string, tools: readonly ToolF
 
 /** The calls in a whole output, and the text around them (`tools`: the offered ones, whose schemas type an XML call's values). */
 export function parseToolCalls(format: ToolCallFormat, text: string, tools: readonly ToolFunction[] = []): ParsedOutput {
+  const header = contentHeader(format);
+  const body = header && text.startsWith(header) ? text.slice(header.length) : text;
   const parsed = parseFormat(format, text, tools);
-  return parsed.calls.length > 0 ? { content: parsed.content.trim(), calls: parsed.calls } : { content: text, calls: [] };
+  return parsed.calls.length > 0 ? { content: parsed.content.trim(), calls: parsed.calls } : { content: body, calls: [] };
 }
+
+/** What an answer's text starts with in a format whose first call has no marker of its own (Functionary v3.2's `all\n`); null for the others. */
+const contentHeader = (format: ToolCallFormat): string | null => (isSectionedFormat(format) ? (SECTIONED_FORMATS[format] as SectionedFormat).bareFirst?.content ?? null : null);
 
 /**
  * Where the calls begin in `text`: the marker, or (Llama 3 and Mistral) the JSON that opens the answer;
@@ -190,6 +195,13 @@ export class ToolCallStream {
   push(delta: string): ToolCallEvent[] {
     const before = this.text.length;
     this.text += delta;
+    const header = contentHeader(this.format);
+    if (header !== null && this.callsAt === null && this.sentContent === 0) {
+      // The answer opens with its header (skipped) or straight with a call.
+      if (header.startsWith(this.text)) return [];
+      if (this.text.startsWith(header)) this.sentContent = header.length;
+      else this.callsAt = 0;
+    }
     if (this.callsAt === null) {
       const start = callStart(this.format, this.text);
       if (!('at' in start)) return this.contentUpTo(start.heldFrom);

@@ -12,7 +12,9 @@
  * - `hy3` (Tencent Hy3): GLM's keys and values with `:opensource` tags, all calls in one `<tool_calls:opensource>` block;
  * - `minimax-m3`: `]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="NAME">]<]minimax[>[<K>V]<]minimax[>[</K>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>`;
  * - `kimi-k3`: `<|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="K" type="number"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`;
- * - `minicpm5`: `<function name="NAME"><param name="K">V</param></function>`, with nothing around the calls.
+ * - `minicpm5`: `<function name="NAME"><param name="K">V</param></function>`, with nothing around the calls;
+ * - `muse-glimmer`: a message to the function, ` to=NAME<|message|><atem:function_calls>\n<atem:invoke name="NAME">\n<atem:parameter name="K">V</atem:parameter>\n…`,
+ *   one per call (the next after `<|eom|><|start|>assistant`).
  * In the markers, `{name}` is the function's or the parameter's name (again: the same name), `{index}` the
  * call's index, `{type}` the parameter's JSON type and `{string}` whether its value is text.
  * Read whole or as calls close (`parseXmlCalls`), forced under a grammar (`xmlToolCallGrammar`). Pure.
@@ -32,6 +34,9 @@ export interface XmlFormat {
   bareFirst?: boolean;
   /** All calls share one `call` block. */
   shared?: boolean;
+  /** What may stand before a call (Muse Glimmer's role header), and what stands between two (default a newline). */
+  lead?: string;
+  separator?: string;
 }
 
 const NS = ']<]minimax[>[';
@@ -67,6 +72,13 @@ export const XML_FORMATS = {
     shared: true,
   },
   minicpm5: { call: ['', ''], function: ['<function name="{name}">', '</function>'], parameter: ['<param name="{name}">', '</param>'] },
+  'muse-glimmer': {
+    call: ['', ''],
+    function: [' to={name}<|message|><atem:function_calls>\n<atem:invoke name="{name}">\n', '</atem:invoke>\n</atem:function_calls>'],
+    parameter: ['<atem:parameter name="{name}">', '</atem:parameter>\n'],
+    lead: '<|start|>assistant',
+    separator: '<|eom|><|start|>assistant',
+  },
 } as const satisfies Record<string, XmlFormat>;
 
 export type XmlFormatName = keyof typeof XML_FORMATS;
@@ -74,7 +86,7 @@ export type XmlFormatName = keyof typeof XML_FORMATS;
 export const isXmlFormat = (format: string): format is XmlFormatName => format in XML_FORMATS;
 
 /** Where a format's calls begin: its call marker, or (calls that stand alone) its function's. */
-export const xmlStart = (format: XmlFormat): string => (format.call[0] || format.function[0].split('{name}')[0]!).trim();
+export const xmlStart = (format: XmlFormat): string => (format.call[0] || `${format.lead ?? ''}${format.function[0].split('{name}')[0]!}`).trim();
 
 /** The marker that ends a call: its function's closing marker, or the call's where the function has none. */
 export const xmlClose = (format: XmlFormat): string => format.function[1].trim() || format.call[1];
@@ -94,6 +106,7 @@ export function isTextParameter(schema: unknown): boolean {
 function pattern(piece: string, valueSide: 'start' | 'end' | null = null): string {
   let text = escape(piece)
     .replace(escape('{name}'), '([^\\s<>"]+)')
+    .replaceAll(escape('{name}'), '\\1')
     .replaceAll(escape('{index}'), '\\d+')
     .replaceAll(escape('{type}'), '[a-z]+')
     .replaceAll(escape('{string}'), '(?:true|false)');
@@ -109,7 +122,7 @@ function patternsOf(format: XmlFormat): { call: RegExp; parameter: RegExp } {
   if (!patterns) {
     const open = pattern(format.call[0]);
     // A shared block opens before the first call only and closes after the last.
-    const callOpen = format.bareFirst || format.shared ? `(?:${open})?` : open;
+    const callOpen = `${format.lead ? `(?:${pattern(format.lead)})?` : ''}${format.bareFirst || format.shared ? `(?:${open})?` : open}`;
     const callClose = format.shared ? `(?:${pattern(format.call[1])})?` : `(?:${pattern(format.call[1])}|$)`;
     // The parameter's own closing marker may repeat its name (MiniMax M3's `<K>V</K>`): a back-reference to group 1.
     const parameterClose = pattern(format.parameter[1].replace('{name}', '\u0000'), 'start').replace('\u0000', '\\1');
@@ -188,10 +201,11 @@ export function xmlToolCallGrammar(format: XmlFormat, tools: readonly ToolFuncti
   });
   const [open, close] = format.call.map((marker) => (marker ? `${JSON.stringify(marker)} ` : ''));
   const xmlFunction = `(${alternatives.join(' | ')})`;
+  const separator = JSON.stringify(format.separator ?? '\n');
   rules.unshift(
     format.shared
-      ? `root ::= ${open}xml-function${parallel ? ' ("\\n" xml-function)*' : ''} ${close}`.trimEnd()
-      : `root ::= xml-call${parallel ? ' ("\\n" xml-call)*' : ''}`,
+      ? `root ::= ${open}xml-function${parallel ? ` (${separator} xml-function)*` : ''} ${close}`.trimEnd()
+      : `root ::= xml-call${parallel ? ` (${separator} xml-call)*` : ''}`,
     ...(format.shared ? [] : [`xml-call ::= ${open}xml-function ${close}`.trimEnd()]),
     `xml-function ::= ${xmlFunction}`,
     // Text with no "<", so it cannot run into the closing tag; at least one character.

@@ -5,9 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ReasoningSplit, splitReasoning } from '../../common/reasoning-split.js';
+import { answerWrapper } from '../../engine-bin/template-reasoning.js';
 
 const think = { start: '<think>', end: '</think>' };
-const harmony = { start: '<|channel|>analysis<|message|>', end: '<|end|>' };
+// gpt-oss's tags as the tokenizer child gives them: its final and commentary channels' headers around the answer.
+const harmony = { start: '<|channel|>analysis<|message|>', end: '<|end|>', answer: answerWrapper('{{ "<|channel|>" }}')! };
 
 /** The split of `text` pushed one character at a time, events joined by kind and kept in order. */
 function streamed(tags: typeof think, open: boolean, text: string): { reasoning: string; content: string; order: string[] } {
@@ -86,7 +88,7 @@ describe('thinking that a tool call ends (Qwen3.5, Nemotron 3 Nano, DeepSeek V3.
 });
 
 describe('an answer in the markers its template wraps it in (Command R7B: llama.cpp test-chat.cpp)', () => {
-  const r7b = { start: '<|START_THINKING|>', end: '<|END_THINKING|>', answer: { start: '<|START_RESPONSE|>', end: '<|END_RESPONSE|>' } };
+  const r7b = { start: '<|START_THINKING|>', end: '<|END_THINKING|>', answer: { headers: ['<|START_RESPONSE|>'], end: '<|END_RESPONSE|>' } };
 
   it('drops the markers, with and without thinking before them, and keeps a call after them', () => {
     expect(splitReasoning(r7b, false, "<|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>")).toEqual({ reasoning: '', content: "Hello, world!\nWhat's up?" });
@@ -101,5 +103,16 @@ describe('an answer in the markers its template wraps it in (Command R7B: llama.
       { type: 'content', text: 'Hel' },
       { type: 'content', text: 'lo' },
     ]);
+  });
+});
+
+describe("Muse Glimmer's messages: to itself its thinking, to the user its answer (llama.cpp test-chat.cpp)", () => {
+  const muse = { start: 'to=self<|message|>', end: '<|eom|>', answer: answerWrapper('<atem:function_calls><|eom|>')! };
+  const call = '<atem:function_calls>\n<atem:invoke name="special_function">\n<atem:parameter name="arg1">1</atem:parameter>\n</atem:invoke>\n</atem:function_calls>';
+
+  it('reads the answer alone, thinking then the answer, and the answer then a call', () => {
+    expect(splitReasoning(muse, false, " to=user<|message|>Hello, world!\nWhat's up?")).toEqual({ reasoning: '', content: "Hello, world!\nWhat's up?" });
+    expect(splitReasoning(muse, false, ` to=self<|message|>I could use ${call} here<|eom|><|start|>assistant to=user<|message|>Hello!`)).toEqual({ reasoning: `I could use ${call} here`, content: 'Hello!' });
+    expect(splitReasoning(muse, false, `<|message|>Hi<|eom|><|start|>assistant to=special_function<|message|>${call}`)).toEqual({ reasoning: '', content: `Hi<|start|>assistant to=special_function<|message|>${call}` });
   });
 });

@@ -62,12 +62,23 @@ const cases: ParseCase[] = [
     ],
   },
   { format: 'functionary-v3.1', text: '<function=special_function>{"arg1": 1}</function>', content: '', calls: [['special_function', { arg1: 1 }]] },
+  { format: 'functionary-v3.2', text: 'special_function\n{"arg1": 1}', content: '', calls: [['special_function', { arg1: 1 }]] },
+  { format: 'functionary-v3.2', text: 'all\nHello, world!>>>special_function\n{"arg1": 1}>>>python\n{"code": "print(1)"}', content: 'Hello, world!', calls: [['special_function', { arg1: 1 }], ['python', { code: 'print(1)' }]] },
 ];
 
 describe('calls in a section', () => {
   for (const c of cases) {
     it(`${c.format}: ${JSON.stringify(c.text.slice(0, 50))}`, () => expectParse(c));
   }
+
+  it("reads Functionary v3.2's answer text after its `all` header, and forces its first call without the `>>>` the prompt wrote", () => {
+    expect(parseToolCalls('functionary-v3.2', "all\nHello, world!\nWhat's up?")).toEqual({ content: "Hello, world!\nWhat's up?", calls: [] });
+    expect(sectionedCallGrammar(SECTIONED_FORMATS['functionary-v3.2'], [{ name: 'f' }], ['root ::= "{}"'], true).split('\n').slice(0, 3)).toEqual([
+      'root ::= bare-call sectioned-call*',
+      'bare-call ::= "f" "\\n" a0-root',
+      'sectioned-call ::= ">>>" "f" "\\n" a0-root',
+    ]);
+  });
 
   it('leaves text with no section as content', () => {
     expect(parseToolCalls('kimi-k2', "Hello, world!\nWhat's up?")).toEqual({ content: "Hello, world!\nWhat's up?", calls: [] });

@@ -143,6 +143,23 @@ const cases: { name: string; format?: ToolCallFormat; text: string; content: str
       ['python', { code: "print('y')" }],
     ],
   },
+  {
+    name: 'Muse Glimmer, content then two calls',
+    format: 'muse-glimmer',
+    text: 'Hello, world!<|eom|><|start|>assistant to=special_function<|message|><atem:function_calls>\n<atem:invoke name="special_function">\n<atem:parameter name="arg1">1</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|><|start|>assistant to=python<|message|><atem:function_calls>\n<atem:invoke name="python">\n<atem:parameter name="code">print(1)</atem:parameter>\n</atem:invoke>\n</atem:function_calls>',
+    content: 'Hello, world!<|eom|>',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['python', { code: 'print(1)' }],
+    ],
+  },
+  {
+    name: 'Muse Glimmer, a call right after the generation prompt',
+    format: 'muse-glimmer',
+    text: ' to=special_function<|message|><atem:function_calls>\n<atem:invoke name="special_function">\n<atem:parameter name="arg1">1</atem:parameter>\n</atem:invoke>\n</atem:function_calls>',
+    content: '',
+    calls: [['special_function', { arg1: 1 }]],
+  },
   { name: 'MiniCPM5, no arguments', format: 'minicpm5', text: '<function name="empty_args"></function>', content: '', calls: [['empty_args', {}]] },
 ];
 
