@@ -122,7 +122,8 @@ export type LoadStep = z.infer<typeof loadStepSchema>;
 
 /** Sampling settings of a conversation, in the chat window's words. */
 const chatSamplingFields = {
-  temperature: z.number().min(0).max(5),
+  // OpenAI's range; a conversation saved with more (the window allowed 5 once) is read as 2.
+  temperature: z.preprocess((t) => (typeof t === 'number' && t > 2 ? 2 : t), z.number().min(0).max(2)),
   topP: z.number().min(0).max(1),
   topK: z.number().int().min(0).max(1000),
   maxTokens: z.number().int().min(1).max(32768),
@@ -152,6 +153,10 @@ export const servedBySchema = z.object({
   reusedTokens: z.number().int(),
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
+  /** From sending to the first token, in milliseconds (answers from the window; absent in older files). */
+  firstTokenMs: z.number().nonnegative().optional(),
+  /** Tokens per second after the first (absent for an answer of one token). */
+  tokensPerSecond: z.number().nonnegative().optional(),
 });
 
 /** A call an answer made (OpenAI's `tool_calls`, flattened): `arguments` is the JSON text the model wrote. */

@@ -183,9 +183,10 @@ export type RebuildRequestInput = z.input<typeof rebuildRequestSchema>;
 export const precheckRequestSchema = rebuildRequestSchema.pick({ replica: true, change: true }).strict();
 export type PrecheckRequest = z.infer<typeof precheckRequestSchema>;
 
+/** `warning`: what fits but a user should know (a context beyond the model's trained length). */
 export const replicaVerdictSchema = z.union([
-  z.object({ replica: z.number().int() }).and(precheckVerdictSchema),
-  z.object({ replica: z.number().int(), fits: z.literal(false), reason: z.string() }),
+  z.object({ replica: z.number().int(), warning: z.string().optional() }).and(precheckVerdictSchema),
+  z.object({ replica: z.number().int(), fits: z.literal(false), reason: z.string(), warning: z.string().optional() }),
 ]);
 export type ReplicaVerdict = z.infer<typeof replicaVerdictSchema>;
 

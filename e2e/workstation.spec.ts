@@ -4,7 +4,8 @@
  * conversations of two turns (streaming seen, reused prompt tokens rising), the dashboard's routed
  * counts and slot view following, three API requests more than the slots hold and the evicted state
  * shown in the slot view's RAM tier, and a live resize of the context from the controls (Applied, prefixes
- * kept), and an answer a crash cut off, shown as interrupted and regenerated. A screenshot of each
+ * kept), the log panel kept at its newest line with the engines' output behind a toggle, and an answer a
+ * crash cut off, shown as interrupted and regenerated. A screenshot of each
  * screen is saved under test-results/screens.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -56,7 +57,10 @@ test.afterAll(async () => {
 const shot = (name: string) => page.screenshot({ path: join('test-results', 'screens', `${name}.png`), fullPage: true });
 
 test('the loader refuses a corrupt GGUF with a clear error', async () => {
-  await page.getByRole('button', { name: 'Models' }).click();
+  // With no model the dashboard says so, and its link opens the Models page.
+  await page.getByRole('button', { name: 'Dashboard' }).click();
+  await page.getByRole('button', { name: 'Load one on the Models page' }).click();
+  await expect(page.getByRole('button', { name: 'Models' })).toHaveAttribute('aria-pressed', 'true');
   // The loader's list of found files (the library table above lists it too).
   const found = page.locator('.sources').getByText(/corrupt\.gguf/);
   await expect(found).toBeVisible();
@@ -113,6 +117,8 @@ test('chats two conversations of two turns: streaming, and reused prompt tokens 
     expect(two).toBeGreaterThan(0);
   }
   await expect(page.getByRole('complementary', { name: 'conversations' }).getByRole('listitem')).toHaveCount(2);
+  // The generated model's answers are noise, and the window says so.
+  await expect(page.getByTestId('test-model-note')).toContainText('random weights');
   await shot('chat');
 });
 
@@ -127,7 +133,26 @@ test('the dashboard shows the routed requests and the conversations in the slot 
   const conversations = await slots.locator('tbody td:nth-child(5)').allTextContents();
   expect(new Set(conversations.filter((c) => c !== '—')).size).toBe(2);
   await expect(page.getByTestId('gpu-note')).toContainText('no GPU');
+  // Requests (running, waiting) on their own axis, apart from tokens/s; the charts are no tab stops.
+  const queue = page.getByRole('figure', { name: 'tokens per second and queue' });
+  await expect(queue.locator('.recharts-yAxis')).toHaveCount(2);
+  await expect(queue.locator('.recharts-yAxis').nth(1)).toContainText('requests');
+  await expect(page.locator('.recharts-wrapper [tabindex="0"], .recharts-surface[tabindex="0"]')).toHaveCount(0);
   await shot('dashboard');
+});
+
+test("the log panel tails Manifold's own events; Engine output adds the engines' lines", async () => {
+  const log = page.getByLabel('log', { exact: true });
+  await expect(log).toContainText('workstation ready');
+  // Kept scrolled to its newest line.
+  await expect.poll(() => log.evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 4)).toBe(true);
+  expect((await log.textContent())!.split('\n').filter((line) => / debug /.test(line))).toEqual([]);
+  const engineOutput = page.getByRole('checkbox', { name: 'Engine output' });
+  await engineOutput.check();
+  // llama-server children print their start-up and each request's timings: debug lines.
+  if ((await log.textContent())!.includes('starting llama-server')) await expect(log).toContainText(' debug ');
+  await shot('dashboard-log');
+  await engineOutput.uncheck();
 });
 
 test('the slot view shows a conversation evicted from its slot, saved in the RAM tier', async () => {
@@ -155,10 +180,21 @@ test('the slot view shows a conversation evicted from its slot, saved in the RAM
 
 test('resizes the context live from the controls: checked, then Applied with prefixes kept', async () => {
   const resize = page.getByLabel('resize');
+  // Apply waits for a check, and says so.
+  await resize.getByLabel('Context size').fill('8192');
+  await expect(resize.getByRole('button', { name: 'Apply' })).toBeDisabled();
+  await expect(resize.getByTestId('apply-hint')).toHaveText('Check the new sizes first: Apply is offered once they fit');
+  // A context beyond the 4096 tokens the test model was trained on fits, with a warning; sizes in the unit that reads.
+  await resize.getByRole('button', { name: 'Check' }).click();
+  await expect(resize.getByLabel('pre-check')).toContainText('beyond the 4096 the model was trained on');
+  await expect(resize.getByLabel('pre-check')).toContainText(/\d+(\.\d)? [KM]iB/);
+  await expect(resize.getByLabel('pre-check')).not.toContainText('0.00 GiB');
+  await shot('resize-checked');
   await resize.getByLabel('Context size').fill('2048');
   await resize.getByRole('button', { name: 'Check' }).click();
   await expect(resize.getByLabel('pre-check').getByRole('listitem')).toHaveCount(2);
   await expect(resize.getByLabel('pre-check')).not.toContainText('does not fit');
+  await expect(resize.getByLabel('pre-check')).not.toContainText('warning');
   await resize.getByRole('button', { name: 'Apply' }).click();
   const outcomes = resize.getByLabel('outcomes').getByRole('listitem');
   await expect(outcomes).toHaveCount(2);

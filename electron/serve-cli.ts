@@ -22,7 +22,7 @@ import { defaultDataDir, serve } from './core/serve.js';
 import { writeServeFile } from './cli/serve-file.js';
 
 const USAGE =
-  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS] [--new-token]';
+  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS] [--new-token] [--verbose]';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -38,6 +38,7 @@ async function main(): Promise<void> {
       'models-dir': { type: 'string' },
       'shutdown-grace': { type: 'string' },
       'new-token': { type: 'boolean' },
+      verbose: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -72,7 +73,10 @@ async function main(): Promise<void> {
   const uiDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'renderer');
   if (!existsSync(join(uiDir, 'index.html'))) console.error('the UI is not built: run `npm run build:ui` for the dashboard (the API works without it)');
   const served = await serve(config, {
-    log: (line, level) => console.error(terminalLine(line, level)),
+    // The engines' own output is debug: in the log file always, here with --verbose.
+    log: (line, level) => {
+      if (level !== 'debug' || values.verbose) console.error(terminalLine(line, level));
+    },
     front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiDir },
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     ...(values['models-dir'] ? { modelsDir: values['models-dir'] } : {}),

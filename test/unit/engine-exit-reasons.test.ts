@@ -120,6 +120,7 @@ describe('supervisor wording', () => {
     expect(engineLineLevel('llama.cpp warn: n_ctx_seq (1024) < n_ctx_train')).toBe('warn');
     expect(engineLineLevel('llama.cpp error: failed to allocate')).toBe('error');
     expect(engineLineLevel('uncaught exception: Error: boom')).toBe('error');
-    expect(engineLineLevel('parent is gone; exiting')).toBe('info');
+    // The rest of an engine's output is for the log file and the dashboard's engine-output toggle.
+    expect(engineLineLevel('parent is gone; exiting')).toBe('debug');
   });
 });

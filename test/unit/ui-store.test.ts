@@ -10,6 +10,7 @@ import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store
 import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
 import { describeOutcome, resizeErrorInWords, selectCanApply, selectResizeChange, selectResizeProgress } from '../../renderer/src/store/resize-slice.js';
 import { cacheHitPercent, logText, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
+import { trimLog } from '../../common/log-trim.js';
 import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
 
 type Script = { [N in CallName]?: (args: CallArgs<N>) => CallResult<N> | Promise<CallResult<N>> };
@@ -296,5 +297,16 @@ describe('the downloads on (re)connect', () => {
     store.getState().applyDownloadEvent({ uri: 'hf:o/r/stale.gguf', state: 'downloading', downloadedBytes: 1, totalBytes: 2 } as never);
     await store.getState().refreshDownloads();
     expect(Object.keys(store.getState().downloads)).toEqual(['hf:o/r/a.gguf']);
+  });
+});
+
+describe('the log memory', () => {
+  it("drops the oldest debug lines first, so the engines' output never pushes Manifold's own events out", () => {
+    const entry = (seq: number, level: 'debug' | 'info'): { seq: number; level: 'debug' | 'info' } => ({ seq, level });
+    const entries = [entry(1, 'info'), ...Array.from({ length: 10 }, (_, i) => entry(2 + i, 'debug')), entry(12, 'info')];
+    expect(trimLog(entries, 5).map((e) => e.seq)).toEqual([1, 9, 10, 11, 12]);
+    // Only events: the oldest go.
+    expect(trimLog([entry(1, 'info'), entry(2, 'info'), entry(3, 'info')], 2).map((e) => e.seq)).toEqual([2, 3]);
+    expect(trimLog(entries, 50)).toEqual(entries);
   });
 });

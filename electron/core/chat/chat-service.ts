@@ -16,6 +16,13 @@ import { historyTurns } from './history-turns.js';
 import { ThinkingAnswer } from './thinking-answer.js';
 import type { ChatTemplateOptions } from '../../../common/tokenizer-protocol.js';
 
+/** An answer's time to its first token and its pace after it (as LM Studio shows them under an answer). */
+export function answerTimings(sentAt: number, firstAt: number | undefined, endAt: number, tokens: number): { firstTokenMs?: number; tokensPerSecond?: number } {
+  if (firstAt === undefined) return {};
+  const decodeMs = endAt - firstAt;
+  return { firstTokenMs: Math.round(firstAt - sentAt), ...(tokens > 1 && decodeMs > 0 ? { tokensPerSecond: ((tokens - 1) * 1000) / decodeMs } : {}) };
+}
+
 /** What a conversation's thinking setting asks of the template: off, or a reasoning effort (as the API's `reasoning_effort`). */
 export function thinkingOptions(mode: ChatSampling['thinking']): ChatTemplateOptions {
   if (mode === 'default') return {};
@@ -128,6 +135,8 @@ export class ChatService {
       const thinking = tags ? new ThinkingAnswer(tags, thinkingOpen === true) : null;
       const budget = tags?.end && thinkingBudget !== null && mode !== 'off' ? { tokens: thinkingBudget, start: tags.start, end: tags.end, open: thinkingOpen === true } : undefined;
       const grammar = json === undefined ? undefined : await this.workstation.tokenizer.jsonSchemaGrammar(json);
+      const sentAt = performance.now();
+      let firstAt: number | undefined;
       const done = await this.workstation.generate(
         {
           tokens,
@@ -141,6 +150,7 @@ export class ChatService {
         {
           signal: controller.signal,
           onTokens: (chunk) => {
+            firstAt ??= performance.now();
             if (!chunk.text) return;
             const parts = thinking ? thinking.push(chunk.text) : [{ type: 'content' as const, text: chunk.text }];
             for (const { type, text } of parts) {
@@ -156,7 +166,14 @@ export class ChatService {
       if (thinking) Object.assign(answer, thinking.finish(done.text));
       else answer.content = done.text;
       answer.stopped = controller.signal.aborted && !interrupted;
-      answer.servedBy = { replica: done.replica, slot: done.globalSlot, reusedTokens: done.reusedTokens, promptTokens: done.usage.promptTokens, completionTokens: done.usage.completionTokens };
+      answer.servedBy = {
+        replica: done.replica,
+        slot: done.globalSlot,
+        reusedTokens: done.reusedTokens,
+        promptTokens: done.usage.promptTokens,
+        completionTokens: done.usage.completionTokens,
+        ...answerTimings(sentAt, firstAt, performance.now(), done.usage.completionTokens),
+      };
     } catch (error) {
       if (controller.signal.aborted) answer.stopped = !interrupted;
       else answer.error = (error as Error).message;

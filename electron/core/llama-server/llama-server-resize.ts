@@ -16,6 +16,7 @@
  * prefixes are evaluated again from the files' tokens into slots 0..n-1 before Applied is answered
  * (llama-server does not say when a slot was last used).
  */
+import { formatBytes } from '../../../common/format-bytes.js';
 import os from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -46,7 +47,6 @@ interface SavedSlot {
   file: string;
 }
 
-const gib = (bytes: number): string => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 
 export class LlamaServerResize {
   /** The slots saved by the running transaction, non-empty ones only. */
@@ -78,8 +78,8 @@ export class LlamaServerResize {
     const shortfall = Math.max(0, needed - available);
     const reason =
       shortfall > 0
-        ? `the KV cache at the new sizes needs ${gib(needed)} (${needed} bytes) of RAM and ${gib(available)} (${available} bytes) is free with the current cache freed: ${shortfall} bytes short`
-        : `the KV cache at the new sizes (${gib(needed)}) fits in the ${gib(available)} of RAM free with the current cache freed`;
+        ? `the KV cache at the new sizes needs ${formatBytes(needed)} (${needed} bytes) of RAM and ${formatBytes(available)} (${available} bytes) is free with the current cache freed: ${shortfall} bytes short`
+        : `the KV cache at the new sizes (${formatBytes(needed)}) fits in the ${formatBytes(available)} of RAM free with the current cache freed`;
     return { fits: shortfall === 0, pools, needed: { ram: needed, vram: 0 }, available: { ram: available, vram: 0 }, shortfall: { ram: shortfall, vram: 0 }, reason };
   }
 

@@ -71,9 +71,9 @@ interface SupervisorEvents {
 const OUTPUT_TAIL_LINES = 12;
 const READY_POLL_MS = 100;
 
-/** llama.cpp's lines that say something went wrong. */
+/** A llama-server line's level: errors and warnings as it words them; the rest (start-up, per-request timings) is debug. */
 function serverLineLevel(line: string): LogLevel {
-  return /\b(error|failed|fatal|abort)/i.test(line) ? 'error' : /\bwarn/i.test(line) ? 'warn' : 'info';
+  return /\b(error|failed|fatal|abort)/i.test(line) ? 'error' : /\bwarn/i.test(line) ? 'warn' : 'debug';
 }
 
 export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {

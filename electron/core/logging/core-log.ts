@@ -8,6 +8,7 @@
 import type { LogEntry, LogLevel } from '../../../common/contract.js';
 import { LogFile, DEFAULT_ROTATION, type LogRotation } from './log-file.js';
 import { readLogTail } from './log-tail.js';
+import { trimLog } from '../../../common/log-trim.js';
 
 /** A line and its level (info when not said): what a part of core writes its log through. */
 export type LogSink = (line: string, level?: LogLevel) => void;
@@ -84,6 +85,6 @@ export class CoreLog {
 
   private remember(entry: LogEntry): void {
     this.entries.push(entry);
-    if (this.entries.length > this.keep) this.entries.splice(0, this.entries.length - this.keep);
+    if (this.entries.length > this.keep) this.entries.splice(0, this.entries.length, ...trimLog(this.entries, this.keep));
   }
 }

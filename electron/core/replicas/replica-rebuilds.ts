@@ -37,8 +37,14 @@ export class ReplicaRebuilds {
       this.host.scope(request.replica).map(async (replica): Promise<ReplicaVerdict> => {
         const engine = this.target(replica, request.change).engine;
         if ('unavailable' in engine) return { replica: replica.index, fits: false, reason: engine.unavailable };
+        const trained = replica.info?.model?.trainContextSize ?? 0;
+        const context = request.change.contextSize;
+        const warning =
+          context !== undefined && trained > 0 && context > trained
+            ? `${context} tokens is beyond the ${trained} the model was trained on: answers that run past it may lose their thread`
+            : undefined;
         return engine.client.precheck(request.change).then(
-          (verdict) => ({ replica: replica.index, ...verdict }),
+          (verdict) => ({ replica: replica.index, ...verdict, ...(warning ? { warning } : {}) }),
           (error: unknown) => ({ replica: replica.index, fits: false, reason: (error as Error).message }),
         );
       }),

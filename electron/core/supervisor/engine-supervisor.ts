@@ -194,12 +194,12 @@ export class EngineSupervisor extends EventEmitter<SupervisorEvents> {
   }
 }
 
-/** The level of a line the engine printed: llama.cpp's own level where it says one, error for an uncaught failure. */
+/** The level of a line the engine printed: llama.cpp's warnings and errors, an uncaught failure; the rest is debug (the log file, the dashboard's engine output). */
 export function engineLineLevel(line: string): LogLevel {
   const llama = /^llama\.cpp (\w+):/.exec(line)?.[1];
   if (llama === 'warn') return 'warn';
   if (llama === 'error' || llama === 'fatal' || /^(uncaught exception|unhandled rejection):/.test(line)) return 'error';
-  return 'info';
+  return 'debug';
 }
 
 const GONE_REASON_WORDS: Record<EngineGoneReason, string> = {

@@ -35,7 +35,7 @@ export function App() {
       </header>
       <ConnectionBanner />
       <main className="view">
-        {view === 'dashboard' && <Dashboard />}
+        {view === 'dashboard' && <Dashboard onOpenModels={() => setView('models')} />}
         {view === 'chat' && <ChatView onOpenModels={() => setView('models')} />}
         {view === 'models' && <ModelLoader />}
       </main>

@@ -55,7 +55,15 @@ export function selectResizeChange(state: Pick<ResizeSlice, 'resizeForm'>): Rebu
 
 /** Apply is offered once the pre-check said every replica fits, and nothing is running. */
 export function selectCanApply(state: Pick<ResizeSlice, 'resizeForm' | 'verdicts' | 'resizeBusy'>): boolean {
-  return !state.resizeBusy && selectResizeChange(state) !== null && state.verdicts !== null && state.verdicts.every((v) => v.fits);
+  return selectApplyHint(state) === null;
+}
+
+/** Why Apply is not offered now, in words for a hint beside it; null when it is. */
+export function selectApplyHint(state: Pick<ResizeSlice, 'resizeForm' | 'verdicts' | 'resizeBusy'>): string | null {
+  if (state.resizeBusy) return 'a resize is running';
+  if (selectResizeChange(state) === null) return 'enter a new context size, slot count or GPU layers';
+  if (state.verdicts === null) return 'Check the new sizes first: Apply is offered once they fit';
+  return state.verdicts.every((v) => v.fits) ? null : 'the new sizes do not fit (see the check below)';
 }
 
 /**

@@ -7,6 +7,7 @@
 import { HISTORY_SECONDS, type ArenaStatus, type CallResult, type EventPayload, type GpuReport, type HistorySample, type LogEntry } from '../../../common/contract.js';
 import type { ConnectionState } from '../transport/contract-client.js';
 import type { SliceCreator } from './slice.js';
+import { trimLog } from '../../../common/log-trim.js';
 
 export type ReplicaView = EventPayload<'replicas'>[number];
 export type SlotView = EventPayload<'slots'>[number];
@@ -68,7 +69,7 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
         set({ gpus: payload as GpuReport });
         return;
       case 'log':
-        set((s) => ({ logs: [...s.logs, payload as LogEntry].slice(-LOG_LINES_KEPT), logEventsTaken: s.logEventsTaken + 1 }));
+        set((s) => ({ logs: trimLog([...s.logs, payload as LogEntry], LOG_LINES_KEPT), logEventsTaken: s.logEventsTaken + 1 }));
         return;
       case 'throughput': {
         const t = payload as EventPayload<'throughput'>;
@@ -93,13 +94,13 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
     set((s) => {
       // Events that came while the call was out: those after the answer's last entry are newer than it.
       const arrived = s.logs.slice(s.logs.length - Math.min(s.logs.length, s.logEventsTaken - takenBefore));
-      return { logs: [...recent, ...arrived.filter((e) => e.seq > last)].slice(-LOG_LINES_KEPT) };
+      return { logs: trimLog([...recent, ...arrived.filter((e) => e.seq > last)], LOG_LINES_KEPT) };
     });
   },
 });
 
 /** The log panel's text: the last `lines` entries, each as `HH:MM:SS level line`. */
-export function logText(logs: readonly LogEntry[], lines = 80): string {
+export function logText(logs: readonly LogEntry[], lines = 200): string {
   return logs
     .slice(-lines)
     .map((e) => `${new Date(e.time).toTimeString().slice(0, 8)} ${e.level.padEnd(5)} ${e.line}`)

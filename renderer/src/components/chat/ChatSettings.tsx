@@ -28,7 +28,19 @@ export function ChatSettings() {
       <div className="form-row">
         <label>
           Temperature
-          <input type="number" step="0.1" min="0" max="5" defaultValue={active.sampling.temperature} onBlur={(e) => void update({ sampling: { temperature: number(e.target.value, 0.8) } })} />
+          <input
+            type="number"
+            step="0.1"
+            min="0"
+            max="2"
+            defaultValue={active.sampling.temperature}
+            onBlur={(e) => {
+              // OpenAI's range, 0 to 2: the field shows what is sent.
+              const temperature = Math.min(2, Math.max(0, number(e.target.value, 0.8)));
+              e.target.value = String(temperature);
+              void update({ sampling: { temperature } });
+            }}
+          />
         </label>
         <label>
           Top-p

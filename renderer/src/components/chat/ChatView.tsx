@@ -37,10 +37,13 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
     })),
   );
   const noModel = useApp((s) => s.info !== null && s.info.status === 'idle');
+  // The generated test models (random weights, named so by build/test-model.ts): their answers are noise, and the window says so.
+  const testModel = useApp((s) => s.info !== null && s.info.status !== 'idle' && s.info.model.startsWith('manifold-test-'));
   const [draft, setDraft] = useState('');
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   const [copied, setCopied] = useState<string | null>(null);
   const list = useRef<HTMLOListElement>(null);
+  const composer = useRef<HTMLTextAreaElement>(null);
   const [jsonChoice, setJsonChoice] = useState<JsonChoice>({ on: false, schemaText: '' });
   const [jsonError, setJsonError] = useState<string | null>(null);
   useEffect(() => void actions.load(), [actions]);
@@ -82,7 +85,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   return (
     <div className="chat">
       <aside className="conversations" aria-label="conversations">
-        <button className="primary" onClick={() => void actions.create()}>
+        <button className="primary" onClick={() => void actions.create().then(() => composer.current?.focus())}>
           New chat
         </button>
         <ul>
@@ -106,6 +109,14 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
       </aside>
       <section className="conversation">
         {active && <ChatSettings key={active.id} />}
+        {testModel && (
+          <p className="note test-model" data-testid="test-model-note">
+            This is Manifold&apos;s generated test model: random weights, so its answers are noise.{' '}
+            <button className="link" onClick={onOpenModels}>
+              Load a real model on the Models page
+            </button>
+          </p>
+        )}
         {chatError && (
           <p className="error" role="alert">
             {chatError}
@@ -145,7 +156,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
               ) : m.role === 'tool' ? (
                 <ToolResultBlock content={m.content} callId={m.toolCallId ?? ''} call={calls.get(m.toolCallId ?? '')} />
               ) : (
-                <p>{m.content}</p>
+                <p className="typed">{m.content}</p>
               )}
               {!m.streaming && editing?.id !== m.id && (
                 <p className="message-actions">
@@ -164,7 +175,9 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
               {m.servedBy && (
                 <p className="served" data-testid="served-by">
                   replica {m.servedBy.replica} · slot {m.servedBy.slot ?? '—'} · reused <span data-testid="reused">{m.servedBy.reusedTokens}</span> of {m.servedBy.promptTokens} prompt tokens ·{' '}
-                  {m.servedBy.completionTokens} tokens{m.finishReason ? ` · finish ${m.finishReason}` : ''}
+                  {m.servedBy.completionTokens} tokens{m.servedBy.tokensPerSecond !== undefined ? ` · ${m.servedBy.tokensPerSecond.toFixed(1)} tok/s` : ''}
+                  {m.servedBy.firstTokenMs !== undefined ? ` · first token ${(m.servedBy.firstTokenMs / 1000).toFixed(2)} s` : ''}
+                  {m.finishReason ? ` · finish ${m.finishReason}` : ''}
                 </p>
               )}
               {m.stopped && <p className="note">stopped</p>}
@@ -188,6 +201,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
         <JsonToggle choice={jsonChoice} onChange={setJsonChoice} error={jsonError} />
         <div className="composer">
           <textarea
+            ref={composer}
             aria-label="message"
             value={draft}
             placeholder="Message (Enter sends, Shift+Enter for a new line)"

@@ -7,10 +7,10 @@ import { ReplicaCards } from './ReplicaCards.js';
 import { ResizePanel } from './ResizePanel.js';
 import { SlotTable } from './SlotTable.js';
 
-export function Dashboard() {
+export function Dashboard({ onOpenModels }: { onOpenModels: () => void }) {
   return (
     <div className="dashboard">
-      <ReplicaCards />
+      <ReplicaCards onOpenModels={onOpenModels} />
       <Charts />
       <div className="row">
         <SlotTable />

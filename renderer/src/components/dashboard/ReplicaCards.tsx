@@ -3,10 +3,18 @@ import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectReplicaCards } from '../../store/workstation-slice.js';
 
-export function ReplicaCards() {
+export function ReplicaCards({ onOpenModels }: { onOpenModels: () => void }) {
   const replicas = useApp((s) => s.replicas);
   const cards = useMemo(() => selectReplicaCards({ replicas }), [replicas]);
-  if (cards.length === 0) return <section className="panel empty">No model is loaded. Load one from Models.</section>;
+  if (cards.length === 0)
+    return (
+      <section className="panel empty">
+        No model is loaded.{' '}
+        <button className="link" onClick={onOpenModels}>
+          Load one on the Models page
+        </button>
+      </section>
+    );
   return (
     <section className="cards" aria-label="replicas">
       {cards.map((c) => (

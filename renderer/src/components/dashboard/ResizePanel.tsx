@@ -1,6 +1,6 @@
 /** Live resize: context size, slots, GPU layers for one replica or all; pre-check first, then apply, progress and outcomes. */
 import { useShallow } from 'zustand/react/shallow';
-import { describeOutcome, selectCanApply, selectResizeProgress } from '../../store/resize-slice.js';
+import { describeOutcome, selectApplyHint, selectResizeProgress } from '../../store/resize-slice.js';
 import { useApp } from '../../store/use-app-store.js';
 
 export function ResizePanel() {
@@ -8,7 +8,7 @@ export function ResizePanel() {
     useShallow((s) => ({ resizeForm: s.resizeForm, verdicts: s.verdicts, stages: s.stages, outcomes: s.outcomes, resizeBusy: s.resizeBusy, resizeError: s.resizeError })),
   );
   const replicas = useApp((s) => s.replicas.length);
-  const canApply = useApp(selectCanApply);
+  const applyHint = useApp(selectApplyHint);
   const { setResizeForm, precheckResize, applyResize } = useApp(useShallow((s) => ({ setResizeForm: s.setResizeForm, precheckResize: s.precheckResize, applyResize: s.applyResize })));
   return (
     <section className="panel" aria-label="resize">
@@ -40,16 +40,22 @@ export function ResizePanel() {
         <button onClick={() => void precheckResize()} disabled={resizeBusy}>
           Check
         </button>
-        <button className="primary" onClick={() => void applyResize()} disabled={!canApply}>
+        <button className="primary" onClick={() => void applyResize()} disabled={applyHint !== null} title={applyHint ?? 'Resize now, keeping the prefixes that fit'} aria-describedby="apply-hint">
           Apply
         </button>
       </div>
+      {applyHint && !resizeBusy && (
+        <p className="note" id="apply-hint" data-testid="apply-hint">
+          {applyHint}
+        </p>
+      )}
       {resizeError && <p className="error">{resizeError}</p>}
       {verdicts && (
         <ul className="verdicts" aria-label="pre-check">
           {verdicts.map((v) => (
             <li key={v.replica} className={v.fits ? 'ok' : 'error'}>
               replica {v.replica}: {v.fits ? 'fits' : 'does not fit'} — {v.reason}
+              {v.warning && <span className="warn"> (warning: {v.warning})</span>}
             </li>
           ))}
         </ul>

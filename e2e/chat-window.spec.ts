@@ -1,0 +1,55 @@
+/**
+ * The chat window's everyday fixes, as a user meets them: `npm run serve` on the generated model in a real
+ * Chromium. After "New chat" the cursor is in the message box; a message typed over two lines
+ * (Shift+Enter) keeps its line break in its bubble; a temperature above OpenAI's 2 is shown as the 2 that
+ * is sent; under the answer, its pace (tokens/s) and its time to the first token; the window says the
+ * generated model's answers are noise. A screenshot is saved under test-results/screens.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { ensureTestModel } from '../build/test-model.js';
+import { startServe, stopServe, type ServeProcess } from './serve-process.js';
+
+let server: ServeProcess | undefined;
+
+test.afterAll(async () => {
+  await stopServe(server);
+});
+
+test('new chat focus, kept line breaks, temperature in range, and the answer timings', async ({ page }) => {
+  const model = await ensureTestModel('tiny');
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'manifold-e2e-window-')), 'data');
+  server = await startServe(['--model', model, '--replicas', '1', '--port', '0', '--data-dir', dataDir]);
+  await page.goto(server.dashboard);
+  await page.getByRole('button', { name: 'Chat' }).click();
+  await page.getByRole('button', { name: 'New chat' }).click();
+  const box = page.getByRole('textbox', { name: 'message', exact: true });
+  await expect(box).toBeFocused();
+
+  await page.getByText('System prompt and sampling').click();
+  const temperature = page.getByLabel('Temperature');
+  await temperature.fill('5');
+  await temperature.blur();
+  await expect(temperature).toHaveValue('2');
+  await page.getByLabel('Max tokens').fill('24');
+  await page.getByLabel('Max tokens').blur();
+  await page.getByText('System prompt and sampling').click();
+
+  await box.click();
+  await box.pressSequentially('first line');
+  await box.press('Shift+Enter');
+  await box.pressSequentially('second line');
+  await box.press('Enter');
+  await expect(page.getByTestId('question').locator('p.typed')).toHaveText('first line\nsecond line');
+  // Shown on two lines, not run together.
+  const lines = await page.getByTestId('question').locator('p.typed').evaluate((el) => Math.round(el.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight)));
+  expect(lines).toBe(2);
+
+  const served = page.getByTestId('answer').getByTestId('served-by');
+  await expect(served).toContainText(/\d+\.\d tok\/s/);
+  await expect(served).toContainText(/first token \d+\.\d\d s/);
+  await expect(page.getByTestId('test-model-note')).toContainText('random weights');
+  await page.screenshot({ path: join('test-results', 'screens', 'chat-window.png'), fullPage: true });
+});
