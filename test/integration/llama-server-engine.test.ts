@@ -83,6 +83,13 @@ const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
 ];
 
 describe('llama-server as the engine kind', () => {
+  it("names the conversation each slot holds (llama-server's /slots does not: the router's last request there does)", async () => {
+    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 1, engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
+    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 2, user: 'conversation-a' });
+    expect((await replicas.slotsView()).map((s) => s.conversationId)).toContain('conversation-a');
+    await served.close();
+  });
+
   it('serves chats on 2 pinned llama-server children, returns each second turn home (or to the other, which restores the slot file home lent) with cached tokens, and heals a SIGKILLed child', async () => {
     const { served, client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 }, heal: { cooldownMs: 500 } });
 

@@ -62,6 +62,8 @@ describe('workstation slice', () => {
     expect(selectQueueSummary(store.getState())).toBe('queue: 0 waiting · 2 refused · wait p50 40 ms, p90 1.5 s, p99 3.0 s');
     emit('slots', [{ slot: 0, replica: 0, replicaSlot: 0, state: 'decode', heldTokens: 70, conversationId: 'abcdef1234', lastUsed: 1 }]);
     expect(selectSlotRows(store.getState())).toEqual([{ key: '0:0', replica: 0, slot: 0, state: 'decode', heldTokens: 70, conversation: 'abcdef12' }]);
+    // The chat's title where the window knows the conversation.
+    expect(selectSlotRows(store.getState(), new Map([['abcdef1234', 'Rivers of Europe']]))[0]!.conversation).toBe('Rivers of Europe');
     expect(selectGpuPanel(store.getState()).note).toBe('waiting for the first GPU report');
     emit('gpus', { source: 'none', cards: [], note: 'no GPU: none here' });
     expect(selectGpuPanel(store.getState())).toEqual({ note: 'no GPU: none here', cards: [] });

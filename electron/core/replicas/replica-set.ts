@@ -363,7 +363,7 @@ export class ReplicaSet {
 
   /** Every living replica's slots, numbered globally, each with its replica. */
   slotsView(): Promise<GlobalSlotView[]> {
-    return globalSlotsView(this.replicas);
+    return globalSlotsView(this.replicas, this.routing);
   }
 
   /** Stops every replica (unload); healing stops too, and whatever still waits is refused. */

@@ -57,14 +57,17 @@ function prefixTiersOf(r: Replica, routing: RoutingState): PrefixTierView[] | nu
   return tiers.length ? tiers : null;
 }
 
-/** Every living replica's slots, numbered globally, each with its replica. */
-export async function globalSlotsView(replicas: readonly Replica[]): Promise<GlobalSlotView[]> {
+/**
+ * Every living replica's slots, numbered globally, each with its replica; a slot whose engine does not say
+ * which conversation it holds (llama-server's `/slots`) gets the one the router last sent there.
+ */
+export async function globalSlotsView(replicas: readonly Replica[], routing: Pick<RoutingState, 'slotConversation'>): Promise<GlobalSlotView[]> {
   const perReplica = await Promise.all(
     replicas.map(async (r) => {
       const client = r.routable || r.state === 'maintenance' ? r.driver.client : undefined;
       const slots = client ? await client.slots().catch(() => []) : [];
       const offset = slotOffset(replicas, r.index);
-      return slots.map((s) => ({ ...s, replica: r.index, replicaSlot: s.slot, slot: offset + s.slot }));
+      return slots.map((s) => ({ ...s, conversationId: s.conversationId ?? routing.slotConversation(r.index, s.slot), replica: r.index, replicaSlot: s.slot, slot: offset + s.slot }));
     }),
   );
   return perReplica.flat();

@@ -67,6 +67,11 @@ export class RoutingState {
     return this.router.routedCount(replica);
   }
 
+  /** The conversation the router last sent to `slot` of `replica` (null: none said which, or none yet). */
+  slotConversation(replica: number, slot: number): string | null {
+    return this.slotConversations.get(replica)?.get(slot) ?? null;
+  }
+
   lastReplicaOf(conversationId: string): number | undefined {
     return this.conversationReplica.get(conversationId);
   }

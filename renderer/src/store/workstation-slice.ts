@@ -178,14 +178,20 @@ export interface SlotRow {
   conversation: string;
 }
 
-export function selectSlotRows(state: Pick<WorkstationSlice, 'slots'>): SlotRow[] {
+/** A conversation as the slot view names it: its chat title where the window knows it, else its id's first 8 characters; "—" when not known. */
+function conversationName(id: string | null, titles: ReadonlyMap<string, string>): string {
+  return id ? (titles.get(id) ?? id.slice(0, 8)) : '—';
+}
+
+/** `titles`: the chat's conversation titles by id. */
+export function selectSlotRows(state: Pick<WorkstationSlice, 'slots'>, titles: ReadonlyMap<string, string> = new Map()): SlotRow[] {
   return state.slots.map((s) => ({
     key: `${s.replica}:${s.replicaSlot}`,
     replica: s.replica,
     slot: s.slot,
     state: s.state,
     heldTokens: s.heldTokens,
-    conversation: s.conversationId ? s.conversationId.slice(0, 8) : '—',
+    conversation: conversationName(s.conversationId, titles),
   }));
 }
 
@@ -196,12 +202,17 @@ export interface PrefixTierRow {
   entries: number;
   bytes: number;
   budgetBytes: number;
-  /** Each saved entry, oldest first: its conversation (8 characters, "—" when not known) and its tokens. */
+  /** The newest saved entries (at most SAVED_SHOWN), newest first: their conversation and tokens. */
   saved: { key: number; conversation: string; tokens: number }[];
+  /** How many older entries are not listed. */
+  more: number;
 }
 
+/** Saved entries named per tier: the newest few, so the row stays one line. */
+const SAVED_SHOWN = 3;
+
 /** The slot view's prefix-cache rows: per replica that keeps one, each tier with its entries, bytes and budget. */
-export function selectPrefixTierRows(state: Pick<WorkstationSlice, 'replicas'>): PrefixTierRow[] {
+export function selectPrefixTierRows(state: Pick<WorkstationSlice, 'replicas'>, titles: ReadonlyMap<string, string> = new Map()): PrefixTierRow[] {
   return state.replicas.flatMap((r) =>
     (r.prefixTiers ?? []).map((t) => ({
       key: `${r.replica}:${t.tier}`,
@@ -210,7 +221,11 @@ export function selectPrefixTierRows(state: Pick<WorkstationSlice, 'replicas'>):
       entries: t.entries.length,
       bytes: t.bytes,
       budgetBytes: t.budgetBytes,
-      saved: t.entries.map((e) => ({ key: e.entry, conversation: e.conversationId ? e.conversationId.slice(0, 8) : '—', tokens: e.tokens })),
+      saved: t.entries
+        .slice(-SAVED_SHOWN)
+        .reverse()
+        .map((e) => ({ key: e.entry, conversation: conversationName(e.conversationId, titles), tokens: e.tokens })),
+      more: Math.max(0, t.entries.length - SAVED_SHOWN),
     })),
   );
 }

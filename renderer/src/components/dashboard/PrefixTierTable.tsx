@@ -4,9 +4,9 @@ import { formatBytes } from '../../../../common/format-bytes.js';
 import { useApp } from '../../store/use-app-store.js';
 import { selectPrefixTierRows } from '../../store/workstation-slice.js';
 
-export function PrefixTierTable() {
+export function PrefixTierTable({ titles }: { titles: ReadonlyMap<string, string> }) {
   const replicas = useApp((s) => s.replicas);
-  const rows = useMemo(() => selectPrefixTierRows({ replicas }), [replicas]);
+  const rows = useMemo(() => selectPrefixTierRows({ replicas }, titles), [replicas, titles]);
   if (!rows.length) return null;
   return (
     <>
@@ -18,7 +18,7 @@ export function PrefixTierTable() {
             <th>tier</th>
             <th>entries</th>
             <th>bytes / budget</th>
-            <th>saved (conversation · tokens)</th>
+            <th>newest saved (conversation · tokens)</th>
           </tr>
         </thead>
         <tbody>
@@ -30,7 +30,7 @@ export function PrefixTierTable() {
               <td>
                 {formatBytes(r.bytes)} / {formatBytes(r.budgetBytes)}
               </td>
-              <td>{r.saved.length ? r.saved.map((e) => `${e.conversation} · ${e.tokens}`).join(', ') : '—'}</td>
+              <td>{r.saved.length ? `${r.saved.map((e) => `${e.conversation} · ${e.tokens}`).join(', ')}${r.more ? `, and ${r.more} more` : ''}` : '—'}</td>
             </tr>
           ))}
         </tbody>

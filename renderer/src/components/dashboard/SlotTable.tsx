@@ -1,4 +1,4 @@
-/** The slot view: every replica's slots, numbered globally, with state, held tokens and conversation; under them, its prefix cache's tiers. */
+/** The slot view: every replica's slots, numbered globally, with state, held tokens and conversation (its chat title where the window has it); under them, its prefix cache's tiers. */
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectSlotRows } from '../../store/workstation-slice.js';
@@ -6,7 +6,9 @@ import { PrefixTierTable } from './PrefixTierTable.js';
 
 export function SlotTable() {
   const slots = useApp((s) => s.slots);
-  const rows = useMemo(() => selectSlotRows({ slots }), [slots]);
+  const conversations = useApp((s) => s.conversations);
+  const titles = useMemo(() => new Map(conversations.map((c) => [c.id, c.title])), [conversations]);
+  const rows = useMemo(() => selectSlotRows({ slots }, titles), [slots, titles]);
   return (
     <section className="panel grow">
       <h2>Slots</h2>
@@ -32,7 +34,7 @@ export function SlotTable() {
           ))}
         </tbody>
       </table>
-      <PrefixTierTable />
+      <PrefixTierTable titles={titles} />
     </section>
   );
 }
