@@ -59,6 +59,11 @@ test('the same tab reconnects after a restart and shows its conversation; after 
     await expect(page.getByTestId('status')).toHaveText('server not answering · retrying');
     await expect(page.getByTestId('connection-banner')).toContainText('reconnects by itself');
     await shot('reconnect-server-gone');
+    // The dashboard does not claim a state it cannot know.
+    await page.getByRole('button', { name: 'Dashboard' }).click();
+    await expect(page.getByTestId('replica-0').locator('.badge')).toHaveText('unknown');
+    await shot('reconnect-dashboard-stale');
+    await page.getByRole('button', { name: 'Chat' }).click();
 
     served = await serveModel(modelPath, dataDir, port);
     // The same tab, not reloaded: it finds the server again with the kept token.

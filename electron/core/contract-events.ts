@@ -1,6 +1,7 @@
 /**
  * The contract's events from one workstation, for any transport: `replicas`, `slots`, `throughput` and
- * `gpus` on a timer, and `log`, `rebuild`, `load`, `download`, `chat` as they happen. The WebSocket bridge and the
+ * `gpus` on a timer (and `replicas` again with each replica's resize outcome), and `log`, `rebuild`, `load`,
+ * `download`, `chat` as they happen. The WebSocket bridge and the
  * Electron IPC bridge both feed their clients from here, each payload checked against its schema.
  */
 import { contract, type EventName, type EventPayload } from '../../common/contract.js';
@@ -40,7 +41,11 @@ export function feedEvents(workstation: Workstation, send: SendEvent, intervalMs
   timer.unref();
   const unsubscribe = [
     workstation.log.onEntry((entry) => send('log', entry)),
-    workstation.onRebuildProgress((progress) => send('rebuild', progress)),
+    workstation.onRebuildProgress((progress) => {
+      send('rebuild', progress);
+      // A replica's outcome comes with its new sizes on the cards, not a tick later.
+      if (progress.stage === 'done') send('replicas', workstation.replicas.replicaView());
+    }),
     workstation.onLoadStep((step) => send('load', step)),
     workstation.downloads.onProgress((progress) => send('download', progress)),
     workstation.chat.onPiece((piece) => send('chat', piece)),

@@ -83,10 +83,12 @@ const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
 ];
 
 describe('llama-server as the engine kind', () => {
-  it("names the conversation each slot holds (llama-server's /slots does not: the router's last request there does)", async () => {
+  it("names the conversation each slot holds (llama-server's /slots does not: the router's last request there does), and the model's architecture", async () => {
     const { served, client, model, replicas } = await serveLlamaServer({ replicas: 1, engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
     await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 2, user: 'conversation-a' });
     expect((await replicas.slotsView()).map((s) => s.conversationId)).toContain('conversation-a');
+    // The architecture, which llama-server's metadata leaves out, from the file's header (as Inspect says it).
+    expect(((await (await fetch(`${served.front.url}/health`)).json()) as { meta: { architecture: string | null } }).meta.architecture).toBe('llama');
     await served.close();
   });
 

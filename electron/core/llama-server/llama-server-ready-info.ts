@@ -8,14 +8,15 @@ import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../
 import type { PeerDescription } from '../remote/peer-probe.js';
 import { resolvedFlashAttention } from './llama-server-args.js';
 
-export function readyInfoOf(description: PeerDescription, input: LoadOptionsInput, loadMs: number, lentSlotFolder: string | null): ReadyInfo {
+/** `architecture`: the GGUF's `general.architecture` (llama-server's metadata does not carry it). */
+export function readyInfoOf(description: PeerDescription, input: LoadOptionsInput, loadMs: number, lentSlotFolder: string | null, architecture: string | null = null): ReadyInfo {
   const load = loadOptionsSchema.parse(input);
   const model = description.models[0];
   const meta = model?.meta;
   const info: ReadyInfo = {
     model: {
       name: model?.id ?? null,
-      architecture: meta?.architecture ?? null,
+      architecture: meta?.architecture ?? architecture,
       trainContextSize: meta?.n_ctx_train ?? 0,
       vocabSize: meta?.n_vocab ?? 0,
       parameters: meta?.n_params ?? 0,

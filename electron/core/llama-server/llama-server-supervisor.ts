@@ -17,6 +17,7 @@ import { rm } from 'node:fs/promises';
 import type { LogLevel } from '../../../common/contract.js';
 import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
 import { readModelFileHeader } from '../../../common/node/gguf-file.js';
+import { metadataText } from '../../../common/gguf/header-reader.js';
 import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
@@ -198,7 +199,12 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       if (this.child !== child || child.exitCode !== null || child.signalCode !== null) throw new Error('llama-server exited while loading');
       await pinnedAtSpawn;
       await pin();
-      const info = readyInfoOf(description, this.load, performance.now() - startedAt, lends ? slotFolder : null);
+      // llama-server's metadata has no architecture: the file's header says it.
+      const architecture = await readModelFileHeader(this.load.modelPath).then(
+        (header) => metadataText(header, 'general.architecture'),
+        () => null,
+      );
+      const info = readyInfoOf(description, this.load, performance.now() - startedAt, lends ? slotFolder : null, architecture);
       this.promptCacheLimits = await cacheLimits;
       const client: RemoteClient = new RemoteClient({
         peer,

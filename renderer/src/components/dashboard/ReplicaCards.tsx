@@ -5,6 +5,8 @@ import { selectReplicaCards } from '../../store/workstation-slice.js';
 
 export function ReplicaCards({ onOpenModels }: { onOpenModels: () => void }) {
   const replicas = useApp((s) => s.replicas);
+  // While the server does not answer, the last state it reported is not known to hold.
+  const stale = useApp((s) => s.connection !== 'connected');
   const cards = useMemo(() => selectReplicaCards({ replicas }), [replicas]);
   if (cards.length === 0)
     return (
@@ -18,16 +20,16 @@ export function ReplicaCards({ onOpenModels }: { onOpenModels: () => void }) {
   return (
     <section className="cards" aria-label="replicas">
       {cards.map((c) => (
-        <article key={c.replica} className={`card state-${c.state}`} data-testid={`replica-${c.replica}`}>
+        <article key={c.replica} className={stale ? 'card stale' : `card state-${c.state}`} data-testid={`replica-${c.replica}`}>
           <h3>
-            Replica {c.replica} <span className="badge">{c.state}</span>
+            Replica {c.replica} <span className="badge">{stale ? 'unknown' : c.state}</span>
           </h3>
           <dl>
             <dt>runs on</dt>
             <dd>{c.where}</dd>
             <dt>running</dt>
             <dd>{c.running}</dd>
-            <dt>routed</dt>
+            <dt title="requests routed to it since the model was loaded">routed</dt>
             <dd data-testid={`routed-${c.replica}`}>{c.routed}</dd>
             <dt>slots</dt>
             <dd>{c.slots}</dd>
