@@ -11,6 +11,7 @@ import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-
 import { describeOutcome, resizeErrorInWords, selectCanApply, selectResizeChange, selectResizeProgress } from '../../renderer/src/store/resize-slice.js';
 import { cacheHitPercent, logText, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
 import { trimLog } from '../../common/log-trim.js';
+import { recentName } from '../../renderer/src/components/loader/ModelLoader.js';
 import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
 
 type Script = { [N in CallName]?: (args: CallArgs<N>) => CallResult<N> | Promise<CallResult<N>> };
@@ -310,5 +311,12 @@ describe('the log memory', () => {
     // Only events: the oldest go.
     expect(trimLog([entry(1, 'info'), entry(2, 'info'), entry(3, 'info')], 2).map((e) => e.seq)).toEqual([2, 3]);
     expect(trimLog(entries, 50)).toEqual(entries);
+  });
+});
+
+describe('the loader recent models', () => {
+  it('names a recent model by its file, with its folder where two share a name', () => {
+    expect(recentName('/a/m.gguf', ['/a/m.gguf', '/b/x.gguf'])).toBe('m.gguf');
+    expect(recentName('/a/m.gguf', ['/a/m.gguf', '/b/m.gguf'])).toBe('m.gguf (/a)');
   });
 });

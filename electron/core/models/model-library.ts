@@ -40,8 +40,10 @@ export class ModelLibrary {
     }
   }
 
-  async noteLoaded(path: string): Promise<void> {
-    const recent = [path, ...(await this.recent()).filter((p) => p !== path)].slice(0, RECENT_KEPT);
+  async noteLoaded(given: string): Promise<void> {
+    // One entry per file, however its path was written.
+    const path = resolve(given);
+    const recent = [path, ...(await this.recent()).filter((p) => resolve(p) !== path)].slice(0, RECENT_KEPT);
     await mkdir(this.dataDir, { recursive: true });
     await writeFileAtomic(this.recentFile, JSON.stringify(recent));
   }
@@ -62,9 +64,15 @@ export class ModelLibrary {
     return found.sort((a, b) => a.path.localeCompare(b.path));
   }
 
-  /** The models folder as a library: one entry per model (a split model's first part, its parts' bytes summed). */
+  /**
+   * The models folder as a library: one entry per model (a split model's first part, its parts' bytes
+   * summed); the loaded model first when it was loaded from elsewhere (its `file` then its whole path).
+   */
   async list(loadedPath: string | null, suggest: (header: GgufHeader) => LayoutSuggestion): Promise<LibraryEntry[]> {
     const found = await this.found();
+    if (loadedPath !== null && !found.some((f) => resolve(f.path) === resolve(loadedPath))) {
+      found.unshift({ path: loadedPath, bytes: await stat(loadedPath).then((s) => s.size, () => 0) });
+    }
     const entries: LibraryEntry[] = [];
     for (const { path, bytes } of found) {
       const split = SPLIT_PART.exec(basename(path));
@@ -72,7 +80,7 @@ export class ModelLibrary {
       const parts = split ? found.filter((f) => dirname(f.path) === dirname(path) && SPLIT_PART.exec(basename(f.path))?.[1] === split[1]) : [{ path, bytes }];
       const entry: LibraryEntry = {
         path,
-        file: relative(this.modelsDir ?? '', path),
+        file: this.modelsDir !== null && resolve(path).startsWith(resolve(this.modelsDir) + sep) ? relative(this.modelsDir, path) : path,
         bytes: parts.reduce((sum, p) => sum + p.bytes, 0),
         name: null,
         architecture: null,

@@ -36,8 +36,8 @@ export function ModelLoader() {
               <p>
                 Recent:{' '}
                 {sources.recent.map((p) => (
-                  <button key={p} className="link" onClick={() => choose(p)}>
-                    {p.split(/[\\/]/).at(-1)}
+                  <button key={p} className="link" onClick={() => choose(p)} title={p}>
+                    {recentName(p, sources.recent)}
                   </button>
                 ))}
               </p>
@@ -133,4 +133,12 @@ export function ModelLoader() {
       )}
     </div>
   );
+}
+
+/** A recent model's file name, with its folder where another recent model has the same name. */
+export function recentName(path: string, recent: readonly string[]): string {
+  const parts = path.split(/[\\/]/);
+  const name = parts.at(-1)!;
+  const clash = recent.some((other) => other !== path && other.split(/[\\/]/).at(-1) === name);
+  return clash ? `${name} (${parts.slice(0, -1).join('/') || '/'})` : name;
 }
