@@ -13,39 +13,51 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { Command } from 'commander';
 import { ensureTestModel } from '../build/test-model.js';
 import { ConfigError, parseRunConfig } from './core/config/run-config.js';
 import { terminalLine } from './core/logging/core-log.js';
 import { PortTakenError } from './core/http/front-server.js';
-import { defaultDataDir, serve } from './core/serve.js';
+import { serve } from './core/serve.js';
+import { defaultDataDir } from './core/config/data-dir.js';
 import { writeServeFile } from './cli/serve-file.js';
 
-const USAGE =
-  'usage: npm run serve -- [--config run.json] [--model model.gguf] [--replicas N] [--idle] [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--data-dir DIR] [--models-dir DIR] [--shutdown-grace MS] [--new-token] [--verbose]';
+/** serve's options, each described for `--help` (commander). */
+function options(): Command {
+  return new Command('serve')
+    .description('The headless workstation: the OpenAI-compatible API and the dashboard, on the replicas of one model.')
+    .option('--config <file>', 'a run config (JSON: model, replicas, engine, routing, …)')
+    .option('--model <file>', 'the GGUF to serve (none: the generated test model, or --idle)')
+    .option('--replicas <n>', 'how many replicas of it')
+    .option('--idle', 'start with no model: load one from the dashboard or `manifold`')
+    .option('--port <port>', 'the port (0: a free one)', '8080')
+    .option('--host <host>', 'the address to bind (loopback unless you say otherwise)', '127.0.0.1')
+    .option('--api-key <key>', 'a key /v1/*, /tokenize and /detokenize require')
+    .option('--data-dir <dir>', 'conversations, logs, the control token (default: $XDG_DATA_HOME/manifold or ~/.local/share/manifold)')
+    .option('--models-dir <dir>', 'the models folder (default: <data dir>/models)')
+    .option('--shutdown-grace <ms>', 'how long running answers get to finish on Ctrl-C or SIGTERM (default 10000)')
+    .option('--new-token', 'make a new control token (open dashboard tabs must use the new link)')
+    .option('--verbose', "also print the engines' output (llama-server's start-up and timings), which the log file always has")
+    .showHelpAfterError();
+}
+
+interface ServeOptions {
+  config?: string;
+  model?: string;
+  replicas?: string;
+  idle?: boolean;
+  port: string;
+  host: string;
+  apiKey?: string;
+  dataDir?: string;
+  modelsDir?: string;
+  shutdownGrace?: string;
+  newToken?: boolean;
+  verbose?: boolean;
+}
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      config: { type: 'string' },
-      model: { type: 'string' },
-      replicas: { type: 'string' },
-      port: { type: 'string', default: '8080' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'api-key': { type: 'string' },
-      idle: { type: 'boolean' },
-      'data-dir': { type: 'string' },
-      'models-dir': { type: 'string' },
-      'shutdown-grace': { type: 'string' },
-      'new-token': { type: 'boolean' },
-      verbose: { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help) {
-    console.log(USAGE);
-    return;
-  }
+  const values = options().parse(process.argv).opts<ServeOptions>();
   let raw: Record<string, unknown> = {};
   if (values.config) {
     try {
@@ -64,9 +76,9 @@ async function main(): Promise<void> {
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, got ${values.port}`);
-  const grace = values['shutdown-grace'] === undefined ? undefined : Number(values['shutdown-grace']);
+  const grace = values.shutdownGrace === undefined ? undefined : Number(values.shutdownGrace);
   if (grace !== undefined && (!Number.isInteger(grace) || grace < 0 || grace > 600_000)) {
-    throw new ConfigError(`--shutdown-grace must be a whole number of milliseconds from 0 to 600000, got ${values['shutdown-grace']}`);
+    throw new ConfigError(`--shutdown-grace must be a whole number of milliseconds from 0 to 600000, got ${values.shutdownGrace}`);
   }
 
   const config = raw.model === undefined ? null : parseRunConfig(raw);
@@ -77,11 +89,11 @@ async function main(): Promise<void> {
     log: (line, level) => {
       if (level !== 'debug' || values.verbose) console.error(terminalLine(line, level));
     },
-    front: { host: values.host, port, apiKey: values['api-key'] ?? null, uiDir },
-    ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
-    ...(values['models-dir'] ? { modelsDir: values['models-dir'] } : {}),
+    front: { host: values.host, port, apiKey: values.apiKey ?? null, uiDir },
+    ...(values.dataDir ? { dataDir: values.dataDir } : {}),
+    ...(values.modelsDir ? { modelsDir: values.modelsDir } : {}),
     ...(grace === undefined ? {} : { shutdownGraceMs: grace }),
-    newToken: values['new-token'] ?? false,
+    newToken: values.newToken ?? false,
   });
   // Ctrl-C and SIGTERM stop gracefully from before the URL is announced: whoever reads it may stop us at once.
   const cutGrace = new AbortController();
@@ -107,7 +119,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   // The `manifold` CLI finds this serve (URL and control token) here; removed on exit.
-  await writeServeFile(values['data-dir'] ?? defaultDataDir(), { url: served.front.url, token: served.front.token });
+  await writeServeFile(values.dataDir ?? defaultDataDir(), { url: served.front.url, token: served.front.token });
   console.log(`OpenAI-compatible API: ${served.front.url}/v1`);
   console.log(`Dashboard:             ${served.front.dashboardUrl}`);
 }
@@ -123,6 +135,6 @@ function failure(error: unknown): string {
 
 main().catch((error: unknown) => {
   console.error(failure(error));
-  console.error(USAGE);
+  console.error('(npm run serve -- --help lists the options)');
   process.exit(1);
 });

@@ -94,7 +94,8 @@ export const layers = [
     packages: ['zod', 'ws', 'pino', 'rotating-file-stream', 'prom-client', 'ipull', 'tar', 'extract-zip', 'node-llama-cpp'],
     sublayers: coreSublayers,
   },
-  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },
+  // commander: the `manifold` and `serve` command lines.
+  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron', 'commander'] },
   { name: 'renderer', folder: 'renderer', allow: ['common'], node: false, packages: ['react', 'react-dom', 'zustand', 'recharts'] },
   { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: ['node-llama-cpp', 'zod'] },
   { name: 'native', folder: 'native', allow: ['common'], node: true, packages: ['koffi', 'zod'] },

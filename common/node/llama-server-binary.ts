@@ -9,10 +9,10 @@
  */
 import { accessSync, closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoRootFrom } from './repo-root.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const repoRoot = repoRootFrom(import.meta.url, 2);
 export const LLAMA_CPP_BUNDLE = join(repoRoot, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
 const LLAMA_CPP_INFO = join(repoRoot, 'node_modules', 'node-llama-cpp', 'llama', 'llama.cpp.info.json');
 

@@ -1,34 +1,26 @@
 /**
  * `manifold`, the command line for a headless box (in the style of `lms` / `ollama`): `serve` (as
- * `npm run serve`), `pull <hf-uri>`, `ls`, `ps`, `rm <name>`, `unload`, `engine install`, `engine calibrate`. Each takes
- * `--json` (one JSON line for scripts). It talks to the `serve` of the data dir through `serve.json`
+ * `npm run serve`), `pull <hf-uri>`, `ls`, `ps`, `rm <name>`, `unload`, `engine install`, `engine calibrate`,
+ * each described by `--help` (commander parses them). Each takes `--json` (one JSON line for scripts). It talks to the `serve` of the data dir through `serve.json`
  * (URL and control token) and the admin routes; `pull`, `ls` and `rm` work on the models folder
  * directly when no serve runs there.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { Command, Option } from 'commander';
 import { describeProgress, type DownloadProgress } from '../../common/model-download.js';
 import { formatBytes } from '../../common/format-bytes.js';
-import { GpuMonitor } from '../core/gpu/gpu-report.js';
-import { installLlamaServer } from '../core/llama-server/engine-install.js';
+import type { LibraryEntry } from '../../common/model-library.js';
 import type { EngineBackend } from '../core/llama-server/release-asset.js';
-import { downloadModel } from '../core/models/model-download.js';
-import { suggestLayoutFor } from '../core/models/model-inspector.js';
-import { ModelLibrary } from '../core/models/model-library.js';
-import { defaultDataDir } from '../core/serve.js';
-import { calibrateEngines } from './engine-calibrate.js';
+import { defaultDataDir } from '../core/config/data-dir.js';
 import { readServeFile, type ServeFile } from './serve-file.js';
 
-const USAGE = `usage: manifold <command> [--json] [--data-dir DIR] [--models-dir DIR]
-  serve [serve's options]      the headless workstation (npm run serve -- --help)
-  pull <hf-uri>                download a model: hf:owner/repo/file.gguf, hf:owner/repo:Q4_K_M or a URL (HF_TOKEN for gated repos)
-  ls                           the models folder, with metadata; the loaded model marked
-  ps                           the running serve's replicas, slots and queue
-  rm <name>                    delete a model of the models folder (not the loaded one)
-  unload                       unload the running serve's model
-  engine install [--backend auto|cpu|vulkan|cuda|metal]   install llama.cpp's llama-server release
-  engine calibrate <model> [--threads N]   measure which engine kind is faster here; the default engine follows it`;
+// What only some commands need is imported when they run: `ps` and `ls` on a serve answer without loading
+// the downloader, the GPU monitor or the engine installer.
+const library = async () => {
+  const [{ ModelLibrary }, { suggestLayoutFor }] = await Promise.all([import('../core/models/model-library.js'), import('../core/models/model-inspector.js')]);
+  return { ModelLibrary, suggestLayoutFor };
+};
 
 class CliError extends Error {}
 
@@ -73,8 +65,7 @@ function progressPrinter(json: boolean): (p: DownloadProgress) => void {
   };
 }
 
-async function pull(ctx: Context, uri: string | undefined): Promise<unknown> {
-  if (!uri) throw new CliError('pull: give a model URI, e.g. hf:owner/repo/file.gguf or hf:owner/repo:Q4_K_M');
+async function pull(ctx: Context, uri: string): Promise<unknown> {
   const show = progressPrinter(ctx.json);
   let result: { path: string; files: string[]; bytes: number };
   if (ctx.serve) {
@@ -94,6 +85,7 @@ async function pull(ctx: Context, uri: string | undefined): Promise<unknown> {
       await watching;
     }
   } else {
+    const { downloadModel } = await import('../core/models/model-download.js');
     result = await downloadModel({ uri, modelsDir: ctx.modelsDir, onProgress: show }).catch((error: unknown) => {
       throw new CliError((error as Error).message);
     });
@@ -104,9 +96,7 @@ async function pull(ctx: Context, uri: string | undefined): Promise<unknown> {
 }
 
 async function ls(ctx: Context): Promise<unknown> {
-  const listing = ctx.serve
-    ? await admin<{ modelsDir: string | null; models: LibraryRow[] }>(ctx.serve, 'ls')
-    : { modelsDir: ctx.modelsDir, models: await new ModelLibrary(ctx.dataDir, ctx.modelsDir).list(null, (header) => suggestLayoutFor(header, null)) };
+  const listing = ctx.serve ? await admin<{ modelsDir: string | null; models: LibraryRow[] }>(ctx.serve, 'ls') : await localListing(ctx);
   if (!ctx.json) {
     if (listing.models.length === 0) console.log(`no models in ${listing.modelsDir ?? 'a models folder'}`);
     for (const m of listing.models) {
@@ -117,7 +107,12 @@ async function ls(ctx: Context): Promise<unknown> {
   return listing;
 }
 
-type LibraryRow = Awaited<ReturnType<ModelLibrary['list']>>[number];
+type LibraryRow = LibraryEntry;
+
+async function localListing(ctx: Context): Promise<{ modelsDir: string; models: LibraryRow[] }> {
+  const { ModelLibrary, suggestLayoutFor } = await library();
+  return { modelsDir: ctx.modelsDir, models: await new ModelLibrary(ctx.dataDir, ctx.modelsDir).list(null, (header) => suggestLayoutFor(header, null)) };
+}
 
 async function ps(ctx: Context): Promise<unknown> {
   const serve = needServe(ctx, 'ps');
@@ -134,11 +129,10 @@ async function ps(ctx: Context): Promise<unknown> {
   return { info, replicas, slots, queue: throughput };
 }
 
-async function rm(ctx: Context, name: string | undefined): Promise<unknown> {
-  if (!name) throw new CliError('rm: name the model (its file name in the models folder, as `manifold ls` shows it)');
+async function rm(ctx: Context, name: string): Promise<unknown> {
   const result = ctx.serve
     ? await admin<{ deleted: string[] }>(ctx.serve, 'rm', { path: name })
-    : { deleted: await new ModelLibrary(ctx.dataDir, ctx.modelsDir).remove(name, null).catch((error: unknown) => Promise.reject(new CliError((error as Error).message))) };
+    : { deleted: await new (await library()).ModelLibrary(ctx.dataDir, ctx.modelsDir).remove(name, null).catch((error: unknown) => Promise.reject(new CliError((error as Error).message))) };
   if (!ctx.json) for (const file of result.deleted) console.log(`deleted ${file}`);
   return result;
 }
@@ -150,7 +144,8 @@ async function unload(ctx: Context): Promise<unknown> {
 }
 
 /** How many GPUs NVML sees (none without NVML or a card). */
-function detectedGpuCount(): number {
+async function detectedGpuCount(): Promise<number> {
+  const { GpuMonitor } = await import('../core/gpu/gpu-report.js');
   const monitor = new GpuMonitor();
   try {
     return monitor.detectedCards().length;
@@ -167,11 +162,10 @@ function autoBackend(platform: NodeJS.Platform, gpus: number): EngineBackend {
 }
 
 async function engineInstall(ctx: Context, backendArg: string): Promise<unknown> {
-  const backends = ['auto', 'cpu', 'vulkan', 'cuda', 'metal'];
-  if (!backends.includes(backendArg)) throw new CliError(`--backend must be one of ${backends.join(', ')}, got ${backendArg}`);
   let backend = backendArg as EngineBackend | 'auto';
-  if (backend === 'auto') backend = autoBackend(process.platform, detectedGpuCount());
+  if (backend === 'auto') backend = autoBackend(process.platform, await detectedGpuCount());
   const show = progressPrinter(ctx.json);
+  const { installLlamaServer } = await import('../core/llama-server/engine-install.js');
   const result = await installLlamaServer({
     backend,
     ...(process.env.MANIFOLD_GITHUB_API ? { apiBase: process.env.MANIFOLD_GITHUB_API } : {}),
@@ -183,18 +177,18 @@ async function engineInstall(ctx: Context, backendArg: string): Promise<unknown>
   return { backend, ...result };
 }
 
-async function engineCalibrate(ctx: Context, model: string | undefined, threadsArg: string): Promise<unknown> {
-  if (!model) throw new CliError('engine calibrate: give a model, a .gguf path or a name in the models folder');
+async function engineCalibrate(ctx: Context, model: string, threadsArg: string): Promise<unknown> {
   const path = resolve(existsSync(model) ? model : join(ctx.modelsDir, model));
   if (!existsSync(path)) throw new CliError(`engine calibrate: no model at ${model} nor ${path}`);
   const threads = Number(threadsArg);
   if (!Number.isInteger(threads) || threads < 0) throw new CliError(`--threads must be a whole number (0: each engine's default), got ${threadsArg}`);
   const rate = (n: number): string => `${n.toFixed(1)} tok/s`;
+  const { calibrateEngines } = await import('./engine-calibrate.js');
   const { calibration, path: written } = await calibrateEngines({
     model: path,
     threads,
     dataDir: ctx.dataDir,
-    gpus: detectedGpuCount(),
+    gpus: await detectedGpuCount(),
     onMeasured: (kind, f) => {
       if (!ctx.json) console.log(`${kind}: prefill ${rate(f.prefillTokensPerSecond)}, decode ${rate(f.decodeTokensPerSecond)}, the request ${f.seconds.toFixed(2)} s`);
     },
@@ -203,55 +197,74 @@ async function engineCalibrate(ctx: Context, model: string | undefined, threadsA
   return { ...calibration, path: written };
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (command === 'serve') {
-    // serve-cli parses process.argv and runs on import.
-    process.argv = [process.argv[0]!, join(import.meta.dirname, '..', 'serve-cli.ts'), ...rest];
-    await import('../serve-cli.js');
-    return;
-  }
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean' },
-      'data-dir': { type: 'string' },
-      'models-dir': { type: 'string' },
-      backend: { type: 'string', default: 'auto' },
-      threads: { type: 'string', default: '0' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (!command || command === 'help' || values.help) {
-    console.log(USAGE);
-    return;
-  }
-  const dataDir = values['data-dir'] ?? defaultDataDir();
-  const ctx: Context = { json: values.json ?? false, dataDir, modelsDir: values['models-dir'] ?? join(dataDir, 'models'), serve: readServeFile(dataDir) };
-  const run: Record<string, () => Promise<unknown>> = {
-    pull: () => pull(ctx, positionals[0]),
-    ls: () => ls(ctx),
-    ps: () => ps(ctx),
-    rm: () => rm(ctx, positionals[0]),
-    unload: () => unload(ctx),
-    engine: () => {
-      if (positionals[0] === 'install') return engineInstall(ctx, values.backend);
-      if (positionals[0] === 'calibrate') return engineCalibrate(ctx, positionals[1], values.threads);
-      return Promise.reject(new CliError('engine: the subcommands are `install` and `calibrate`'));
-    },
+/** The command line: commands with their descriptions and options, each refusal in words (commander). */
+function program(): Command {
+  const cli = new Command('manifold')
+    .description('Manifold from a terminal: the headless workstation, and the models and engines of its data dir (in the manner of lms and ollama).')
+    .option('--json', 'print one JSON line, for scripts')
+    .option('--data-dir <dir>', 'the data dir (default: $XDG_DATA_HOME/manifold or ~/.local/share/manifold)')
+    .option('--models-dir <dir>', 'the models folder (default: <data dir>/models)')
+    .showHelpAfterError('(manifold --help lists the commands)');
+  const context = (): Context => {
+    const { json, dataDir: given, modelsDir } = cli.opts<{ json?: boolean; dataDir?: string; modelsDir?: string }>();
+    const dataDir = given ?? defaultDataDir();
+    return { json: json ?? false, dataDir, modelsDir: modelsDir ?? join(dataDir, 'models'), serve: readServeFile(dataDir) };
   };
-  const handler = run[command];
-  if (!handler) throw new CliError(`unknown command ${command}`);
-  const result = await handler();
-  if (ctx.json) console.log(JSON.stringify(result));
+  const print = (result: unknown, ctx: Context): void => {
+    if (ctx.json) console.log(JSON.stringify(result));
+  };
+  const run =
+    <A extends unknown[]>(action: (ctx: Context, ...args: A) => Promise<unknown>) =>
+    async (...args: A): Promise<void> => {
+      const ctx = context();
+      print(await action(ctx, ...args), ctx);
+    };
+  cli
+    .command('serve')
+    .description('the headless workstation, as `npm run serve` (manifold serve --help lists its options)')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[options...]')
+    .action(async (options: string[]) => {
+      // serve-cli parses process.argv and runs on import.
+      process.argv = [process.argv[0]!, 'serve', ...options];
+      await import('../serve-cli.js');
+    });
+  cli
+    .command('pull')
+    .description('download a model into the models folder (through the running serve when there is one; HF_TOKEN for gated repos)')
+    .argument('<uri>', 'hf:owner/repo/file.gguf, hf:owner/repo:Q4_K_M, or an https URL')
+    .action(run((ctx, uri: string) => pull(ctx, uri)));
+  cli.command('ls').description('the models folder with each model\'s metadata; the loaded model marked *').action(run((ctx) => ls(ctx)));
+  cli.command('ps').description("the running serve: its model, replicas, slots, queue and pace").action(run((ctx) => ps(ctx)));
+  cli
+    .command('rm')
+    .description('delete a model of the models folder (all parts of a split one; never the loaded one)')
+    .argument('<name>', 'its file name in the models folder, as `manifold ls` shows it')
+    .action(run((ctx, name: string) => rm(ctx, name)));
+  cli.command('unload').description("unload the running serve's model").action(run((ctx) => unload(ctx)));
+  const engine = cli.command('engine').description('the llama-server engine: install its release build, or measure which engine kind is faster here');
+  engine
+    .command('install')
+    .description("install llama.cpp's llama-server release build where Manifold looks for it")
+    .addOption(new Option('--backend <backend>', 'the build: auto picks Metal on a Mac, Vulkan or CUDA with a GPU, else the CPU build').choices(['auto', 'cpu', 'vulkan', 'cuda', 'metal']).default('auto'))
+    .action(run((ctx, options: { backend: string }) => engineInstall(ctx, options.backend)));
+  engine
+    .command('calibrate')
+    .description('measure prefill and decode on both engine kinds; a config without engine.kind then runs the faster')
+    .argument('<model>', 'a .gguf path, or a name in the models folder')
+    .option('--threads <n>', "threads per engine (0: each engine's default)", '0')
+    .action(run((ctx, model: string, options: { threads: string }) => engineCalibrate(ctx, model, options.threads)));
+  return cli;
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  const json = process.argv.includes('--json');
-  const message = error instanceof CliError || error instanceof TypeError ? error.message : `manifold failed: ${(error as Error).message}`;
-  if (json) console.log(JSON.stringify({ error: message }));
-  else console.error(`manifold: ${message}`);
-  if (!(error instanceof CliError)) console.error(USAGE);
-  process.exit(1);
-});
+program()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    const json = process.argv.includes('--json');
+    const message = error instanceof CliError ? error.message : `manifold failed: ${(error as Error).message}`;
+    if (json) console.log(JSON.stringify({ error: message }));
+    else console.error(`manifold: ${message}`);
+    process.exit(1);
+  });

@@ -5,10 +5,10 @@
  * stop (SIGTERM, Ctrl-C, the desktop's quit): nothing new is taken, running answers get a grace period,
  * those left are ended cleanly, then the engines are stopped.
  */
+import { defaultDataDir } from './config/data-dir.js';
 import { defaultEngineKind, ENGINE_KIND_VARIABLE } from './config/default-engine-kind.js';
 import { readCalibration, thisMachine } from './config/engine-calibration.js';
 import os from 'node:os';
-import { join } from 'node:path';
 import type { ArenaFacts } from './arena/arena-plan.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, type RunConfig } from './config/run-config.js';
 import { forkEngine, forkTokenizer, type SpawnEngine, type SpawnTokenizer } from './engine/engine-process.js';
@@ -41,10 +41,6 @@ export interface ServeOptions {
   newToken?: boolean;
   /** The graceful stop's grace period; default: the config's `shutdownGraceMs`, else 10 s. */
   shutdownGraceMs?: number;
-}
-
-export function defaultDataDir(): string {
-  return join(process.env.XDG_DATA_HOME ?? join(os.homedir(), '.local', 'share'), 'manifold');
 }
 
 export interface StopReport {

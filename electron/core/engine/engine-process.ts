@@ -4,9 +4,9 @@
  * `utilityProcess` in the desktop app. Core sees only `EngineProcess`, a process with a message channel.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { bundleChild, type ChildEntry } from '../../../common/node/child-bundle.js';
+import { repoRootFrom } from '../../../common/node/repo-root.js';
 
 export type { ChildEntry };
 
@@ -34,7 +34,7 @@ export type SpawnEngine = (options: SpawnEngineOptions) => EngineProcess;
 /** Starts a tokenizer child: the same shape as an engine's spawn, another entry. */
 export type SpawnTokenizer = SpawnEngine;
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const repoRoot = repoRootFrom(import.meta.url, 3);
 
 /**
  * Where core's children run: on POSIX, each in its own process group, so the terminal's Ctrl-C (sent to
