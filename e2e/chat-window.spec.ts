@@ -3,7 +3,8 @@
  * Chromium. After "New chat" the cursor is in the message box; a message typed over two lines
  * (Shift+Enter) keeps its line break in its bubble; a temperature above OpenAI's 2 is shown as the 2 that
  * is sent; under the answer, its pace (tokens/s) and its time to the first token; the window says the
- * generated model's answers are noise. A screenshot is saved under test-results/screens.
+ * generated model's answers are noise; the system's light preference gives the light theme. Screenshots
+ * are saved under test-results/screens.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,4 +53,11 @@ test('new chat focus, kept line breaks, temperature in range, and the answer tim
   await expect(served).toContainText(/first token \d+\.\d\d s/);
   await expect(page.getByTestId('test-model-note')).toContainText('random weights');
   await page.screenshot({ path: join('test-results', 'screens', 'chat-window.png'), fullPage: true });
+
+  // The system's light preference gives the light theme.
+  const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  expect(await background()).toBe('rgb(16, 20, 24)');
+  await page.emulateMedia({ colorScheme: 'light' });
+  expect(await background()).toBe('rgb(245, 247, 249)');
+  await page.screenshot({ path: join('test-results', 'screens', 'chat-window-light.png'), fullPage: true });
 });

@@ -2,6 +2,7 @@
  * The renderer's one zustand store, made of slices (workstation, resize, chat, loader, library), each with its
  * state, actions and named pure selectors. `connectStore` wires the contract's events into it.
  */
+import type { EventPayload } from '../../../common/contract.js';
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ContractClient } from '../transport/contract-client.js';
 import { createChatSlice, type ChatSlice } from './chat-slice.js';
@@ -26,6 +27,7 @@ export function createAppStore(client: ContractClient): AppStore {
 /** Feeds the client's events into the store; returns the unsubscribe. */
 export function connectStore(store: AppStore, client: ContractClient): () => void {
   const s = store.getState;
+  const pendingPieces: EventPayload<'chat'>[] = [];
   const stops = [
     client.onConnection((connection) => {
       s().setConnection(connection);
@@ -47,7 +49,12 @@ export function connectStore(store: AppStore, client: ContractClient): () => voi
     client.on('rebuild', (p) => s().applyRebuildEvent(p)),
     client.on('load', (p) => s().applyLoadEvent(p)),
     client.on('download', (p) => s().applyDownloadEvent(p)),
-    client.on('chat', (p) => s().applyChatEvent(p)),
+    client.on('chat', (p) => {
+      // Several streams send a piece per token each: the pieces of one frame go in as one update, so 8
+      // streams draw 60 times a second, not 8 × tokens/s (without a frame clock, at once).
+      if (typeof requestAnimationFrame !== 'function') return s().applyChatEvents([p]);
+      if (pendingPieces.push(p) === 1) requestAnimationFrame(() => s().applyChatEvents(pendingPieces.splice(0)));
+    }),
   ];
   return () => {
     for (const stop of stops) stop();

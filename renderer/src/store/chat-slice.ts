@@ -28,7 +28,8 @@ export interface ChatSlice {
   editMessage(messageId: string, text: string): Promise<void>;
   updateConversation(patch: { title?: string; systemPrompt?: string; sampling?: Partial<ChatSampling> }): Promise<void>;
   deleteConversation(id: string): Promise<void>;
-  applyChatEvent(piece: EventPayload<'chat'>): void;
+  /** Pieces of streaming answers, applied together (one render for all that came within a frame). */
+  applyChatEvents(pieces: readonly EventPayload<'chat'>[]): void;
 }
 
 /** An answer as it streams: its text, its thinking, and when the thinking began and ended (Date.now()). */
@@ -152,15 +153,18 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
       await client.call('deleteConversation', { id });
       set((s) => ({ conversations: s.conversations.filter((c) => c.id !== id), active: s.active?.id === id ? null : s.active }));
     },
-    applyChatEvent: (piece) =>
+    applyChatEvents: (pieces) =>
       set((s) => {
-        const live = s.streaming[piece.conversationId];
-        if (!live) return {};
-        const next: LiveAnswer =
-          piece.part === 'reasoning'
-            ? { ...live, messageId: piece.messageId, reasoning: live.reasoning + piece.text, thinkingFrom: live.thinkingFrom ?? Date.now() }
-            : { ...live, messageId: piece.messageId, text: live.text + piece.text, thinkingTo: live.thinkingTo ?? (live.thinkingFrom === null ? null : Date.now()) };
-        return { streaming: { ...s.streaming, [piece.conversationId]: next } };
+        const streaming = { ...s.streaming };
+        for (const piece of pieces) {
+          const live = streaming[piece.conversationId];
+          if (!live) continue;
+          streaming[piece.conversationId] =
+            piece.part === 'reasoning'
+              ? { ...live, messageId: piece.messageId, reasoning: live.reasoning + piece.text, thinkingFrom: live.thinkingFrom ?? Date.now() }
+              : { ...live, messageId: piece.messageId, text: live.text + piece.text, thinkingTo: live.thinkingTo ?? (live.thinkingFrom === null ? null : Date.now()) };
+        }
+        return { streaming };
       }),
   };
 };
