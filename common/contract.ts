@@ -293,6 +293,7 @@ export const contract = {
     deleteModel: { args: z.object({ path: z.string().min(1).max(4096) }).strict(), result: z.object({ deleted: z.array(z.string()) }) },
     /** Downloads a model into the models folder; resolves when it is there, checked; `download` events say how far. */
     downloadModel: { args: z.object({ uri: modelUriSchema }).strict(), result: z.object({ path: z.string(), files: z.array(z.string()), bytes: z.number() }) },
+    /** Cancels a running download, or dismisses an ended one (it leaves the list). */
     cancelDownload: { args: z.object({ uri: z.string().min(1).max(2048) }).strict(), result: z.object({ cancelled: z.boolean() }) },
     /** The downloads running and the last ones ended. */
     listDownloads: { args: noArgs, result: z.array(downloadProgressSchema) },

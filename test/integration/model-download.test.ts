@@ -112,6 +112,15 @@ describe('model download from a Hub', () => {
     expect((await readdir(folder)).filter((f) => f.endsWith('.gguf'))).toEqual([]);
   });
 
+  it('an unreachable Hub is named as such, once, and leaves no empty staging folder', async () => {
+    const folder = await modelsDir('offline');
+    // A port nothing listens on: the connection is refused, as offline or behind a firewall.
+    const error = await failure(downloadModel({ uri: 'hf:test-org/tiny:Q8_0', modelsDir: folder, hubEndpoint: 'http://127.0.0.1:9' }));
+    expect(error.code).toBe('failed');
+    expect(error.message).toMatch(/^cannot reach 127\.0\.0\.1:9 to download hf:test-org\/tiny:Q8_0: this machine is offline or the host is blocked( \(E[A-Z]+\))?$/);
+    expect(await readdir(folder)).toEqual([]);
+  });
+
   it('a file that is not a GGUF is refused by the header check and removed', async () => {
     hub.host({ path: 'test-org/fake/fake.gguf', bytes: Buffer.from('<html>not a model</html>'.repeat(1000)) });
     const folder = await modelsDir('fake');

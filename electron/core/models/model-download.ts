@@ -10,8 +10,8 @@
  * (no bytes for `stallMs`) ends the download with a clear error and keeps the partial file to resume.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { ModelDownloader } from 'node-llama-cpp';
 import type { DownloadProgress } from '../../../common/model-download.js';
 import { GgufFormatError } from '../../../common/gguf/header-reader.js';
@@ -76,7 +76,8 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
 
   // Loaded when first needed: node-llama-cpp's index is large, and the shell's start should not wait for it.
   const { createModelDownloader } = await import('node-llama-cpp');
-  const downloader = await withStallBound(stallMs, signal, uri, async () =>
+  const hub = options.hubEndpoint ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co';
+  const downloader = await withStallBound(stallMs, signal, uri, hub, async () =>
     createModelDownloader({
       modelUri: uri,
       dirPath: staging,
@@ -89,7 +90,12 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
         report({ downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: speed, etaSeconds: speed > 0 ? (totalSize - downloadedSize) / speed : null });
       },
     }),
-  );
+  ).catch(async (error: unknown) => {
+    // Nothing came: no empty staging folder is left behind (a folder with a partial file stays, to resume).
+    await rmdir(staging).catch(() => {});
+    await rmdir(dirname(staging)).catch(() => {});
+    throw error;
+  });
   report({ state: 'downloading', file: downloader.entrypointFilename, totalBytes: downloader.totalSize, downloadedBytes: downloader.downloadedSize });
 
   let stalled = false;
@@ -111,7 +117,7 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
   try {
     await downloader.download(signal ? { signal } : {});
   } catch (error) {
-    if (!stalled && !signal?.aborted) throw new ModelDownloadError('failed', `cannot download ${uri}: ${(error as Error).message}`);
+    if (!stalled && !signal?.aborted) throw new ModelDownloadError('failed', failureWords(uri, error as Error, hub));
   } finally {
     clearInterval(watchdog);
   }
@@ -168,7 +174,20 @@ function stallError(uri: string, stallMs: number, got: number, total: number): M
  * Resolving the URI and asking the server for the file's size has no timeout of its own: bound it by the
  * stall time. A downloader that arrives after the bound is closed, keeping its partial file.
  */
-async function withStallBound(stallMs: number, signal: AbortSignal | undefined, uri: string, create: () => Promise<ModelDownloader>): Promise<ModelDownloader> {
+/** Why a download could not start, in words: a Hub (or host) that cannot be reached is named as such, once. */
+export function failureWords(uri: string, error: Error, hub: string): string {
+  const causes: string[] = [];
+  for (let e: unknown = error; e instanceof Error && causes.length < 4; e = (e as Error & { cause?: unknown }).cause) causes.push(`${e.message} ${(e as Error & { code?: unknown }).code ?? ''}`);
+  const text = causes.join(' ');
+  if (/fetch failed|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|ENETUNREACH|getaddrinfo|socket hang up/i.test(text)) {
+    const host = /^https?:\/\//.test(uri) ? new URL(uri).host : new URL(hub).host;
+    const code = /\b(E[A-Z]{4,})\b/.exec(text)?.[1];
+    return `cannot reach ${host} to download ${uri}: this machine is offline or the host is blocked${code ? ` (${code})` : ''}`;
+  }
+  return `cannot download ${uri}: ${error.message}`;
+}
+
+async function withStallBound(stallMs: number, signal: AbortSignal | undefined, uri: string, hub: string, create: () => Promise<ModelDownloader>): Promise<ModelDownloader> {
   const pending = create();
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
@@ -183,7 +202,7 @@ async function withStallBound(stallMs: number, signal: AbortSignal | undefined, 
   } catch (error) {
     void pending.then((late) => late.cancel({ deleteTempFile: false })).catch(() => {});
     if (error instanceof ModelDownloadError) throw error;
-    throw new ModelDownloadError('failed', `cannot download ${uri}: ${(error as Error).message}`);
+    throw new ModelDownloadError('failed', failureWords(uri, error as Error, hub));
   } finally {
     clearTimeout(timer);
     if (onAbort) signal?.removeEventListener('abort', onAbort);

@@ -87,11 +87,14 @@ export class ModelDownloads {
     }
   }
 
-  /** Cancels the download of `uri`; false when none runs. */
+  /** Cancels the download of `uri`, or forgets it once ended (a failure the user dismissed); false when there is neither. */
   cancel(uri: string): boolean {
     const controller = this.active.get(uri);
-    controller?.abort();
-    return controller !== undefined;
+    if (controller) {
+      controller.abort();
+      return true;
+    }
+    return this.latest.delete(uri);
   }
 
   /** Cancels every download (the workstation closing). */

@@ -58,13 +58,21 @@ export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client)
     startDownload: async () => {
       const uri = get().downloadUri.trim();
       if (!uri) return set({ libraryError: 'give a Hugging Face URI (hf:owner/repo/file.gguf or hf:owner/repo:Q4_K_M) or a URL' });
-      await attempt(async () => {
+      set({ libraryError: null });
+      try {
         await client.call('downloadModel', { uri });
         set({ downloadUri: '' });
-      });
+      } catch (error) {
+        // A download that failed says so in its own line (with Dismiss); any other refusal here.
+        if (get().downloads[uri]?.state !== 'failed') set({ libraryError: messageOf(error) });
+      }
       await reloadList();
     },
-    cancelDownload: (uri) => attempt(() => client.call('cancelDownload', { uri })),
+    cancelDownload: async (uri) => {
+      const ended = get().downloads[uri]?.state === 'failed';
+      await attempt(() => client.call('cancelDownload', { uri }));
+      if (ended) set((s) => ({ downloads: Object.fromEntries(Object.entries(s.downloads).filter(([key]) => key !== uri)) }));
+    },
     deleteModel: async (path) => {
       await attempt(() => client.call('deleteModel', { path }));
       await reloadList();

@@ -63,8 +63,11 @@ export function ModelLibrary() {
         </div>
       ))}
       {ended.map((d) => (
-        <p key={d.uri} className="error">
-          {d.error}
+        <p key={d.uri} className="error" data-testid="download-failed">
+          {d.error}{' '}
+          <button className="link" onClick={() => void a.cancel(d.uri)}>
+            Dismiss
+          </button>
         </p>
       ))}
       {libraryError && (
