@@ -56,6 +56,7 @@ test('new chat focus, kept line breaks, temperature in range, and the answer tim
 
   // The system's light preference gives the light theme.
   const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  await page.emulateMedia({ colorScheme: 'dark' });
   expect(await background()).toBe('rgb(16, 20, 24)');
   await page.emulateMedia({ colorScheme: 'light' });
   expect(await background()).toBe('rgb(245, 247, 249)');

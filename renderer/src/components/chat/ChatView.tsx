@@ -113,7 +113,7 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
           <p className="note test-model" data-testid="test-model-note">
             This is Manifold&apos;s generated test model: random weights, so its answers are noise.{' '}
             <button className="link" onClick={onOpenModels}>
-              Load a real model on the Models page
+              Load a real model
             </button>
           </p>
         )}

@@ -13,7 +13,7 @@ export function ReplicaCards({ onOpenModels }: { onOpenModels: () => void }) {
       <section className="panel empty">
         No model is loaded.{' '}
         <button className="link" onClick={onOpenModels}>
-          Load one on the Models page
+          Load a model
         </button>
       </section>
     );

@@ -54,7 +54,7 @@ export function ResizePanel() {
         <ul className="verdicts" aria-label="pre-check">
           {verdicts.map((v) => (
             <li key={v.replica} className={v.fits ? 'ok' : 'error'}>
-              replica {v.replica}: {v.fits ? 'fits' : 'does not fit'} — {v.reason}
+              replica {v.replica}: {/^(fits|does not fit)\b/.test(v.reason) ? v.reason : `${v.fits ? 'fits' : 'does not fit'} — ${v.reason}`}
               {v.warning && <span className="warn"> (warning: {v.warning})</span>}
             </li>
           ))}
