@@ -88,7 +88,7 @@ describe('llama-server as the engine kind', () => {
     await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 2, user: 'conversation-a' });
     expect((await replicas.slotsView()).map((s) => s.conversationId)).toContain('conversation-a');
     // The architecture, which llama-server's metadata leaves out, from the file's header (as Inspect says it).
-    expect(((await (await fetch(`${served.front.url}/health`)).json()) as { meta: { architecture: string | null } }).meta.architecture).toBe('llama');
+    expect(((await (await fetch(`${served.front.url}/health`)).json()) as { model: { architecture: string | null } }).model.architecture).toBe('llama');
     await served.close();
   });
 
