@@ -297,6 +297,10 @@ export const contract = {
     cancelDownload: { args: z.object({ uri: z.string().min(1).max(2048) }).strict(), result: z.object({ cancelled: z.boolean() }) },
     /** The downloads running and the last ones ended. */
     listDownloads: { args: noArgs, result: z.array(downloadProgressSchema) },
+    /** The Hub's GGUF repositories matching the words, most downloaded first. */
+    searchHub: { args: z.object({ query: z.string().trim().min(1).max(200) }).strict(), result: z.object({ models: z.array(z.object({ id: z.string(), downloads: z.number() })) }) },
+    /** A Hub repository's GGUF files, with their sizes and the URI each downloads by. */
+    hubFiles: { args: z.object({ repo: z.string().min(3).max(200) }).strict(), result: z.object({ files: z.array(z.object({ path: z.string(), bytes: z.number(), uri: z.string() })) }) },
     /** Tokens per second, running requests and the queue now. */
     getThroughput: { args: noArgs, result: throughputSchema },
     listConversations: { args: noArgs, result: z.array(conversationSummarySchema) },

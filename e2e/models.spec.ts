@@ -1,7 +1,8 @@
 /**
  * The Models page as a new user drives it, in a real Chromium against `npm run serve --idle` and a
  * loopback Hugging Face Hub serving the generated test model at a capped rate: download it with the
- * progress bar seen moving, read its metadata in the library, load it with the suggested layout in one
+ * progress bar seen moving, find another on the Hub by words and download a file its repository lists,
+ * read its metadata in the library, load it with the suggested layout in one
  * click, chat one message, unload, restart the server on the same port and data dir and reload the same
  * tab: it reconnects and shows the conversation. Screenshots under test-results/screens/models-*.png.
  */
@@ -31,7 +32,10 @@ async function serveIdle(port: number): Promise<string> {
 test.beforeAll(async ({ browser }) => {
   const model = await readFile(await ensureTestModel('tiny'));
   // ~5 s for the 1.8 MiB model: long enough to see the bar move.
-  hub = await startLoopbackHub([{ path: 'test-org/tiny/tiny.gguf', bytes: model, bytesPerSecond: 400_000 }]);
+  hub = await startLoopbackHub([
+    { path: 'test-org/tiny/tiny.gguf', bytes: model, bytesPerSecond: 400_000 },
+    { path: 'test-org/lighthouse-GGUF/lighthouse-Q8_0.gguf', bytes: model },
+  ]);
   dataDir = join(mkdtempSync(join(tmpdir(), 'manifold-e2e-models-')), 'data');
   const dashboard = await serveIdle(0);
   page = await browser.newPage();
@@ -49,7 +53,7 @@ const shot = (name: string) => page.screenshot({ path: join('test-results', 'scr
 const row = () => page.getByRole('row', { name: 'hf_test-org_tiny_tiny.gguf' });
 
 test('downloads a model from the Hub with the progress bar moving', async () => {
-  await page.getByRole('button', { name: 'Models' }).click();
+  await page.getByRole('button', { name: 'Models', exact: true }).click();
   await expect(page.getByRole('table', { name: 'models' })).toContainText('No models in');
   await page.getByLabel('model URI').fill('hf:test-org/tiny/tiny.gguf');
   await page.getByRole('button', { name: 'Download', exact: true }).click();
@@ -62,6 +66,20 @@ test('downloads a model from the Hub with the progress bar moving', async () => 
   await expect.poll(value).toBeGreaterThan(first);
   await expect(row()).toBeVisible();
   await expect(page.getByLabel('download progress')).toHaveCount(0);
+});
+
+test('finds a model on the Hub by words and downloads a file its repository lists', async () => {
+  await page.getByLabel('hub search words').fill('lighthouse');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  const results = page.getByRole('list', { name: 'hub results' });
+  await expect(results).toContainText('test-org/lighthouse-GGUF');
+  await results.getByRole('button', { name: 'test-org/lighthouse-GGUF' }).click();
+  const files = page.getByRole('table', { name: 'files of test-org/lighthouse-GGUF' });
+  await expect(files).toContainText('lighthouse-Q8_0.gguf');
+  await expect(files).toContainText('1.8 MiB');
+  await shot('models-hub-search');
+  await files.getByRole('button', { name: 'Download' }).click();
+  await expect(page.getByRole('row', { name: 'hf_test-org_lighthouse-GGUF_lighthouse-Q8_0.gguf' })).toBeVisible();
 });
 
 test('shows the model in the library with its metadata and a suggested layout', async () => {
@@ -92,7 +110,7 @@ test('chats one message with it', async () => {
 });
 
 test('unloads it: back to idle, the model still in the library', async () => {
-  await page.getByRole('button', { name: 'Models' }).click();
+  await page.getByRole('button', { name: 'Models', exact: true }).click();
   await row().getByRole('button', { name: 'Unload' }).click();
   await expect(page.getByTestId('status')).toContainText('no model · idle');
   await expect(row()).not.toContainText('● loaded');

@@ -95,6 +95,16 @@ async function pull(ctx: Context, uri: string): Promise<unknown> {
   return { uri, ...result };
 }
 
+async function search(ctx: Context, words: string, files: boolean): Promise<unknown> {
+  const hub = await import('../core/models/hub-search.js');
+  const found = await (files ? hub.hubFiles(words) : hub.searchHub(words)).catch((error: unknown) => Promise.reject(new CliError((error as Error).message)));
+  if (!ctx.json) {
+    if (found.length === 0) console.log(files ? `no GGUF file in ${words}` : `no GGUF repository matches ${words}`);
+    for (const item of found) console.log('uri' in item ? `${item.uri}  ${formatBytes(item.bytes)}` : `${item.id}  ${item.downloads.toLocaleString('en')} downloads`);
+  }
+  return files ? { repo: words, files: found } : { query: words, models: found };
+}
+
 async function ls(ctx: Context): Promise<unknown> {
   const listing = ctx.serve ? await admin<{ modelsDir: string | null; models: LibraryRow[] }>(ctx.serve, 'ls') : await localListing(ctx);
   if (!ctx.json) {
@@ -236,6 +246,12 @@ function program(): Command {
     .description('download a model into the models folder (through the running serve when there is one; HF_TOKEN for gated repos)')
     .argument('<uri>', 'hf:owner/repo/file.gguf, hf:owner/repo:Q4_K_M, or an https URL')
     .action(run((ctx, uri: string) => pull(ctx, uri)));
+  cli
+    .command('search')
+    .description("find GGUF models on the Hub (HF_ENDPOINT's), most downloaded first; with --files, a repository's GGUF files and the URI each pulls by")
+    .argument('<words...>', 'what to look for, or with --files the repository (owner/name)')
+    .option('--files', "list the named repository's GGUF files instead")
+    .action(run((ctx, words: string[], options: { files?: boolean }) => search(ctx, words.join(' '), options.files === true)));
   cli.command('ls').description('the models folder with each model\'s metadata; the loaded model marked *').action(run((ctx) => ls(ctx)));
   cli.command('ps').description("the running serve: its model, replicas, slots, queue and pace").action(run((ctx) => ps(ctx)));
   cli

@@ -3,6 +3,7 @@
  * the arguments with the call's schema, runs the handler, and returns its result. The WebSocket bridge
  * uses it now; the Electron IPC wrapper will use the same function.
  */
+import { hubFiles, HubSearchError, searchHub } from './models/hub-search.js';
 import { CALL_NAMES, contract, type CallName, type CallResult, type ContractHandlers, type ModelInspection } from '../../common/contract.js';
 import { formatBytes } from '../../common/format-bytes.js';
 import { GgufFormatError } from '../../common/gguf/header-reader.js';
@@ -29,6 +30,7 @@ export interface ShellServices {
 
 export function contractHandlers(workstation: Workstation, shell: ShellServices = {}): ContractHandlers {
   const { chat } = workstation;
+  const hubOptions = () => (workstation.downloads.hubEndpoint ? { endpoint: workstation.downloads.hubEndpoint } : {});
   const info = async (): Promise<CallResult<'getInfo'>> => {
     const { replicas, replicas_alive } = workstation.replicas.info();
     return {
@@ -102,6 +104,8 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
     downloadModel: async ({ uri }) => inWordsOf(workstation.downloads.download(uri)),
     cancelDownload: async ({ uri }) => ({ cancelled: workstation.downloads.cancel(uri) }),
     listDownloads: async () => workstation.downloads.list(),
+    searchHub: async ({ query }) => ({ models: await inWordsOf(searchHub(query, hubOptions())) }),
+    hubFiles: async ({ repo }) => ({ files: await inWordsOf(hubFiles(repo, hubOptions())) }),
     getThroughput: async () => workstation.throughputSample(),
     listConversations: async () => chat.store.list(),
     getConversation: async ({ id }) => chat.store.get(id),
@@ -150,7 +154,7 @@ async function inWordsOf<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (error instanceof ModelDownloadError || error instanceof LibraryError) throw new ContractCallError(error.message);
+    if (error instanceof ModelDownloadError || error instanceof LibraryError || error instanceof HubSearchError) throw new ContractCallError(error.message);
     throw error;
   }
 }

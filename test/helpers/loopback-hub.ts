@@ -2,7 +2,8 @@
  * A loopback stand-in for the Hugging Face Hub, as node-llama-cpp's downloader speaks to it:
  * `/{owner}/{repo}/resolve/main/{file}` serves a file's bytes (HEAD and ranges, as the Hub's resolve
  * endpoint does) and `/v2/{owner}/{repo}/manifests/{tag}` names the file of a quantisation (the
- * `hf:owner/repo:Q4_K_M` form). Faults on demand: a file that stalls at some byte (hosted again without
+ * `hf:owner/repo:Q4_K_M` form); `/api/models?search=` and `/api/models/{owner}/{repo}/tree/main` answer as the
+ * Hub's model search and file listing do (over the hosted files). Faults on demand: a file that stalls at some byte (hosted again without
  * the fault, a second pull can resume), and a rate cap so a progress bar can be seen moving. Every request
  * is logged with its range, so a test can see a resume ask for the rest only.
  */
@@ -76,6 +77,19 @@ export async function startLoopbackHub(files: readonly HubFile[] = []): Promise<
       const fileName = manifests.get(`${manifest[1]}/${manifest[2]}:${manifest[3]!.toUpperCase()}`);
       if (!fileName) return void response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Repository not found"}');
       return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ggufFile: { rfilename: fileName } }));
+    }
+    // The Hub's API: the model search (every hosted repository whose name holds the words) and a repository's files.
+    if (path === '/api/models') {
+      const search = (url.searchParams.get('search') ?? '').toLowerCase();
+      const repos = [...new Set([...hosted.keys()].map((p) => p.split('/').slice(0, 2).join('/')))].filter((repo) => repo.toLowerCase().includes(search));
+      return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(repos.map((id, i) => ({ _id: String(i), id, downloads: 100 - i, likes: 0, tags: ['gguf'] }))));
+    }
+    const tree = /^\/api\/models\/([^/]+)\/([^/]+)\/tree\/[^/]+$/.exec(path);
+    if (tree) {
+      const files = [...hosted.values()].filter((f) => f.path.startsWith(`${tree[1]}/${tree[2]}/`));
+      if (files.length === 0) return void response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Repository not found"}');
+      const entries = files.map((f) => ({ type: 'file', oid: 'x', size: f.bytes.length, path: f.path.split('/').slice(2).join('/'), lfs: { oid: 'y', size: f.bytes.length, pointerSize: 134 } }));
+      return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ type: 'file', oid: 'z', size: 12, path: 'README.md' }, ...entries]));
     }
     const resolve = /^\/([^/]+)\/([^/]+)\/resolve\/[^/]+\/(.+)$/.exec(path);
     const file = resolve ? hosted.get(`${resolve[1]}/${resolve[2]}/${resolve[3]}`) : undefined;

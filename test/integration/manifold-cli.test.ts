@@ -86,7 +86,7 @@ describe('manifold CLI', () => {
     for (const flag of ['--help', '-h']) {
       const help = await manifold([flag]);
       expect(help.code).toBe(0);
-      for (const command of ['serve', 'pull <uri>', 'ls', 'ps', 'rm <name>', 'unload', 'engine']) expect(help.stdout).toMatch(new RegExp(`^  ${command.replace(/[<>]/g, '.')}\\s+\\S`, 'm'));
+      for (const command of ['serve', 'pull <uri>', 'search', 'ls', 'ps', 'rm <name>', 'unload', 'engine']) expect(help.stdout).toMatch(new RegExp(`^  ${command.replace(/[<>]/g, '.')}\\s+\\S`, 'm'));
       expect(help.stdout).toContain('--data-dir <dir>');
     }
     const unknown = await manifold(['foo']);
@@ -98,6 +98,13 @@ describe('manifold CLI', () => {
     for (const option of ['--model <file>', '--replicas <n>', '--port <port>', '--shutdown-grace <ms>', '--verbose']) expect(serveHelp.stdout).toMatch(new RegExp(`${option}\\s+\\S`));
     const calibrate = await manifold(['engine', 'calibrate', '--help']);
     expect(calibrate.stdout).toMatch(/--threads <n>\s+threads per engine/);
+  });
+
+  it("search finds the Hub's GGUF repositories by words, and --files lists a repository's files with the URI each pulls by", async () => {
+    const env = { HF_ENDPOINT: hub.endpoint };
+    expect(json<{ models: { id: string }[] }>(await manifold(['search', 'quant', '--json'], env)).models.map((m) => m.id)).toEqual(['test-org/quant']);
+    const files = await manifold(['search', '--files', 'test-org/quant'], env);
+    expect(files.stdout.trim()).toBe('hf:test-org/quant/quant-Q8_0.gguf  1.8 MiB');
   });
 
   it('serve writes serve.json with its URL and token, readable by its owner only', async () => {

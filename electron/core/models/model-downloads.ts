@@ -29,6 +29,11 @@ export class ModelDownloads {
 
   constructor(private readonly options: ModelDownloadsOptions) {}
 
+  /** The Hub it downloads from when not HF_ENDPOINT's (tests' loopback Hub); the Hub search asks the same one. */
+  get hubEndpoint(): string | undefined {
+    return this.options.hubEndpoint;
+  }
+
   onProgress(listener: (progress: DownloadProgress) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -1,7 +1,8 @@
 /**
  * The Models page's library and downloads: the models folder with each model's metadata (the loaded one
  * marked, a suggested layout), the downloads as `download` events report them, and the actions on them
- * (download, cancel, delete, unload, load with the suggested layout).
+ * (download, cancel, delete, unload, load with the suggested layout); the Hub search (LM Studio's
+ * Discover): repositories by words, a repository's GGUF files with their sizes, one click to download.
  */
 import type { CallResult } from '../../../common/contract.js';
 import type { DownloadProgress } from '../../../common/model-download.js';
@@ -25,6 +26,14 @@ export interface LibrarySlice {
   /** Takes the model and its suggested layout into the loader's path and plan. */
   useSuggested(entry: LibraryEntry): void;
   applyDownloadEvent(progress: DownloadProgress): void;
+  /** The Hub search: its results, the files of the repository opened among them, and what went wrong. */
+  hubResults: CallResult<'searchHub'>['models'] | null;
+  hubRepo: { id: string; files: CallResult<'hubFiles'>['files'] } | null;
+  hubError: string | null;
+  searchHub(query: string): Promise<void>;
+  openHubRepo(repo: string): Promise<void>;
+  /** Downloads a file the Hub search found. */
+  downloadHubFile(uri: string): Promise<void>;
 }
 
 export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client) => {
@@ -45,6 +54,29 @@ export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client)
     }
   };
   return {
+    hubResults: null,
+    hubRepo: null,
+    hubError: null,
+    searchHub: async (query) => {
+      set({ hubError: null, hubRepo: null });
+      try {
+        set({ hubResults: (await client.call('searchHub', { query })).models });
+      } catch (error) {
+        set({ hubResults: null, hubError: messageOf(error) });
+      }
+    },
+    openHubRepo: async (repo) => {
+      set({ hubError: null });
+      try {
+        set({ hubRepo: { id: repo, files: (await client.call('hubFiles', { repo })).files } });
+      } catch (error) {
+        set({ hubError: messageOf(error) });
+      }
+    },
+    downloadHubFile: async (uri) => {
+      get().setDownloadUri(uri);
+      await get().startDownload();
+    },
     library: null,
     downloadUri: '',
     downloads: {},

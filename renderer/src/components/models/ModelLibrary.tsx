@@ -7,6 +7,7 @@ import { useEffect } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { formatBytes } from '../../../../common/format-bytes.js';
 import { describeProgress } from '../../../../common/model-download.js';
+import { HubSearch } from './HubSearch.js';
 import type { LibraryEntry } from '../../../../common/model-library.js';
 import { useApp } from '../../store/use-app-store.js';
 
@@ -44,6 +45,7 @@ export function ModelLibrary() {
   return (
     <section className="panel" aria-label="model library">
       <h2>Library</h2>
+      <HubSearch />
       <div className="form-row">
         <label className="grow">
           Download from Hugging Face
