@@ -163,6 +163,20 @@ export const servedBySchema = z.object({
 export const chatToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 export type ChatToolCall = z.infer<typeof chatToolCallSchema>;
 
+/** An earlier answer to the same question, kept when the user regenerated it (LM Studio's ‹ 1/2 ›). */
+export const answerVersionSchema = z.object({
+  content: z.string(),
+  reasoning: z.string().optional(),
+  thinkingMs: z.number().nonnegative().optional(),
+  servedBy: servedBySchema.nullable().default(null),
+  stopped: z.boolean().default(false),
+  error: z.string().nullable().default(null),
+});
+export type AnswerVersion = z.infer<typeof answerVersionSchema>;
+
+/** Earlier answers kept per question. */
+export const MAX_ANSWER_VERSIONS = 20;
+
 export const chatMessageSchema = z.object({
   id: z.string(),
   /** `tool`: a tool's result, in a conversation stored from the API (`store: true`). */
@@ -184,6 +198,8 @@ export const chatMessageSchema = z.object({
   stopped: z.boolean().default(false),
   /** For an answer that failed: why. */
   error: z.string().nullable().default(null),
+  /** For an answer: the earlier answers to the same question, oldest first (absent when it was never regenerated). */
+  versions: z.array(answerVersionSchema).max(MAX_ANSWER_VERSIONS).optional(),
   /**
    * For an answer: `streaming` while it is written (it is saved as it streams), `interrupted` when the
    * process writing it stopped first (a crash, or a shutdown past its grace period): the part written

@@ -2,7 +2,8 @@
  * The chat window's everyday fixes, as a user meets them: `npm run serve` on the generated model in a real
  * Chromium. After "New chat" the cursor is in the message box; a message typed over two lines
  * (Shift+Enter) keeps its line break in its bubble; a temperature above OpenAI's 2 is shown as the 2 that
- * is sent; under the answer, its pace (tokens/s) and its time to the first token; the window says the
+ * is sent; under the answer, its pace (tokens/s) and its time to the first token; Regenerate keeps the
+ * first answer as a version (‹ 1/2 ›); the window says the
  * generated model's answers are noise; the system's light preference gives the light theme. Screenshots
  * are saved under test-results/screens.
  */
@@ -52,7 +53,18 @@ test('new chat focus, kept line breaks, temperature in range, and the answer tim
   await expect(served).toContainText(/\d+\.\d tok\/s/);
   await expect(served).toContainText(/first token \d+\.\d\d s/);
   await expect(page.getByTestId('test-model-note')).toContainText('random weights');
+  const firstAnswer = await page.getByTestId('answer').locator('.markdown').textContent();
+
+  // Regenerate keeps the first answer as a version: ‹ 1/2 › flips between them.
+  await page.getByRole('button', { name: 'Regenerate' }).click();
+  await expect(page.getByTestId('answer').getByTestId('version')).toHaveText('2/2');
+  await expect(page.getByTestId('answer').getByTestId('served-by')).toBeVisible();
+  await page.getByRole('button', { name: 'earlier answer' }).click();
+  await expect(page.getByTestId('answer').getByTestId('version')).toHaveText('1/2');
+  await expect(page.getByTestId('answer').locator('.markdown')).toHaveText(firstAnswer!);
   await page.screenshot({ path: join('test-results', 'screens', 'chat-window.png'), fullPage: true });
+  await page.getByRole('button', { name: 'later answer' }).click();
+  await expect(page.getByTestId('answer').getByTestId('version')).toHaveText('2/2');
 
   // The system's light preference gives the light theme.
   const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);

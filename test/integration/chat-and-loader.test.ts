@@ -74,6 +74,8 @@ describe('loader and chat over the contract', () => {
     expect(stored.sampling).toMatchObject({ topK: 7, maxTokens: 24 });
     expect(stored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(stored.messages[3]!.id).toBe(again.id);
+    // The answer regenerated is kept as a version of the new one.
+    expect(stored.messages[3]!.versions).toEqual([expect.objectContaining({ content: second.content, servedBy: second.servedBy })]);
     expect(stored.title).toBe(long.slice(0, 48));
 
     await value(control, 'updateConversation', { id: conversation.id, sampling: { maxTokens: 4000 } });

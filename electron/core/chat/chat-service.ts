@@ -6,7 +6,7 @@
  * An answer is saved as it streams (`streaming`, at most once a second) so a crash keeps what was
  * written; a graceful stop gives answers a grace period, then saves the ones left as `interrupted`.
  */
-import type { ChatMessageData, ChatSampling, Conversation, EventPayload } from '../../../common/contract.js';
+import { MAX_ANSWER_VERSIONS, type AnswerVersion, type ChatMessageData, type ChatSampling, type Conversation, type EventPayload } from '../../../common/contract.js';
 import type { ChatBackend } from './chat-backend.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { AnswerSaver } from './answer-saver.js';
@@ -15,6 +15,16 @@ import { editedMessages } from '../../../common/edit-message.js';
 import { historyTurns } from './history-turns.js';
 import { ThinkingAnswer } from './thinking-answer.js';
 import type { ChatTemplateOptions } from '../../../common/tokenizer-protocol.js';
+
+/** What is kept of an answer replaced by Regenerate. */
+const versionOf = (m: ChatMessageData): AnswerVersion => ({
+  content: m.content,
+  ...(m.reasoning !== undefined ? { reasoning: m.reasoning } : {}),
+  ...(m.thinkingMs !== undefined ? { thinkingMs: m.thinkingMs } : {}),
+  servedBy: m.servedBy,
+  stopped: m.stopped,
+  error: m.error,
+});
 
 /** An answer's time to its first token and its pace after it (as LM Studio shows them under an answer). */
 export function answerTimings(sentAt: number, firstAt: number | undefined, endAt: number, tokens: number): { firstTokenMs?: number; tokensPerSecond?: number } {
@@ -68,9 +78,12 @@ export class ChatService {
 
   /** Drops the last answer and answers the last user message again. */
   async regenerate(id: string): Promise<ChatMessageData> {
-    return this.answerAfter(id, undefined, (c) => {
-      while (c.messages.at(-1)?.role === 'assistant') c.messages.pop();
+    return this.answerAfter(id, undefined, (c, answer) => {
+      let last: ChatMessageData | undefined;
+      while (c.messages.at(-1)?.role === 'assistant') last ??= c.messages.pop();
       if (c.messages.length === 0) throw new ConversationError('there is no message to answer again');
+      // The answer replaced is kept as a version of the new one, as LM Studio keeps them.
+      if (last) answer.versions = [...(last.versions ?? []), versionOf(last)].slice(-MAX_ANSWER_VERSIONS);
     });
   }
 
@@ -99,7 +112,7 @@ export class ChatService {
    * Claims the conversation's one answer, applies `change` (the new message, or the old answer dropped)
    * and adds the answer as `streaming` in the same save, then streams the answer into it.
    */
-  private async answerAfter(id: string, json: Record<string, unknown> | null | undefined, change: (conversation: Conversation) => void): Promise<ChatMessageData> {
+  private async answerAfter(id: string, json: Record<string, unknown> | null | undefined, change: (conversation: Conversation, answer: ChatMessageData) => void): Promise<ChatMessageData> {
     if (this.stopping) throw new ConversationError('the server is shutting down; no new answer is started');
     if (this.streaming.has(id)) throw new ConversationError('an answer is still streaming in this conversation; stop it first');
     const controller = new AbortController();
@@ -108,7 +121,7 @@ export class ChatService {
     let history: Conversation;
     try {
       history = await this.store.update(id, (c) => {
-        change(c);
+        change(c, answer);
         c.messages.push({ ...answer });
       });
     } catch (error) {

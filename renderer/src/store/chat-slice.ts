@@ -69,10 +69,6 @@ export function selectIsStreaming(state: Pick<ChatSlice, 'active' | 'streaming'>
 }
 
 export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
-  const reload = async (id: string): Promise<void> => {
-    const [conversation, conversations] = await Promise.all([client.call('getConversation', { id }), client.call('listConversations', {})]);
-    set((s) => ({ conversations, active: s.active?.id === id ? conversation : s.active }));
-  };
   const answer = async (id: string, userText: string, call: () => Promise<unknown>): Promise<void> => {
     set((s) => ({ streaming: { ...s.streaming, [id]: { userText, messageId: null, text: '', reasoning: '', thinkingFrom: null, thinkingTo: null } }, chatError: null }));
     try {
@@ -80,11 +76,18 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
     } catch (error) {
       set({ chatError: messageOf(error) });
     } finally {
+      // The saved conversation and the end of the live copy in one update: the question and its answer
+      // never leave the screen (nor show twice) between the two.
+      const saved = await Promise.all([client.call('getConversation', { id }), client.call('listConversations', {})]).catch((error: unknown) => {
+        set({ chatError: messageOf(error) });
+        return null;
+      });
       set((s) => {
         const { [id]: _done, ...rest } = s.streaming;
-        return { streaming: rest };
+        if (!saved) return { streaming: rest };
+        const [conversation, conversations] = saved;
+        return { streaming: rest, conversations, active: s.active?.id === id ? conversation : s.active };
       });
-      await reload(id).catch((error: unknown) => set({ chatError: messageOf(error) }));
     }
   };
   return {

@@ -44,6 +44,8 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const [copied, setCopied] = useState<string | null>(null);
   const list = useRef<HTMLOListElement>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
+  /** Which version of a regenerated answer is shown, by message id (absent: the latest). */
+  const [shownVersion, setShownVersion] = useState<Record<string, number>>({});
   const [jsonChoice, setJsonChoice] = useState<JsonChoice>({ on: false, schemaText: '' });
   const [jsonError, setJsonError] = useState<string | null>(null);
   useEffect(() => void actions.load(), [actions]);
@@ -137,7 +139,12 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
               )}
             </li>
           )}
-          {messages.map((m, index) => (
+          {messages.map((latest, index) => {
+            // An answer regenerated before keeps its earlier versions: the one picked with ‹ › is shown.
+            const versions = latest.versions ?? [];
+            const picked = Math.min(shownVersion[latest.id] ?? versions.length, versions.length);
+            const m = picked < versions.length ? { ...latest, ...versions[picked]!, toolCalls: undefined, finishReason: undefined } : latest;
+            return (
             <li key={m.id} className={`message ${m.role}${m.streaming ? ' streaming' : ''}${m.state === 'interrupted' ? ' interrupted' : ''}`} data-testid={m.role === 'assistant' ? 'answer' : m.role === 'tool' ? 'tool-message' : 'question'}>
               {editing?.id === m.id ? (
                 <div className="edit">
@@ -164,6 +171,19 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
                     <button className="link" onClick={() => copy(m.id, m.content)} aria-label={`copy ${m.role === 'user' ? 'message' : 'answer'}`}>
                       {copied === m.id ? 'Copied' : 'Copy'}
                     </button>
+                  )}
+                  {versions.length > 0 && (
+                    <span className="versions" aria-label="answer versions">
+                      <button className="link" aria-label="earlier answer" disabled={picked === 0} onClick={() => setShownVersion({ ...shownVersion, [latest.id]: picked - 1 })}>
+                        ‹
+                      </button>
+                      <span data-testid="version">
+                        {picked + 1}/{versions.length + 1}
+                      </span>
+                      <button className="link" aria-label="later answer" disabled={picked === versions.length} onClick={() => setShownVersion({ ...shownVersion, [latest.id]: picked + 1 })}>
+                        ›
+                      </button>
+                    </span>
                   )}
                   {m.role === 'user' && !streaming && (
                     <button className="link" onClick={() => setEditing({ id: m.id, text: m.content })}>
@@ -196,7 +216,8 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
               )}
               {m.error && <p className="error">{m.error}</p>}
             </li>
-          ))}
+            );
+          })}
         </ol>
         <JsonToggle choice={jsonChoice} onChange={setJsonChoice} error={jsonError} />
         <div className="composer">
