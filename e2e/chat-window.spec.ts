@@ -1,7 +1,7 @@
 /**
  * The chat window's everyday fixes, as a user meets them: `npm run serve` on the generated model in a real
  * Chromium. After "New chat" the cursor is in the message box; a message typed over two lines
- * (Shift+Enter) keeps its line break in its bubble; a temperature above OpenAI's 2 is shown as the 2 that
+ * (Shift+Enter) keeps its line break in its bubble and never leaves the screen while it is answered; a temperature above OpenAI's 2 is shown as the 2 that
  * is sent; under the answer, its pace (tokens/s) and its time to the first token; Regenerate keeps the
  * first answer as a version (‹ 1/2 ›); the window says the
  * generated model's answers are noise; the system's light preference gives the light theme. Screenshots
@@ -39,6 +39,17 @@ test('new chat focus, kept line breaks, temperature in range, and the answer tim
   await page.getByLabel('Max tokens').blur();
   await page.getByText('System prompt and sampling').click();
 
+  // Watch the question while it is asked and answered: once shown, it never leaves the screen (it used to for ~70 ms as the answer ended).
+  await page.evaluate(() => {
+    const w = window as unknown as { questionSeen: boolean; questionLeft: boolean };
+    w.questionSeen = false;
+    w.questionLeft = false;
+    new MutationObserver(() => {
+      const shown = document.querySelectorAll('[data-testid="question"]').length > 0;
+      if (shown) w.questionSeen = true;
+      else if (w.questionSeen) w.questionLeft = true;
+    }).observe(document.body, { childList: true, subtree: true });
+  });
   await box.click();
   await box.pressSequentially('first line');
   await box.press('Shift+Enter');
@@ -50,6 +61,8 @@ test('new chat focus, kept line breaks, temperature in range, and the answer tim
   expect(lines).toBe(2);
 
   const served = page.getByTestId('answer').getByTestId('served-by');
+  await expect(served).toBeVisible();
+  expect(await page.evaluate(() => (window as unknown as { questionLeft: boolean }).questionLeft)).toBe(false);
   await expect(served).toContainText(/\d+\.\d tok\/s/);
   await expect(served).toContainText(/first token \d+\.\d\d s/);
   await expect(page.getByTestId('test-model-note')).toContainText('random weights');
