@@ -1,6 +1,6 @@
 /** The chat's Markdown reader: blocks and inline spans, never HTML (pure logic). */
 import { describe, expect, it } from 'vitest';
-import { parseInline, parseMarkdown } from '../../renderer/src/components/chat/markdown.js';
+import { parseInline, parseMarkdown } from '../../renderer/src/components/chat/markdown-parser.js';
 
 describe('markdown', () => {
   it('reads fenced code, headings, lists and paragraphs', () => {

@@ -1,5 +1,5 @@
-/** Renders an answer's Markdown as React elements (see markdown.ts): no HTML from the model reaches the page. */
-import { parseMarkdown, type Inline } from './markdown.js';
+/** Renders an answer's Markdown as React elements (parsed by markdown-parser.ts): no HTML from the model reaches the page. */
+import { parseMarkdown, type Inline } from './markdown-parser.js';
 
 function Spans({ inline }: { inline: Inline[] }) {
   return (
