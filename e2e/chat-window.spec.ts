@@ -57,7 +57,15 @@ test('new chat focus, kept line breaks, temperature in range, and the answer tim
   await box.press('Enter');
   await expect(page.getByTestId('question').locator('p.typed')).toHaveText('first line\nsecond line');
   // Shown on two lines, not run together.
-  const lines = await page.getByTestId('question').locator('p.typed').evaluate((el) => Math.round(el.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight)));
+  const lines = await page
+    .getByTestId('question')
+    .locator('p.typed')
+    .evaluate((el) => {
+      // The line boxes of its text: one top per line.
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+    });
   expect(lines).toBe(2);
 
   const served = page.getByTestId('answer').getByTestId('served-by');

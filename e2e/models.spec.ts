@@ -79,7 +79,7 @@ test('finds a model on the Hub by words and downloads a file its repository list
   await expect(files).toContainText('1.8 MiB');
   await shot('models-hub-search');
   await files.getByRole('button', { name: 'Download' }).click();
-  await expect(page.getByRole('row', { name: 'hf_test-org_lighthouse-GGUF_lighthouse-Q8_0.gguf' })).toBeVisible();
+  await expect(page.getByRole('row', { name: 'hf_test-org_lighthouse-Q8_0.gguf' })).toBeVisible();
 });
 
 test('shows the model in the library with its metadata and a suggested layout', async () => {

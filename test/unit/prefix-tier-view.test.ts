@@ -96,8 +96,9 @@ describe('the prefix cache in the slot view', () => {
       { ...replicaView(null), replica: 1 },
     ] as EventPayload<'replicas'>;
     expect(selectPrefixTierRows({ replicas })).toEqual([
-      { key: '0:ram', replica: 0, tier: 'RAM', entries: 2, bytes: 2_000, budgetBytes: 4_096, saved: [{ key: 4, conversation: 'abcdef12', tokens: 300 }, { key: 5, conversation: '—', tokens: 128 }] },
-      { key: '0:disk', replica: 0, tier: 'disk', entries: 0, bytes: 0, budgetBytes: 8_192, saved: [] },
+      // The newest saved entries first.
+      { key: '0:ram', replica: 0, tier: 'RAM', entries: 2, bytes: 2_000, budgetBytes: 4_096, saved: [{ key: 5, conversation: '—', tokens: 128 }, { key: 4, conversation: 'abcdef12', tokens: 300 }], more: 0 },
+      { key: '0:disk', replica: 0, tier: 'disk', entries: 0, bytes: 0, budgetBytes: 8_192, saved: [], more: 0 },
     ]);
   });
 });
