@@ -12,10 +12,28 @@ import type { ExpectedModel } from '../remote/model-match.js';
 import { RemoteLink } from '../remote/remote-link.js';
 import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
 import type { ReplicaDriver } from './replica-driver.js';
-import type { ReplicaSetOptions } from './replica-set.js';
+import type { LoadOptionsInput } from '../../../common/engine-protocol.js';
+import type { SpawnEngine } from '../engine/engine-process.js';
+import type { LogSink } from '../logging/core-log.js';
 import type { ChildPinning } from '../supervisor/child-pinning.js';
 
-export function createReplicaDriver(plan: ReplicaPlan, options: ReplicaSetOptions, expected: () => ExpectedModel, pinning: ChildPinning): ReplicaDriver {
+/** What a replica set knows that its drivers need: the plans, the model, how engines are spawned and watched. */
+export interface DriverSetup {
+  plans: readonly ReplicaPlan[];
+  modelPath: string;
+  spawn: SpawnEngine;
+  log: LogSink;
+  watchdog?: { heartbeatMs?: number; hangTimeoutMs?: number };
+  stopGraceMs?: number;
+  /** The llama-server binary for replicas of engine kind `llama-server`; found as common/node/llama-server-binary.ts says when absent. */
+  llamaServerBinary?: string;
+  /** The prefix cache's disk tier, for every local engine (`<data dir>/prefix-cache`); absent: the system's temp folder. */
+  prefixCacheDir?: string;
+  /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
+  testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
+}
+
+export function createReplicaDriver(plan: ReplicaPlan, options: DriverSetup, expected: () => ExpectedModel, pinning: ChildPinning): ReplicaDriver {
   if (plan.remote) return new RemoteLink({ replica: plan.index, plan: plan.remote, expected, log: options.log });
   const supervision = {
     replica: plan.index,

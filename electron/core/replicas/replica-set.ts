@@ -6,24 +6,22 @@
  * what the router reads lives in `routing-state.ts`; embeddings go to the least loaded replica
  * (`embedding-dispatch.ts`); the views are `replica-views.ts`'.
  */
-import type { GenerateRequestInput, LoadOptionsInput, ReadyInfo } from '../../../common/engine-protocol.js';
+import type { GenerateRequestInput, ReadyInfo } from '../../../common/engine-protocol.js';
 import type { PrecheckRequest, RebuildRequest, ReplicaRebuildOutcome, ReplicaVerdict } from '../../../common/rebuild.js';
 import { planReplicas, type MachineFacts, type ReplicaPlan, type RoutingPolicy, type RunConfig } from '../config/run-config.js';
 import { pinProcess } from '../cpu/cpu-pinning.js';
 import { partitionCores, readCpuTopology } from '../cpu/cpu-topology.js';
-import type { SpawnEngine } from '../engine/engine-process.js';
 import type { EngineGpuState } from '../gpu/gpu-report.js';
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/request-queue.js';
 import type { QueueStats } from '../queue/queue-stats.js';
 import type { OnRebuildProgress } from '../rebuild/replica-rebuild.js';
-import type { LogSink } from '../logging/core-log.js';
 import type { DispatchObserver } from '../metrics/request-metrics.js';
 import { expectedModelFrom, type ExpectedModel } from '../remote/model-match.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
-import { createReplicaDriver } from './replica-drivers.js';
+import { createReplicaDriver, type DriverSetup } from './replica-drivers.js';
 import { EmbeddingsUnsupportedError, NoReplicaError } from './replica-errors.js';
 import { embedOnLeastLoaded } from './embedding-dispatch.js';
 import { EmbeddingEngine } from './embedding-engine.js';
@@ -32,27 +30,15 @@ import { ReplicaRebuilds } from './replica-rebuilds.js';
 import { RequestDispatcher, type ReplicaGenerateOptions, type ReplicaGenerateResult } from './request-dispatcher.js';
 import { RoutingState } from './routing-state.js';
 
-export interface ReplicaSetOptions {
-  plans: readonly ReplicaPlan[];
-  modelPath: string;
-  spawn: SpawnEngine;
-  log: LogSink;
+export interface ReplicaSetOptions extends DriverSetup {
   routing?: RoutingPolicy;
   heal?: Partial<HealPolicy>;
   /** The core-held queue's bounds (config `queue`). */
   queue?: Partial<QueueSettings>;
-  watchdog?: { heartbeatMs?: number; hangTimeoutMs?: number };
-  stopGraceMs?: number;
   /** Pin each replica to its own whole physical cores (Linux; config `pinCores`, on unless false). */
   pinCores?: boolean;
   /** Where the CPU topology is read (tests point it at fixtures). */
   cpuTopologyRoot?: string;
-  /** The llama-server binary for replicas of engine kind `llama-server`; found as common/node/llama-server-binary.ts says when absent. */
-  llamaServerBinary?: string;
-  /** The prefix cache's disk tier, for every local engine (`<data dir>/prefix-cache`); absent: the system's temp folder. */
-  prefixCacheDir?: string;
-  /** Test-only: fault injection for live resize, given to every engine of the set (never from a config). */
-  testOnlyEngineFaults?: LoadOptionsInput['testOnlyFaults'];
   /** Told each binding's queue wait and routing time (the workstation's request metrics). */
   dispatchObserver?: DispatchObserver;
 }
