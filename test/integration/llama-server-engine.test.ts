@@ -141,7 +141,7 @@ describe('llama-server as the engine kind', () => {
     const after = await Promise.all([20, 21, 22, 23].map((i) => chatTurn(client, model, opening(i), 4)));
     expect(after.some((t) => t.replica === victim)).toBe(true);
 
-    // A rolling live resize restarts each child in turn (llama-server-resize.test.ts tests it in depth).
+    // A rolling live resize restarts each child in turn (llama-server-rebuild.test.ts tests it in depth).
     const outcomes = await replicas.rebuild({ replica: 'all', change: { contextSize: 1536 }, skipPrecheck: false, barrierTimeoutMs: 10_000 });
     expect(outcomes.map((o) => o.outcome)).toEqual(['Applied', 'Applied']);
     expect(replicas.replicaView().map((v) => [v.state, replicas.readyInfo(v.replica)?.sizes.contextSize])).toEqual([['ready', 1536], ['ready', 1536]]);

@@ -1,6 +1,6 @@
 /**
  * The rebuild transaction's ordering rules, as pure logic with scripted pool operations (no engine here:
- * the same rules are exercised on real engines in test/integration/live-resize.test.ts).
+ * the same rules are exercised on real engines in test/integration/live-rebuild.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { Pool, PoolSizes } from '../../common/rebuild.js';

@@ -1,4 +1,4 @@
-/** The token list of a llama-server slot file, read from its header (llama-server-resize.ts evaluates it again). */
+/** The token list of a llama-server slot file, read from its header (llama-server-rebuild.ts evaluates it again). */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

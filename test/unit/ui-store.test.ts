@@ -8,7 +8,7 @@ import type { ReplicaRebuildOutcome } from '../../common/rebuild.js';
 import { connectStore, createAppStore } from '../../renderer/src/store/app-store.js';
 import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store/chat-slice.js';
 import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
-import { describeOutcome, resizeErrorInWords, selectCanApply, selectResizeChange, selectResizeProgress } from '../../renderer/src/store/resize-slice.js';
+import { describeOutcome, rebuildErrorInWords, selectCanApply, selectRebuildChange, selectRebuildProgress } from '../../renderer/src/store/rebuild-slice.js';
 import { cacheHitPercent, logText, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
 import { trimLog } from '../../common/log-trim.js';
 import { recentName } from '../../renderer/src/components/loader/ModelLoader.js';
@@ -120,9 +120,9 @@ describe('workstation slice', () => {
 
 describe('resize slice', () => {
   it('says a refused resize in the panel’s words and clears the last round’s outcomes on a new check', async () => {
-    expect(resizeErrorInWords('precheckRebuild: change.contextSize: at most 4194304 (got 5000000)')).toBe('Context size: at most 4194304 (got 5000000)');
-    expect(resizeErrorInWords('rebuild: replica: there is no replica 3 (there are 2)')).toBe('Replica: there is no replica 3 (there are 2)');
-    expect(resizeErrorInWords('the connection to the workstation closed')).toBe('the connection to the workstation closed');
+    expect(rebuildErrorInWords('precheckRebuild: change.contextSize: at most 4194304 (got 5000000)')).toBe('Context size: at most 4194304 (got 5000000)');
+    expect(rebuildErrorInWords('rebuild: replica: there is no replica 3 (there are 2)')).toBe('Replica: there is no replica 3 (there are 2)');
+    expect(rebuildErrorInWords('the connection to the workstation closed')).toBe('the connection to the workstation closed');
     const { client } = scriptedClient({
       precheckRebuild: () => {
         throw new Error('precheckRebuild: change.contextSize: at most 4194304 (got 5000000)');
@@ -130,12 +130,12 @@ describe('resize slice', () => {
     });
     const store = createAppStore(client);
     store.setState({ outcomes: [{ replica: 0, outcome: 'Skipped', reason: 'an old round' }] as never });
-    store.getState().setResizeForm({ contextSize: '5000000' });
-    await store.getState().precheckResize();
-    expect(store.getState().resizeError).toBe('Context size: at most 4194304 (got 5000000)');
+    store.getState().setRebuildForm({ contextSize: '5000000' });
+    await store.getState().precheckRebuild();
+    expect(store.getState().rebuildError).toBe('Context size: at most 4194304 (got 5000000)');
     expect(store.getState().outcomes).toBeNull();
-    expect(selectResizeProgress({ resizeForm: { ...store.getState().resizeForm, replica: 'all' }, stages: { 0: 'done', 1: 'barrier' } }, 2)).toBeCloseTo((1 + 1 / 3) / 2);
-    expect(selectResizeProgress({ resizeForm: { ...store.getState().resizeForm, replica: 1 }, stages: { 1: 'done' } }, 2)).toBe(1);
+    expect(selectRebuildProgress({ rebuildForm: { ...store.getState().rebuildForm, replica: 'all' }, stages: { 0: 'done', 1: 'barrier' } }, 2)).toBeCloseTo((1 + 1 / 3) / 2);
+    expect(selectRebuildProgress({ rebuildForm: { ...store.getState().rebuildForm, replica: 1 }, stages: { 1: 'done' } }, 2)).toBe(1);
   });
 
   it('turns the form into a change, offers Apply only after a pre-check that fits, and voids it on edit', async () => {
@@ -146,21 +146,21 @@ describe('resize slice', () => {
     });
     const store = createAppStore(client);
     const s = store.getState;
-    expect(selectResizeChange(s())).toBeNull();
-    s().setResizeForm({ contextSize: '2048', gpuLayers: 'auto' });
-    expect(selectResizeChange(s())).toEqual({ contextSize: 2048, gpuLayers: 'auto' });
-    s().setResizeForm({ slots: 'two' });
-    expect(selectResizeChange(s())).toBeNull();
-    await s().precheckResize();
-    expect(s().resizeError).toMatch(/give a context size/);
-    s().setResizeForm({ slots: '', gpuLayers: '' });
+    expect(selectRebuildChange(s())).toBeNull();
+    s().setRebuildForm({ contextSize: '2048', gpuLayers: 'auto' });
+    expect(selectRebuildChange(s())).toEqual({ contextSize: 2048, gpuLayers: 'auto' });
+    s().setRebuildForm({ slots: 'two' });
+    expect(selectRebuildChange(s())).toBeNull();
+    await s().precheckRebuild();
+    expect(s().rebuildError).toMatch(/give a context size/);
+    s().setRebuildForm({ slots: '', gpuLayers: '' });
     expect(selectCanApply(s())).toBe(false);
-    await s().precheckResize();
+    await s().precheckRebuild();
     expect(selectCanApply(s())).toBe(true);
-    s().setResizeForm({ contextSize: '4096' });
+    s().setRebuildForm({ contextSize: '4096' });
     expect(selectCanApply(s())).toBe(false);
-    await s().precheckResize();
-    await s().applyResize();
+    await s().precheckRebuild();
+    await s().applyRebuild();
     expect(calls.filter((c) => c.name === 'rebuild')).toEqual([{ name: 'rebuild', args: { replica: 'all', change: { contextSize: 4096 } } }]);
     expect(s().outcomes!.map(describeOutcome)).toEqual(['replica 0: Applied — 2 slots × 2048 tokens, 1 prefix kept']);
     expect(describeOutcome({ replica: 1, outcome: 'Latched', engine_preserved: false, reason: 'alloc', rollback_error: 'restore' })).toBe('replica 1: Latched — alloc; rollback: restore');

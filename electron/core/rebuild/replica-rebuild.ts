@@ -20,7 +20,7 @@ import { engineLostOutcome, runRebuildTransaction, type PoolsLive } from './rebu
 
 /**
  * What a rebuild asks of a replica's engine: a node-llama-cpp engine's client, or a llama-server
- * replica's restart (llama-server/llama-server-resize.ts).
+ * replica's restart (llama-server/llama-server-rebuild.ts).
  */
 export type RebuildEngine = Pick<EngineClient, 'precheck' | 'activity' | 'rebuild' | 'restore'>;
 

@@ -9,7 +9,7 @@
 import type { ReadyInfo } from '../../../common/engine-protocol.js';
 import { poolSizesOf, type PrecheckRequest, type RebuildChange, type RebuildOutcome, type RebuildRequest, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../../common/rebuild.js';
 import { EngineExitedError } from '../engine/engine-client.js';
-import { LlamaServerResize } from '../llama-server/llama-server-resize.js';
+import { LlamaServerRebuild } from '../llama-server/llama-server-rebuild.js';
 import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
@@ -73,8 +73,8 @@ export class ReplicaRebuilds {
         // gpuLayers as asked for (`auto` stays `auto`), so a rollback restores the request, not its resolution.
         const sizes = { ...poolSizesOf(replica.info.sizes), gpuLayers: local.loadOptions.gpuLayers ?? 'auto' };
         if (local instanceof LlamaServerSupervisor) {
-          const resize = new LlamaServerResize(local, sizes);
-          return { client: resize, sizes, isEngineLost: () => resize.isEngineLost() };
+          const rebuild = new LlamaServerRebuild(local, sizes);
+          return { client: rebuild, sizes, isEngineLost: () => rebuild.isEngineLost() };
         }
         return { client: local.client, sizes, isEngineLost: (error: unknown) => error instanceof EngineExitedError };
       },

@@ -8,16 +8,16 @@ import type { ContractClient } from '../transport/contract-client.js';
 import { createChatSlice, type ChatSlice } from './chat-slice.js';
 import { createLibrarySlice, type LibrarySlice } from './library-slice.js';
 import { createLoaderSlice, type LoaderSlice } from './loader-slice.js';
-import { createResizeSlice, type ResizeSlice } from './resize-slice.js';
+import { createRebuildSlice, type RebuildSlice } from './rebuild-slice.js';
 import { createWorkstationSlice, type WorkstationSlice } from './workstation-slice.js';
 
-export type AppState = WorkstationSlice & ResizeSlice & ChatSlice & LoaderSlice & LibrarySlice;
+export type AppState = WorkstationSlice & RebuildSlice & ChatSlice & LoaderSlice & LibrarySlice;
 export type AppStore = StoreApi<AppState>;
 
 export function createAppStore(client: ContractClient): AppStore {
   return createStore<AppState>()((set, get) => ({
     ...createWorkstationSlice(set, get, client),
-    ...createResizeSlice(set, get, client),
+    ...createRebuildSlice(set, get, client),
     ...createChatSlice(set, get, client),
     ...createLoaderSlice(set, get, client),
     ...createLibrarySlice(set, get, client),

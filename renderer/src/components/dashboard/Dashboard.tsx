@@ -4,7 +4,7 @@ import { Charts } from './Charts.js';
 import { GpuPanel } from './GpuPanel.js';
 import { LogPanel } from './LogPanel.js';
 import { ReplicaCards } from './ReplicaCards.js';
-import { ResizePanel } from './ResizePanel.js';
+import { RebuildPanel } from './RebuildPanel.js';
 import { SlotTable } from './SlotTable.js';
 
 export function Dashboard({ onOpenModels }: { onOpenModels: () => void }) {
@@ -19,7 +19,7 @@ export function Dashboard({ onOpenModels }: { onOpenModels: () => void }) {
           <ArenaPanel />
         </div>
       </div>
-      <ResizePanel />
+      <RebuildPanel />
       <LogPanel />
     </div>
   );

@@ -48,7 +48,7 @@ interface SavedSlot {
 }
 
 
-export class LlamaServerResize {
+export class LlamaServerRebuild {
   /** The slots saved by the running transaction, non-empty ones only. */
   private saved: SavedSlot[] = [];
 

@@ -7,29 +7,29 @@ import type { EventPayload } from '../../../common/contract.js';
 import { REBUILD_STAGES, type RebuildChange, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../../common/rebuild.js';
 import { messageOf, type SliceCreator } from './slice.js';
 
-export interface ResizeForm {
+export interface RebuildForm {
   replica: number | 'all';
   contextSize: string;
   slots: string;
   gpuLayers: string;
 }
 
-export interface ResizeSlice {
-  resizeForm: ResizeForm;
+export interface RebuildSlice {
+  rebuildForm: RebuildForm;
   verdicts: ReplicaVerdict[] | null;
   stages: Record<number, EventPayload<'rebuild'>['stage']>;
   outcomes: ReplicaRebuildOutcome[] | null;
-  resizeBusy: boolean;
-  resizeError: string | null;
-  setResizeForm(patch: Partial<ResizeForm>): void;
-  precheckResize(): Promise<void>;
-  applyResize(): Promise<void>;
+  rebuildBusy: boolean;
+  rebuildError: string | null;
+  setRebuildForm(patch: Partial<RebuildForm>): void;
+  precheckRebuild(): Promise<void>;
+  applyRebuild(): Promise<void>;
   applyRebuildEvent(progress: EventPayload<'rebuild'>): void;
 }
 
 /** The change the form describes; null when it names nothing valid. */
-export function selectResizeChange(state: Pick<ResizeSlice, 'resizeForm'>): RebuildChange | null {
-  const { contextSize, slots, gpuLayers } = state.resizeForm;
+export function selectRebuildChange(state: Pick<RebuildSlice, 'rebuildForm'>): RebuildChange | null {
+  const { contextSize, slots, gpuLayers } = state.rebuildForm;
   const whole = (text: string): number | null => (/^\d+$/.test(text.trim()) ? Number(text.trim()) : null);
   const change: RebuildChange = {};
   if (contextSize.trim()) {
@@ -54,14 +54,14 @@ export function selectResizeChange(state: Pick<ResizeSlice, 'resizeForm'>): Rebu
 }
 
 /** Apply is offered once the pre-check said every replica fits, and nothing is running. */
-export function selectCanApply(state: Pick<ResizeSlice, 'resizeForm' | 'verdicts' | 'resizeBusy'>): boolean {
+export function selectCanApply(state: Pick<RebuildSlice, 'rebuildForm' | 'verdicts' | 'rebuildBusy'>): boolean {
   return selectApplyHint(state) === null;
 }
 
 /** Why Apply is not offered now, in words for a hint beside it; null when it is. */
-export function selectApplyHint(state: Pick<ResizeSlice, 'resizeForm' | 'verdicts' | 'resizeBusy'>): string | null {
-  if (state.resizeBusy) return 'a resize is running';
-  if (selectResizeChange(state) === null) return 'enter a new context size, slot count or GPU layers';
+export function selectApplyHint(state: Pick<RebuildSlice, 'rebuildForm' | 'verdicts' | 'rebuildBusy'>): string | null {
+  if (state.rebuildBusy) return 'a resize is running';
+  if (selectRebuildChange(state) === null) return 'enter a new context size, slot count or GPU layers';
   if (state.verdicts === null) return 'Check the new sizes first: Apply is offered once they fit';
   return state.verdicts.every((v) => v.fits) ? null : 'the new sizes do not fit (see the check below)';
 }
@@ -70,8 +70,8 @@ export function selectApplyHint(state: Pick<ResizeSlice, 'resizeForm' | 'verdict
  * How far a running resize is, 0..1: each replica it touches counts its stage (precheck, barrier,
  * rebuilding, done) out of the whole, so a rolling resize of all replicas fills the bar replica by replica.
  */
-export function selectResizeProgress(state: Pick<ResizeSlice, 'stages' | 'resizeForm'>, replicaCount: number): number {
-  const touched = state.resizeForm.replica === 'all' ? Math.max(1, replicaCount) : 1;
+export function selectRebuildProgress(state: Pick<RebuildSlice, 'stages' | 'rebuildForm'>, replicaCount: number): number {
+  const touched = state.rebuildForm.replica === 'all' ? Math.max(1, replicaCount) : 1;
   const last = REBUILD_STAGES.length - 1;
   const done = Object.values(state.stages).reduce((sum, stage) => sum + REBUILD_STAGES.indexOf(stage) / last, 0);
   return Math.min(1, done / touched);
@@ -90,7 +90,7 @@ const FIELD_WORDS: Readonly<Record<string, string>> = {
  * control is (`precheckRebuild: change.contextSize: at most 4194304 (got 5000000)` → `Context size: at
  * most 4194304 (got 5000000)`).
  */
-export function resizeErrorInWords(message: string): string {
+export function rebuildErrorInWords(message: string): string {
   const text = message.replace(/^(precheckRebuild|rebuild): /, '');
   const field = /^([\w.]+): (.*)$/s.exec(text);
   const words = field ? FIELD_WORDS[field[1]!] : undefined;
@@ -115,38 +115,38 @@ export function describeOutcome(o: ReplicaRebuildOutcome): string {
   }
 }
 
-export const createResizeSlice: SliceCreator<ResizeSlice> = (set, get, client) => ({
-  resizeForm: { replica: 'all', contextSize: '', slots: '', gpuLayers: '' },
+export const createRebuildSlice: SliceCreator<RebuildSlice> = (set, get, client) => ({
+  rebuildForm: { replica: 'all', contextSize: '', slots: '', gpuLayers: '' },
   verdicts: null,
   stages: {},
   outcomes: null,
-  resizeBusy: false,
-  resizeError: null,
+  rebuildBusy: false,
+  rebuildError: null,
   // Any change to the form voids the last verdict: apply only what was checked.
-  setResizeForm: (patch) => set((s) => ({ resizeForm: { ...s.resizeForm, ...patch }, verdicts: null, resizeError: null })),
-  precheckResize: async () => {
-    const change = selectResizeChange(get());
-    if (!change) return set({ resizeError: 'give a context size (≥ 64), a slot count (≥ 1) or GPU layers (a number or auto)', outcomes: null });
+  setRebuildForm: (patch) => set((s) => ({ rebuildForm: { ...s.rebuildForm, ...patch }, verdicts: null, rebuildError: null })),
+  precheckRebuild: async () => {
+    const change = selectRebuildChange(get());
+    if (!change) return set({ rebuildError: 'give a context size (≥ 64), a slot count (≥ 1) or GPU layers (a number or auto)', outcomes: null });
     // A new check starts a new round: the last round's outcomes no longer describe what is asked.
-    set({ resizeBusy: true, resizeError: null, outcomes: null, stages: {} });
+    set({ rebuildBusy: true, rebuildError: null, outcomes: null, stages: {} });
     try {
-      set({ verdicts: await client.call('precheckRebuild', { replica: get().resizeForm.replica, change }) });
+      set({ verdicts: await client.call('precheckRebuild', { replica: get().rebuildForm.replica, change }) });
     } catch (error) {
-      set({ resizeError: resizeErrorInWords(messageOf(error)) });
+      set({ rebuildError: rebuildErrorInWords(messageOf(error)) });
     } finally {
-      set({ resizeBusy: false });
+      set({ rebuildBusy: false });
     }
   },
-  applyResize: async () => {
-    const change = selectResizeChange(get());
+  applyRebuild: async () => {
+    const change = selectRebuildChange(get());
     if (!change || !selectCanApply(get())) return;
-    set({ resizeBusy: true, resizeError: null, outcomes: null, stages: {} });
+    set({ rebuildBusy: true, rebuildError: null, outcomes: null, stages: {} });
     try {
-      set({ outcomes: await client.call('rebuild', { replica: get().resizeForm.replica, change }), verdicts: null });
+      set({ outcomes: await client.call('rebuild', { replica: get().rebuildForm.replica, change }), verdicts: null });
     } catch (error) {
-      set({ resizeError: resizeErrorInWords(messageOf(error)) });
+      set({ rebuildError: rebuildErrorInWords(messageOf(error)) });
     } finally {
-      set({ resizeBusy: false });
+      set({ rebuildBusy: false });
     }
   },
   applyRebuildEvent: (progress) => set((s) => ({ stages: { ...s.stages, [progress.replica]: progress.stage } })),
