@@ -168,6 +168,29 @@ describe('resize slice', () => {
 });
 
 describe('chat slice', () => {
+  it("applies a frame's streamed pieces in one store update, not one per token (8 streams froze the tab)", async () => {
+    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null }, messages: [], createdAt: 1, updatedAt: 1, source: 'window' as const };
+    const { client, emit } = scriptedClient({ createConversation: () => conversation, sendMessage: () => new Promise(() => {}), listConversations: () => [] });
+    const frames: (() => void)[] = [];
+    (globalThis as { requestAnimationFrame?: (cb: () => void) => number }).requestAnimationFrame = (cb) => frames.push(cb);
+    try {
+      const store = createAppStore(client);
+      connectStore(store, client);
+      void store.getState().sendMessage('hi');
+      await new Promise((r) => setTimeout(r, 0));
+      let updates = 0;
+      store.subscribe(() => updates++);
+      for (let i = 0; i < 50; i++) emit('chat', { conversationId: 'c1', messageId: 'a1', text: `t${i} `, part: 'content' });
+      expect(updates).toBe(0);
+      expect(frames).toHaveLength(1);
+      frames.shift()!();
+      expect(updates).toBe(1);
+      expect(selectShownMessages(store.getState()).at(-1)!.content).toBe(Array.from({ length: 50 }, (_, i) => `t${i} `).join(''));
+    } finally {
+      delete (globalThis as { requestAnimationFrame?: unknown }).requestAnimationFrame;
+    }
+  });
+
   it('shows the question and the streaming answer, then the stored conversation with who served it', async () => {
     const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null }, messages: [], createdAt: 1, updatedAt: 1, source: 'window' as const };
     const answered = {
