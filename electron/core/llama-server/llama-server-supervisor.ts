@@ -17,7 +17,7 @@ import { rm } from 'node:fs/promises';
 import type { LogLevel } from '../../../common/contract.js';
 import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../../common/engine-protocol.js';
 import { readModelFileHeader } from '../../../common/node/gguf-file.js';
-import { metadataText } from '../../../common/gguf/header-reader.js';
+import { metadataText, type GgufHeader } from '../../../common/gguf/header-reader.js';
 import type { HostPromptCacheLimits } from '../../../common/prefix-cache.js';
 import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
@@ -192,18 +192,17 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     const pin = (): Promise<void> => pinChild(this.options.pinning, child.pid);
     const pinnedAtSpawn = pin();
     // Read while the child loads, not after: the header's KV shape, for the prompt cache's limits (never rejects).
-    const cacheLimits = promptCacheLimitsOf(this.load, this.options.cacheRamMib);
+    // The GGUF's header, read once per start: the prompt cache's KV shape and the architecture llama-server's metadata leaves out.
+    const header = readModelFileHeader(this.load.modelPath).catch(() => null);
+    const cacheLimits = promptCacheLimitsOf(this.load, this.options.cacheRamMib, header);
     try {
       await this.waitHealthy(child, peer, startedAt);
       const description = await describePeer(peer, 'llama-server', this.connectMs);
       if (this.child !== child || child.exitCode !== null || child.signalCode !== null) throw new Error('llama-server exited while loading');
       await pinnedAtSpawn;
       await pin();
-      // llama-server's metadata has no architecture: the file's header says it.
-      const architecture = await readModelFileHeader(this.load.modelPath).then(
-        (header) => metadataText(header, 'general.architecture'),
-        () => null,
-      );
+      const read = await header;
+      const architecture = read ? metadataText(read, 'general.architecture') : null;
       const info = readyInfoOf(description, this.load, performance.now() - startedAt, lends ? slotFolder : null, architecture);
       this.promptCacheLimits = await cacheLimits;
       const client: RemoteClient = new RemoteClient({
@@ -339,13 +338,9 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
 }
 
 /** The child's prompt-cache limits (null when it is off), one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
-async function promptCacheLimitsOf(input: LoadOptionsInput, ramMib: number): Promise<HostPromptCacheLimits | null> {
-  // A cache that is off needs no header.
+async function promptCacheLimitsOf(input: LoadOptionsInput, ramMib: number, header: Promise<GgufHeader | null>): Promise<HostPromptCacheLimits | null> {
   if (ramMib === 0) return null;
   const load = loadOptionsSchema.parse(input);
-  const perToken = await readModelFileHeader(load.modelPath).then(
-    (header) => kvCacheBytes(header, { contextSize: 1, slots: 1, kvType: load.kvType }),
-    () => null,
-  );
-  return promptCacheLimits(load, perToken, ramMib);
+  const read = await header;
+  return promptCacheLimits(load, read ? kvCacheBytes(read, { contextSize: 1, slots: 1, kvType: load.kvType }) : null, ramMib);
 }
