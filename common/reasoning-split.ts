@@ -25,6 +25,8 @@ export class ReasoningSplit {
   private state: State;
   private held = '';
   private reasoningBegun = false;
+  /** What ends the thinking: the end tag (dropped) and the markers that begin the answer (kept). */
+  private readonly ends: readonly { marker: string; kept: boolean }[];
   /** Whether the answer's closing marker (`tags.answer`) may still come. */
   private answerOpen = true;
 
@@ -34,6 +36,7 @@ export class ReasoningSplit {
     open: boolean,
   ) {
     this.state = open ? 'reasoning' : 'before';
+    this.ends = [...(tags.end ? [{ marker: tags.end, kept: false }] : []), ...(tags.endBefore ?? []).map((marker) => ({ marker, kept: true }))];
   }
 
   /** Whether `text` may still become one of the answer's headers (held until it decides). */
@@ -81,12 +84,12 @@ export class ReasoningSplit {
           this.reasoningBegun = true;
         }
         const { end, endBefore = [] } = this.tags;
-        // The end tag is dropped; a marker that ends the thinking before it begins the answer is kept.
-        const ends = [...(end ? [{ marker: end, kept: false }] : []), ...endBefore.map((marker) => ({ marker, kept: true }))]
-          .map((e) => ({ ...e, at: this.held.indexOf(e.marker) }))
-          .filter((e) => e.at >= 0)
-          .sort((a, b) => a.at - b.at);
-        const first = ends[0];
+        // The earliest end: the end tag is dropped; a marker that ends the thinking before it begins the answer is kept.
+        let first: { marker: string; kept: boolean; at: number } | null = null;
+        for (const { marker, kept } of this.ends) {
+          const at = this.held.indexOf(marker);
+          if (at >= 0 && (first === null || at < first.at)) first = { marker, kept, at };
+        }
         if (first) {
           emit('reasoning', this.held.slice(0, first.at).trimEnd());
           this.held = first.kept ? this.held.slice(first.at) : this.held.slice(first.at + first.marker.length).replace(/^\s+/, '');
