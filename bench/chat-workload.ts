@@ -8,7 +8,7 @@
  * run, `oracleOf` tokenizes what was sent for the oracle line (bench/oracle.ts), off the clock.
  */
 import OpenAI from 'openai';
-import type { Tokenizer } from '../electron/core/tokenizer.js';
+import type { Tokenizer } from '../core/tokenizer.js';
 import { chatScript, TurnTaking, type ChatScriptOptions } from './chat-script.js';
 import { oracleShare } from './oracle.js';
 import { seeded } from './stats.js';

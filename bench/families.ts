@@ -13,7 +13,7 @@ import OpenAI from 'openai';
 import { ensureFamilyModel, FAMILY_MODELS, type FamilyName } from '../build/family-models.js';
 import type { ThinkingTags } from '../common/tokenizer-protocol.js';
 import type { ToolSupport } from '../common/tool-calls/tool-call-format.js';
-import { Tokenizer } from '../electron/core/tokenizer.js';
+import { Tokenizer } from '../core/tokenizer.js';
 import { withServed } from './served-replicas.js';
 import { table } from './stats.js';
 

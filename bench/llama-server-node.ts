@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ensureLlamaServer } from '../build/llama-server.js';
 import { hasExited, stopChild } from './child-stop.js';
-import { freeLoopbackPort } from '../electron/core/llama-server/llama-server-folder.js';
+import { freeLoopbackPort } from '../core/llama-server/llama-server-folder.js';
 
 export interface LlamaServerNodeOptions {
   model: string;

@@ -31,9 +31,9 @@
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
-import { allowedCpus, pinProcess } from '../electron/core/cpu/cpu-pinning.js';
-import { readCpuTopology } from '../electron/core/cpu/cpu-topology.js';
-import { engineThreadpoolSize } from '../electron/core/engine/engine-child-env.js';
+import { allowedCpus, pinProcess } from '../core/cpu/cpu-pinning.js';
+import { readCpuTopology } from '../core/cpu/cpu-topology.js';
+import { engineThreadpoolSize } from '../core/engine/engine-child-env.js';
 import { bareFirstToken, type BareFirstToken } from './bare-http.js';
 import { startPlainProcess } from './plain-process.js';
 import { withServed } from './served-replicas.js';

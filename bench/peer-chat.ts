@@ -12,8 +12,8 @@
  * read anywhere from 469 to 1,550 ms over four sessions at the same hit, and every ratio moved with it.
  */
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
-import type { EngineKind } from '../electron/core/config/run-config.js';
-import { Tokenizer } from '../electron/core/tokenizer.js';
+import type { EngineKind } from '../core/config/run-config.js';
+import { Tokenizer } from '../core/tokenizer.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { startLlamaServerNode } from './llama-server-node.js';
 import { byRepeat, pooled, repeatRatios, runRepeated, type ChatRun } from './repeated-chat.js';
@@ -23,7 +23,7 @@ import { bootstrapMedianRatio, table } from './stats.js';
 /**
  * A Manifold layout: replica count (it must divide `slots`) and the engine kind the replicas run; with
  * `flashAttention`, the engines' flash attention set so instead of Manifold's default (for a llama-server
- * engine on the CPU, off: electron/core/llama-server/llama-server-args.ts).
+ * engine on the CPU, off: core/llama-server/llama-server-args.ts).
  */
 export interface PeerLayout {
   replicas: number;

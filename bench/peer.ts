@@ -5,7 +5,7 @@
  * llama-server as the replica's engine), all through HTTP with SSE, the same requests in rotating order. Two
  * peers run: one as a user starts it (llama.cpp's flash attention `auto`, on for the CPU), and one with `-fa
  * off`, the flag Manifold's own llama-server child gets on the CPU (`resolvedFlashAttention` in
- * electron/core/llama-server/llama-server-args.ts), so the front's cost on top of the same engine and `-fa`
+ * core/llama-server/llama-server-args.ts), so the front's cost on top of the same engine and `-fa`
  * reads apart from what the flag gains. The scenarios: one stream alone (the median stream's decode rate,
  * TTFT) and S fresh prompts sent at once (the order prompts are served in: first/median/last TTFT, total output rate). The
  * front's share is what the client measures beyond what each server reports of itself. A full run does part 1

@@ -5,7 +5,7 @@
  * - the next turn's prefill after each: reused tokens and time, against a cold prompt of the same length.
  */
 import { rebuildRequestSchema, type RebuildChange } from '../common/rebuild.js';
-import type { ReplicaSet } from '../electron/core/replicas/replica-set.js';
+import type { ReplicaSet } from '../core/replicas/replica-set.js';
 import { withServed } from './served-replicas.js';
 import { formatNumber, table } from './stats.js';
 

@@ -4,7 +4,7 @@
  * policy on freshly started nodes so no run inherits another's cache. The multi-turn workload of the
  * multiturn benchmark, histories kept as tokens.
  */
-import type { RoutingPolicy } from '../electron/core/config/run-config.js';
+import type { RoutingPolicy } from '../core/config/run-config.js';
 import { startLlamaServerNode, type LlamaServerNode } from './llama-server-node.js';
 import { withServed } from './served-replicas.js';
 import { table } from './stats.js';

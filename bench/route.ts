@@ -3,9 +3,9 @@
  * for the exact index (per-slot mirrors) and the estimated one (LRU map), and the index's memory per
  * block. Block hashing of the prompt is timed apart, since it is done once per request.
  */
-import { BLOCK_TOKENS, blockHashes } from '../electron/core/router/block-hash.js';
-import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../electron/core/router/prefix-index.js';
-import { Router, type RouteCandidate } from '../electron/core/router/router.js';
+import { BLOCK_TOKENS, blockHashes } from '../core/router/block-hash.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../core/router/prefix-index.js';
+import { Router, type RouteCandidate } from '../core/router/router.js';
 import { percentile, seeded, table } from './stats.js';
 
 export interface RouteOptions {

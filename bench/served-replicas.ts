@@ -2,8 +2,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRunConfig, type RunConfig } from '../electron/core/config/run-config.js';
-import { serve, type Served } from '../electron/core/serve.js';
+import { parseRunConfig, type RunConfig } from '../core/config/run-config.js';
+import { serve, type Served } from '../core/serve.js';
 import type { ClientTarget } from './workload.js';
 
 export async function withServed<T>(config: Partial<RunConfig> & { model: string }, body: (target: ClientTarget, served: Served) => Promise<T>): Promise<T> {

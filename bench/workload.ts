@@ -7,7 +7,7 @@
  * Each request records TTFT, decode rate, prompt and cached tokens.
  */
 import OpenAI from 'openai';
-import type { Tokenizer } from '../electron/core/tokenizer.js';
+import type { Tokenizer } from '../core/tokenizer.js';
 import { mean, percentile, seeded } from './stats.js';
 
 export interface RequestResult {

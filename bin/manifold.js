@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `manifold`: the command line (electron/cli/manifold.ts) compiled by esbuild into .cache/cli/manifold.mjs
+// `manifold`: the command line (cli/manifold.ts) compiled by esbuild into .cache/cli/manifold.mjs
 // at its first run and again whenever one of its sources is newer, then run in this process, so a command
 // answers without compiling TypeScript first (tsx took ~1 s each time). `manifold serve` runs serve
 // through tsx's loader, as `npm run serve` does: it starts once and runs for hours.
@@ -14,7 +14,7 @@ const args = process.argv.slice(2);
 
 if (args[0] === 'serve') {
   const loader = pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
-  const child = spawn(process.execPath, ['--import', loader, join(root, 'electron', 'serve-cli.ts'), ...args.slice(1)], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--import', loader, join(root, 'cli', 'serve-command.ts'), ...args.slice(1)], { stdio: 'inherit' });
   // serve counts a Ctrl-C that arrives twice at once (the terminal's and this one) as one.
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
@@ -35,7 +35,7 @@ if (args[0] === 'serve') {
     mkdirSync(dirname(bundle), { recursive: true });
     const partial = `${bundle}.${process.pid}.partial`;
     const result = buildSync({
-      entryPoints: ['electron/cli/manifold.ts'],
+      entryPoints: ['cli/manifold.ts'],
       absWorkingDir: root,
       outfile: partial,
       bundle: true,

@@ -82,7 +82,7 @@ export const tokenizerRequestSchema = z.discriminatedUnion('type', [
     options: chatTemplateOptionsSchema.optional(),
     /**
      * Assistant messages whose text is an answer core remembers the sampled ids of
-     * (electron/core/tokenizer/sampled-answers.ts), in message order: those ids stand for that text.
+     * (core/tokenizer/sampled-answers.ts), in message order: those ids stand for that text.
      */
     answers: z.array(sampledAnswerSchema).optional(),
   }),

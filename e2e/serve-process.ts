@@ -12,7 +12,7 @@ export interface ServeProcess {
   readonly dashboard: string;
 }
 
-/** Starts `serve-cli <args>` (with `env` added) and resolves with its dashboard link; rejects if it exits first. */
+/** Starts `serve-command <args>` (with `env` added) and resolves with its dashboard link; rejects if it exits first. */
 export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeProcess> {
   const served = startServeChild([...args], env);
   const exitedFirst = served.exited.then((code) => Promise.reject(new Error(`serve exited ${code}: ${served.out}${served.err.slice(-2000)}`)));

@@ -9,13 +9,13 @@
 import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { feedEvents } from './core/contract-events.js';
-import { contractHandlers } from './core/contract-handlers.js';
-import { terminalLine } from './core/logging/core-log.js';
-import { serve, type Served } from './core/serve.js';
-import { claimSingleInstance, quitGracefully } from './core/shell/app-lifetime.js';
-import { registerContractIpc, sendContractEvent } from './core/shell/ipc-bridge.js';
-import { denyPermission, denyWindowOpen, guardNavigation, windowOptions, withCsp } from './core/shell/window-policy.js';
+import { feedEvents } from '../core/contract-events.js';
+import { contractHandlers } from '../core/contract-handlers.js';
+import { terminalLine } from '../core/logging/core-log.js';
+import { serve, type Served } from '../core/serve.js';
+import { claimSingleInstance, quitGracefully } from '../core/shell/app-lifetime.js';
+import { registerContractIpc, sendContractEvent } from '../core/shell/ipc-bridge.js';
+import { denyPermission, denyWindowOpen, guardNavigation, windowOptions, withCsp } from '../core/shell/window-policy.js';
 import { utilityEngine, utilityTokenizer } from './utility-engine.js';
 
 const rendererPage = join(import.meta.dirname, '..', 'renderer', 'index.html');

@@ -6,8 +6,8 @@
  */
 import { app, utilityProcess } from 'electron';
 import { join } from 'node:path';
-import { forwardLines, type ChildEntry, type EngineExit, type SpawnEngine, type SpawnTokenizer } from './core/engine/engine-process.js';
-import { UtilityExitReasons } from './core/shell/utility-exits.js';
+import { forwardLines, type ChildEntry, type EngineExit, type SpawnEngine, type SpawnTokenizer } from '../core/engine/engine-process.js';
+import { UtilityExitReasons } from '../core/shell/utility-exits.js';
 
 const exitReasons = new UtilityExitReasons(app);
 

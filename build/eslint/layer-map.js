@@ -9,7 +9,7 @@
  */
 
 /**
- * Core's sub-layers, paths relative to electron/core, listed bottom-up. Every file of core must be in
+ * Core's sub-layers, paths relative to core/, listed bottom-up. Every file of core must be in
  * one; an import between two of them must be allowed here, so the map is also the proof that core has
  * no import circle between its parts (the unit test checks the map is acyclic).
  * @type {import('./layer-map.js').Sublayer[]}
@@ -85,7 +85,7 @@ export const layers = [
   { name: 'common', folder: 'common', allow: [], node: false, packages: ['zod'] },
   {
     name: 'core',
-    folder: 'electron/core',
+    folder: 'core',
     allow: ['common', 'common/node', 'native'],
     node: true,
     // node-llama-cpp only for its model downloader (core/models/model-download only, by its sub-layer list):
@@ -94,8 +94,10 @@ export const layers = [
     packages: ['zod', 'ws', 'pino', 'rotating-file-stream', 'prom-client', 'ipull', 'tar', 'extract-zip', 'node-llama-cpp'],
     sublayers: coreSublayers,
   },
-  // commander: the `manifold` and `serve` command lines.
-  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron', 'commander'] },
+  // The command lines (`manifold`, `npm run serve`, `npm run gpu-info`) on commander; build: the test model `manifold calibrate` makes.
+  { name: 'cli', folder: 'cli', allow: ['core', 'common', 'build'], node: true, packages: ['commander'] },
+  // The Electron shell: the window, the preload bridge, the utility-process children.
+  { name: 'shell', folder: 'electron', allow: ['core', 'common', 'build'], node: true, packages: ['electron'] },
   { name: 'renderer', folder: 'renderer', allow: ['common'], node: false, packages: ['react', 'react-dom', 'zustand', 'recharts'] },
   { name: 'engine-bin', folder: 'engine-bin', allow: ['common', 'common/node'], node: true, packages: ['node-llama-cpp', 'zod'] },
   { name: 'native', folder: 'native', allow: ['common'], node: true, packages: ['koffi', 'zod'] },

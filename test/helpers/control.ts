@@ -1,6 +1,6 @@
 /** Test helper: a client of the control WebSocket (the contract's calls and events), as the browser UI is. */
 import { WebSocket } from 'ws';
-import type { Front } from '../../electron/core/http/front-server.js';
+import type { Front } from '../../core/http/front-server.js';
 import { waitFor } from './engines.js';
 
 export interface ControlMessage {

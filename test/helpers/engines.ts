@@ -1,7 +1,7 @@
 /** Test helpers: start real engine children on the generated model and stop them after each test file. */
 import { afterAll } from 'vitest';
-import { EngineClient } from '../../electron/core/engine/engine-client.js';
-import { forkEngine } from '../../electron/core/engine/engine-process.js';
+import { EngineClient } from '../../core/engine/engine-client.js';
+import { forkEngine } from '../../core/engine/engine-process.js';
 import type { LoadOptionsInput } from '../../common/engine-protocol.js';
 import { findLlamaServer } from '../../common/node/llama-server-binary.js';
 

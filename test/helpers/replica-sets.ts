@@ -1,9 +1,9 @@
 /** Test helpers: a replica set of real engine children on the generated model, closed after each test file. */
 import { afterAll } from 'vitest';
 import { rebuildRequestSchema, type RebuildRequestInput, type ReplicaRebuildOutcome } from '../../common/rebuild.js';
-import { parseRunConfig, type RunConfig } from '../../electron/core/config/run-config.js';
-import { forkEngine } from '../../electron/core/engine/engine-process.js';
-import { ReplicaSet, type ReplicaSetOptions } from '../../electron/core/replicas/replica-set.js';
+import { parseRunConfig, type RunConfig } from '../../core/config/run-config.js';
+import { forkEngine } from '../../core/engine/engine-process.js';
+import { ReplicaSet, type ReplicaSetOptions } from '../../core/replicas/replica-set.js';
 import { testModelPath, waitFor } from './engines.js';
 
 const sets: ReplicaSet[] = [];

@@ -24,11 +24,11 @@ export interface ServeChild {
   enginePids(count: number): Promise<number[]>;
 }
 
-/** Node's arguments that run `electron/serve-cli.ts` from the source with `args`. */
-export const serveCliArgv = (args: readonly string[]): string[] => [...tsxExecArgv(), join(root, 'electron', 'serve-cli.ts'), ...args];
+/** Node's arguments that run `cli/serve-command.ts` from the source with `args`. */
+export const serveCliArgv = (args: readonly string[]): string[] => [...tsxExecArgv(), join(root, 'cli', 'serve-command.ts'), ...args];
 
 /**
- * Starts `electron/serve-cli.ts` with `args`; `asTyped`: as a user types it, `npm run serve -- …`, in a
+ * Starts `cli/serve-command.ts` with `args`; `asTyped`: as a user types it, `npm run serve -- …`, in a
  * process group of its own as a terminal's foreground job (its pid is the group's).
  */
 export function startServeChild(args: string[], env: Record<string, string> = {}, asTyped = false): ServeChild {

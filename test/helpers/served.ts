@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { parseRunConfig, type RunConfig } from '../../electron/core/config/run-config.js';
-import { serve, type Served, type ServeOptions } from '../../electron/core/serve.js';
+import { parseRunConfig, type RunConfig } from '../../core/config/run-config.js';
+import { serve, type Served, type ServeOptions } from '../../core/serve.js';
 import { testModelPath } from './engines.js';
 
 const running: Served[] = [];

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessageData, Conversation } from '../../common/contract.js';
-import type { Front } from '../../electron/core/http/front-server.js';
+import type { Front } from '../../core/http/front-server.js';
 import { openControl } from '../helpers/control.js';
 import { LONG_ANSWER_PROMPT, testModelPath, waitFor } from '../helpers/engines.js';
 import { startServeChild, type ServeChild } from '../helpers/serve-child.js';

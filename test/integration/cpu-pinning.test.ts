@@ -1,8 +1,8 @@
 /** Replicas pinned to disjoint physical cores on this machine, read back from /proc/<pid>/status. */
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { allowedCpus } from '../../electron/core/cpu/cpu-pinning.js';
-import { readCpuTopology } from '../../electron/core/cpu/cpu-topology.js';
+import { allowedCpus } from '../../core/cpu/cpu-pinning.js';
+import { readCpuTopology } from '../../core/cpu/cpu-topology.js';
 import { startReplicaSet } from '../helpers/replica-sets.js';
 
 const topology = await readCpuTopology();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineMessage } from '../../common/engine-protocol.js';
-import { EngineRequestError } from '../../electron/core/engine/engine-client.js';
+import { EngineRequestError } from '../../core/engine/engine-client.js';
 import { promptTokens, spawnEngine, startEngine, testModelPath, waitFor } from '../helpers/engines.js';
 
 let dir: string;

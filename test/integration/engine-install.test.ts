@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findLlamaServer, llamaServerCacheDir } from '../../common/node/llama-server-binary.js';
-import { installLlamaServer, type EngineInstallProgress } from '../../electron/core/llama-server/engine-install.js';
+import { installLlamaServer, type EngineInstallProgress } from '../../core/llama-server/engine-install.js';
 import { hostRelease, storedZip, tarGz, type ReleaseHost } from '../helpers/release-host.js';
 
 const repo = 'ggml-org/llama.cpp';

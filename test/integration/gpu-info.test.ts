@@ -14,7 +14,7 @@ import { waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 
 const gpuInfo = (env: Record<string, string> = {}): string => {
-  const run = spawnSync(process.execPath, [join('node_modules', 'tsx', 'dist', 'cli.mjs'), 'electron/gpu-info-cli.ts'], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const run = spawnSync(process.execPath, [join('node_modules', 'tsx', 'dist', 'cli.mjs'), 'cli/gpu-info.ts'], { encoding: 'utf8', env: { ...process.env, ...env } });
   expect(run.status, run.stderr).toBe(0);
   return run.stdout;
 };

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Conversation } from '../../common/contract.js';
-import { processAlive } from '../../electron/core/process-alive.js';
+import { processAlive } from '../../core/process-alive.js';
 import { openControl } from '../helpers/control.js';
 import { LONG_ANSWER_PROMPT, testModelPath, waitFor } from '../helpers/engines.js';
 import { startServeChild } from '../helpers/serve-child.js';

@@ -7,7 +7,7 @@
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { EngineRequestError } from '../../electron/core/engine/engine-client.js';
+import { EngineRequestError } from '../../core/engine/engine-client.js';
 import { engineKinds, promptTokens, startEngine } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openControl } from '../helpers/control.js';
 import { waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
-import { startFront } from '../../electron/core/http/front-server.js';
+import { startFront } from '../../core/http/front-server.js';
 
 type Served = Awaited<ReturnType<typeof startServed>>;
 let served: Served;

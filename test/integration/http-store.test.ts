@@ -8,7 +8,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { contract, type CallName, type CallResult } from '../../common/contract.js';
-import { contractHandlers, invokeCall } from '../../electron/core/contract-handlers.js';
+import { contractHandlers, invokeCall } from '../../core/contract-handlers.js';
 import { startServed } from '../helpers/served.js';
 
 const weather: OpenAI.ChatCompletionTool = {

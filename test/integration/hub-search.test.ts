@@ -4,7 +4,7 @@
  * repository name that is not owner/name are refused in words.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HubSearchError, hubFiles, searchHub } from '../../electron/core/models/hub-search.js';
+import { HubSearchError, hubFiles, searchHub } from '../../core/models/hub-search.js';
 import { startLoopbackHub, type LoopbackHub } from '../helpers/loopback-hub.js';
 
 let hub: LoopbackHub;

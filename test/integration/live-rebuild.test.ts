@@ -6,8 +6,8 @@
  */
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { NoReplicaError } from '../../electron/core/replicas/replica-errors.js';
-import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
+import { NoReplicaError } from '../../core/replicas/replica-errors.js';
+import type { ReplicaSet } from '../../core/replicas/replica-set.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
 import { rebuild, rebuildInMaintenance, startReplicaSet, waitForState } from '../helpers/replica-sets.js';
 

@@ -15,7 +15,7 @@ import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { allowedCpus } from '../../electron/core/cpu/cpu-pinning.js';
+import { allowedCpus } from '../../core/cpu/cpu-pinning.js';
 import { waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 

@@ -7,7 +7,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
+import type { ReplicaSet } from '../../core/replicas/replica-set.js';
 import { promptTokens } from '../helpers/engines.js';
 import { rebuild, rebuildInMaintenance, startReplicaSet } from '../helpers/replica-sets.js';
 

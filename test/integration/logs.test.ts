@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../common/contract.js';
-import { parseRunConfig } from '../../electron/core/config/run-config.js';
-import { serve, type Served } from '../../electron/core/serve.js';
+import { parseRunConfig } from '../../core/config/run-config.js';
+import { serve, type Served } from '../../core/serve.js';
 import { openControl } from '../helpers/control.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
 

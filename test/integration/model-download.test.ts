@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DownloadProgress } from '../../common/model-download.js';
-import { downloadModel, ModelDownloadError, partialFolder } from '../../electron/core/models/model-download.js';
+import { downloadModel, ModelDownloadError, partialFolder } from '../../core/models/model-download.js';
 import { testModelPath } from '../helpers/engines.js';
 import { startLoopbackHub, writePaddedTestModel, writeSplitTestModel, type LoopbackHub } from '../helpers/loopback-hub.js';
 

@@ -7,8 +7,8 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ModelLibrary } from '../../electron/core/models/model-library.js';
-import { suggestLayoutFor } from '../../electron/core/models/model-inspector.js';
+import { ModelLibrary } from '../../core/models/model-library.js';
+import { suggestLayoutFor } from '../../core/models/model-inspector.js';
 import { testModelPath } from '../helpers/engines.js';
 
 it('lists the loaded model first, marked, when it was loaded from outside the models folder', async () => {

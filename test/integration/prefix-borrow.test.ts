@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
-import type { EngineClient } from '../../electron/core/engine/engine-client.js';
+import type { EngineClient } from '../../core/engine/engine-client.js';
 import { LONG_ANSWER_PROMPT, promptTokens, spawnEngine, testModelPath } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 

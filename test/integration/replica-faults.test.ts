@@ -1,8 +1,8 @@
 /** Replicas under faults, with real engines: a killed engine, a hung engine (a node-llama-cpp child, a llama-server child), an engine that never starts. */
 import { describe, expect, it } from 'vitest';
-import { ReplicaDiedError } from '../../electron/core/replicas/replica-errors.js';
-import type { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
-import type { ReplicaGenerateResult } from '../../electron/core/replicas/request-dispatcher.js';
+import { ReplicaDiedError } from '../../core/replicas/replica-errors.js';
+import type { ReplicaSet } from '../../core/replicas/replica-set.js';
+import type { ReplicaGenerateResult } from '../../core/replicas/request-dispatcher.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
 import { startReplicaSet, waitForState } from '../helpers/replica-sets.js';
 

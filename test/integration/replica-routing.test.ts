@@ -1,9 +1,9 @@
 /** Prefix-aware routing over real engine replicas: conversations return to their replica; load spreads. */
 import { describe, expect, it } from 'vitest';
-import type { ReplicaGenerateResult } from '../../electron/core/replicas/request-dispatcher.js';
+import type { ReplicaGenerateResult } from '../../core/replicas/request-dispatcher.js';
 import { promptTokens } from '../helpers/engines.js';
 import { startReplicaSet } from '../helpers/replica-sets.js';
-import type { RoutingPolicy } from '../../electron/core/config/run-config.js';
+import type { RoutingPolicy } from '../../core/config/run-config.js';
 
 /** 4 conversations × 3 turns, turn by turn, the order rotating each turn (users do not take turns in a fixed order). */
 async function runConversations(policy: RoutingPolicy): Promise<{ results: ReplicaGenerateResult[][]; prompts: number[][][] }> {

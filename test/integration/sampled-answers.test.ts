@@ -1,5 +1,5 @@
 /**
- * A chat's next turn keeps its answers' sampled ids (electron/core/tokenizer/sampled-answers.ts): through
+ * A chat's next turn keeps its answers' sampled ids (core/tokenizer/sampled-answers.ts): through
  * the OpenAI front with the `openai` client, on each engine kind, the second turn's prompt reuses the
  * engine's cache through the whole first answer, also where the answer's text, tokenized again as the
  * template renders it, splits otherwise than it was sampled (which ended the reuse at the answer before).
@@ -7,7 +7,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../common/tokenizer-protocol.js';
-import { Tokenizer } from '../../electron/core/tokenizer.js';
+import { Tokenizer } from '../../core/tokenizer.js';
 import { engineKinds, testModelPath } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../../build/test-model.js';
 import { rebuildRequestSchema } from '../../common/rebuild.js';
-import { ARENA_HEADROOM_BYTES } from '../../electron/core/arena/arena-plan.js';
-import { ModelArena } from '../../electron/core/arena/model-arena.js';
+import { ARENA_HEADROOM_BYTES } from '../../core/arena/arena-plan.js';
+import { ModelArena } from '../../core/arena/model-arena.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 

@@ -11,9 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { startLlamaServerNode } from '../../bench/llama-server-node.js';
 import { TEMPLATE_CONVERSATIONS } from '../../bench/template-conversations.js';
 import { ensureFamilyModel, FAMILY_MODELS, type FamilyName } from '../../build/family-models.js';
-import { chatCompletionRequestSchema } from '../../electron/core/http/openai-schemas.js';
-import { chatPrompt } from '../../electron/core/http/tool-calls-request.js';
-import { Tokenizer, TokenizerError } from '../../electron/core/tokenizer.js';
+import { chatCompletionRequestSchema } from '../../core/http/openai-schemas.js';
+import { chatPrompt } from '../../core/http/tool-calls-request.js';
+import { Tokenizer, TokenizerError } from '../../core/tokenizer.js';
 import { ReasoningSplit } from '../../common/reasoning-split.js';
 
 /** What one side made of a conversation: the prompt, or its refusal. */

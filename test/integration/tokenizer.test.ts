@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Tokenizer, TokenizerError, TokenizerUnavailableError } from '../../electron/core/tokenizer.js';
+import { Tokenizer, TokenizerError, TokenizerUnavailableError } from '../../core/tokenizer.js';
 import { startEngine, testModelPath } from '../helpers/engines.js';
 
 let tokenizer: Tokenizer;

@@ -1,6 +1,6 @@
 /** The arena's platform decision, every branch, and the RAM warning (pure logic, no engine). */
 import { describe, expect, it } from 'vitest';
-import { ARENA_HEADROOM_BYTES, arenaRamWarning, planArena, shmArenaFileName, type ArenaFacts } from '../../electron/core/arena/arena-plan.js';
+import { ARENA_HEADROOM_BYTES, arenaRamWarning, planArena, shmArenaFileName, type ArenaFacts } from '../../core/arena/arena-plan.js';
 
 const GiB = 1024 ** 3;
 const linux: ArenaFacts = {

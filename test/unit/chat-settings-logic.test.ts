@@ -1,7 +1,7 @@
 /** Pure logic: the chat window's settings (thinking, in the API's terms; temperature in OpenAI's range) and the timings shown under an answer. */
 import { describe, expect, it } from 'vitest';
 import { chatSamplingSchema } from '../../common/contract.js';
-import { answerTimings, thinkingOptions } from '../../electron/core/chat/chat-service.js';
+import { answerTimings, thinkingOptions } from '../../core/chat/chat-service.js';
 
 describe('the chat window thinking setting', () => {
   it("leaves the template's default alone, turns thinking off as reasoning_effort none does, and passes an effort on", () => {

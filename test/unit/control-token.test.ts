@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { controlToken } from '../../electron/core/control-token.js';
+import { controlToken } from '../../core/control-token.js';
 
 const fresh = (): Promise<string> => mkdtemp(join(tmpdir(), 'manifold-token-'));
 

@@ -8,8 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sweepStaleTemps, writeFileAtomic } from '../../electron/core/chat/atomic-file.js';
-import { ConversationStore } from '../../electron/core/chat/conversation-store.js';
+import { sweepStaleTemps, writeFileAtomic } from '../../core/chat/atomic-file.js';
+import { ConversationStore } from '../../core/chat/conversation-store.js';
 
 /** The pid of a process that has exited (a real one, so the number was really used). */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid!;

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../common/contract.js';
-import { CoreLog, terminalLine } from '../../electron/core/logging/core-log.js';
-import { readLogTail } from '../../electron/core/logging/log-tail.js';
+import { CoreLog, terminalLine } from '../../core/logging/core-log.js';
+import { readLogTail } from '../../core/logging/log-tail.js';
 import { waitFor } from '../helpers/engines.js';
 
 function logDir(): string {

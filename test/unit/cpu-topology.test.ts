@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseCpuList, partitionCores, readCpuTopology } from '../../electron/core/cpu/cpu-topology.js';
+import { parseCpuList, partitionCores, readCpuTopology } from '../../core/cpu/cpu-topology.js';
 
 const roots: string[] = [];
 afterAll(async () => {

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CALL_NAMES, EVENT_NAMES, callChannel, eventChannel, type ContractHandlers } from '../../common/contract.js';
-import { claimSingleInstance, quitGracefully, type AppLike, type WindowLike } from '../../electron/core/shell/app-lifetime.js';
-import { registerContractIpc, sendContractEvent, type IpcInvokeEvent, type IpcMainLike } from '../../electron/core/shell/ipc-bridge.js';
-import { denyPermission, denyWindowOpen, guardNavigation, isTrustedSender, RENDERER_CSP, windowOptions, withCsp } from '../../electron/core/shell/window-policy.js';
+import { claimSingleInstance, quitGracefully, type AppLike, type WindowLike } from '../../core/shell/app-lifetime.js';
+import { registerContractIpc, sendContractEvent, type IpcInvokeEvent, type IpcMainLike } from '../../core/shell/ipc-bridge.js';
+import { denyPermission, denyWindowOpen, guardNavigation, isTrustedSender, RENDERER_CSP, windowOptions, withCsp } from '../../core/shell/window-policy.js';
 
 const APP = 'file:///opt/Manifold/resources/app.asar/dist/renderer/index.html';
 

@@ -6,8 +6,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { EngineExit, SpawnEngine } from '../../electron/core/engine/engine-process.js';
-import { describeExit, engineLineLevel } from '../../electron/core/supervisor/engine-supervisor.js';
+import type { EngineExit, SpawnEngine } from '../../core/engine/engine-process.js';
+import { describeExit, engineLineLevel } from '../../core/supervisor/engine-supervisor.js';
 
 class RecordedChild extends EventEmitter {
   readonly stdout = null;

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GenerateDone } from '../../common/engine-protocol.js';
-import { EngineClient, type TokenChunk } from '../../electron/core/engine/engine-client.js';
-import type { EngineProcess } from '../../electron/core/engine/engine-process.js';
+import { EngineClient, type TokenChunk } from '../../core/engine/engine-client.js';
+import type { EngineProcess } from '../../core/engine/engine-process.js';
 
 function pipe() {
   let deliver: (message: unknown) => void = () => {};

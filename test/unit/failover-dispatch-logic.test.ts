@@ -7,13 +7,13 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { GenerateDone, GenerateRequestInput } from '../../common/engine-protocol.js';
-import type { ReplicaPlan } from '../../electron/core/config/run-config.js';
-import { EngineExitedError, type GenerationHandle } from '../../electron/core/engine/engine-client.js';
-import type { ReplicaDriver } from '../../electron/core/replicas/replica-driver.js';
-import { NoReplicaError } from '../../electron/core/replicas/replica-errors.js';
-import { Replica } from '../../electron/core/replicas/replica.js';
-import { RequestDispatcher } from '../../electron/core/replicas/request-dispatcher.js';
-import { RoutingState } from '../../electron/core/replicas/routing-state.js';
+import type { ReplicaPlan } from '../../core/config/run-config.js';
+import { EngineExitedError, type GenerationHandle } from '../../core/engine/engine-client.js';
+import type { ReplicaDriver } from '../../core/replicas/replica-driver.js';
+import { NoReplicaError } from '../../core/replicas/replica-errors.js';
+import { Replica } from '../../core/replicas/replica.js';
+import { RequestDispatcher } from '../../core/replicas/request-dispatcher.js';
+import { RoutingState } from '../../core/replicas/routing-state.js';
 
 const done = (request: GenerateRequestInput): GenerateDone => ({
   finishReason: 'length',

@@ -1,6 +1,6 @@
 /** The GPU report's three sources, pure: NVML's cards with their replicas, the engines' VRAM, or "no GPU". */
 import { describe, expect, it } from 'vitest';
-import { describeCard, gpuReport, type EngineGpuState } from '../../electron/core/gpu/gpu-report.js';
+import { describeCard, gpuReport, type EngineGpuState } from '../../core/gpu/gpu-report.js';
 import type { NvmlCard } from '../../native/nvml.js';
 
 const GiB = 1024 ** 3;

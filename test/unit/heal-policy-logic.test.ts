@@ -1,7 +1,7 @@
 /** Pure unit tests of the heal policy and the watchdog's silence clock (no engines). */
 import { describe, expect, it } from 'vitest';
-import { decideHeal } from '../../electron/core/replicas/heal-policy.js';
-import { SilenceClock } from '../../electron/core/supervisor/silence-clock.js';
+import { decideHeal } from '../../core/replicas/heal-policy.js';
+import { SilenceClock } from '../../core/supervisor/silence-clock.js';
 
 const policy = { cooldownMs: 1000, maxConsecutiveFailures: 3 };
 

@@ -1,6 +1,6 @@
 /** Pure unit tests of the supervisors' heartbeat (fake timers and a fake answer; no child process). */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startHeartbeat } from '../../electron/core/supervisor/heartbeat.js';
+import { startHeartbeat } from '../../core/supervisor/heartbeat.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'performance'] });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ChatMessageData } from '../../common/contract.js';
-import { historyTurns } from '../../electron/core/chat/history-turns.js';
+import { historyTurns } from '../../core/chat/history-turns.js';
 
 const message = (fields: Partial<ChatMessageData> & Pick<ChatMessageData, 'role' | 'content'>): ChatMessageData => ({
   id: 'm',

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GenerateDone } from '../../common/engine-protocol.js';
-import { RoutingState } from '../../electron/core/replicas/routing-state.js';
-import { BLOCK_TOKENS, blockHashes } from '../../electron/core/router/block-hash.js';
-import { HostPromptCacheMirror } from '../../electron/core/router/host-prompt-cache.js';
-import type { RouteCandidate } from '../../electron/core/router/router.js';
+import { RoutingState } from '../../core/replicas/routing-state.js';
+import { BLOCK_TOKENS, blockHashes } from '../../core/router/block-hash.js';
+import { HostPromptCacheMirror } from '../../core/router/host-prompt-cache.js';
+import type { RouteCandidate } from '../../core/router/router.js';
 
 const tokens = (n: number, seed: number) => Array.from({ length: n }, (_, i) => (i * 31 + seed * 7919) % 5000);
 const blocks = (n: number, seed: number) => blockHashes(tokens(n * BLOCK_TOKENS, seed));

@@ -1,6 +1,6 @@
 /** The loader's suggested layout from the fit estimate: replicas per card group, context and slots filling the room. */
 import { describe, expect, it } from 'vitest';
-import { suggestLayout, type LayoutFacts } from '../../electron/core/models/layout-suggestion.js';
+import { suggestLayout, type LayoutFacts } from '../../core/models/layout-suggestion.js';
 
 const GiB = 1024 ** 3;
 /** 128 KiB of KV per token (a ~7B model at f16). */

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledLlamaCommit, findLlamaServer } from '../../common/node/llama-server-binary.js';
-import { ConfigError, parseRunConfig } from '../../electron/core/config/run-config.js';
-import { cacheRamMib, llamaServerArgs, promptCacheLimits, resolvedFlashAttention } from '../../electron/core/llama-server/llama-server-args.js';
-import { listenIn, makeChildFolder, slotFolderIn } from '../../electron/core/llama-server/llama-server-folder.js';
-import { readyInfoOf } from '../../electron/core/llama-server/llama-server-ready-info.js';
-import { ReplicaSet } from '../../electron/core/replicas/replica-set.js';
+import { ConfigError, parseRunConfig } from '../../core/config/run-config.js';
+import { cacheRamMib, llamaServerArgs, promptCacheLimits, resolvedFlashAttention } from '../../core/llama-server/llama-server-args.js';
+import { listenIn, makeChildFolder, slotFolderIn } from '../../core/llama-server/llama-server-folder.js';
+import { readyInfoOf } from '../../core/llama-server/llama-server-ready-info.js';
+import { ReplicaSet } from '../../core/replicas/replica-set.js';
 
 const savedBinary = process.env.MANIFOLD_LLAMA_SERVER;
 afterEach(() => {

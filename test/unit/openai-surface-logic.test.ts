@@ -4,16 +4,16 @@
  * the engine request (user → conversation), the names that select the model, base64 vectors.
  */
 import { describe, expect, it } from 'vitest';
-import { base64Vector } from '../../electron/core/http/embeddings-route.js';
-import { HttpError, parseRequest } from '../../electron/core/http/http-error.js';
-import { namesOf, notServed, selectsModel } from '../../electron/core/http/model-names.js';
-import { generateRequest } from '../../electron/core/http/openai-routes.js';
+import { base64Vector } from '../../core/http/embeddings-route.js';
+import { HttpError, parseRequest } from '../../core/http/http-error.js';
+import { namesOf, notServed, selectsModel } from '../../core/http/model-names.js';
+import { generateRequest } from '../../core/http/openai-routes.js';
 import {
   chatCompletionRequestSchema,
   completionRequestSchema,
   embeddingRequestSchema,
   IGNORED_FIELDS,
-} from '../../electron/core/http/openai-schemas.js';
+} from '../../core/http/openai-schemas.js';
 
 const chat = { messages: [{ role: 'user', content: 'hi' }] };
 

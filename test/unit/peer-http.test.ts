@@ -8,8 +8,8 @@
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { getPeerJson, socketPeer } from '../../electron/core/remote/peer-http.js';
-import { RemoteLostError } from '../../electron/core/remote/remote-errors.js';
+import { getPeerJson, socketPeer } from '../../core/remote/peer-http.js';
+import { RemoteLostError } from '../../core/remote/remote-errors.js';
 import { listenOnTestSocket } from '../helpers/unix-socket.js';
 
 /** A server answering `{ n }` (its count of answers), and resetting any request on a connection it answered on before. */

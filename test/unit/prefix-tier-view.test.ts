@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { contract, type EventPayload } from '../../common/contract.js';
-import type { StartedInfo } from '../../electron/core/engine/engine-client.js';
-import { RoutingState } from '../../electron/core/replicas/routing-state.js';
-import { blockHashes } from '../../electron/core/router/block-hash.js';
+import type { StartedInfo } from '../../core/engine/engine-client.js';
+import { RoutingState } from '../../core/replicas/routing-state.js';
+import { blockHashes } from '../../core/router/block-hash.js';
 import { selectPrefixTierRows } from '../../renderer/src/store/workstation-slice.js';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);

@@ -4,11 +4,11 @@
  * restore (no engines).
  */
 import { describe, expect, it } from 'vitest';
-import type { StartedInfo } from '../../electron/core/engine/engine-client.js';
-import { RoutingState } from '../../electron/core/replicas/routing-state.js';
-import { BLOCK_TOKENS, blockHashes } from '../../electron/core/router/block-hash.js';
-import { ExactPrefixIndex } from '../../electron/core/router/prefix-index.js';
-import { ASSUMED_RESTORE_SHARE, Router, type RouteCandidate } from '../../electron/core/router/router.js';
+import type { StartedInfo } from '../../core/engine/engine-client.js';
+import { RoutingState } from '../../core/replicas/routing-state.js';
+import { BLOCK_TOKENS, blockHashes } from '../../core/router/block-hash.js';
+import { ExactPrefixIndex } from '../../core/router/prefix-index.js';
+import { ASSUMED_RESTORE_SHARE, Router, type RouteCandidate } from '../../core/router/router.js';
 import { PrefixTiers } from '../../engine-bin/prefix-tiers.js';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);

@@ -4,12 +4,12 @@
  * and prefix index, FIFO, the cache hold and its bound).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { planDispatch, type DispatchRequest } from '../../electron/core/queue/dispatch-plan.js';
-import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../../electron/core/queue/queue-errors.js';
-import { RequestQueue } from '../../electron/core/queue/request-queue.js';
-import { blockHashes } from '../../electron/core/router/block-hash.js';
-import { ExactPrefixIndex } from '../../electron/core/router/prefix-index.js';
-import { Router, type RouteCandidate } from '../../electron/core/router/router.js';
+import { planDispatch, type DispatchRequest } from '../../core/queue/dispatch-plan.js';
+import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../../core/queue/queue-errors.js';
+import { RequestQueue } from '../../core/queue/request-queue.js';
+import { blockHashes } from '../../core/router/block-hash.js';
+import { ExactPrefixIndex } from '../../core/router/prefix-index.js';
+import { Router, type RouteCandidate } from '../../core/router/router.js';
 
 const settings = { maxWaiting: 3, timeoutMs: 1000, cacheHoldMs: 500 };
 

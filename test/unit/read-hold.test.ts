@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { connect, createServer, Socket } from 'node:net';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { postPeerStream, socketPeer, type PieceAnswer } from '../../electron/core/remote/peer-http.js';
-import { holdReads } from '../../electron/core/remote/read-hold.js';
+import { postPeerStream, socketPeer, type PieceAnswer } from '../../core/remote/peer-http.js';
+import { holdReads } from '../../core/remote/read-hold.js';
 import { listenOnTestSocket } from '../helpers/unix-socket.js';
 
 /** Writes `text` and resolves once the kernel has it (on a Unix socket, the reader's side has it too). */

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Activity } from '../../common/engine-protocol.js';
 import { rebuildChangeSchema, sizesOfPools, touchedPools } from '../../common/rebuild.js';
-import { BarrierTimeoutError, waitForIdle } from '../../electron/core/rebuild/barrier.js';
-import { ExactPrefixIndex } from '../../electron/core/router/prefix-index.js';
+import { BarrierTimeoutError, waitForIdle } from '../../core/rebuild/barrier.js';
+import { ExactPrefixIndex } from '../../core/router/prefix-index.js';
 
 const activity = (a: Partial<Activity>): Activity => ({ pending_prefill: 0, running_decode: 0, undrained_replies: 0, finished: 0, re_evaluation: null, ...a });
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Pool, PoolSizes } from '../../common/rebuild.js';
-import { runRebuildTransaction, type PoolOperations, type PoolsLive } from '../../electron/core/rebuild/rebuild-transaction.js';
+import { runRebuildTransaction, type PoolOperations, type PoolsLive } from '../../core/rebuild/rebuild-transaction.js';
 
 const current: PoolSizes = { contextSize: 1024, slots: 2, kvType: 'f16', gpuLayers: 10 };
 const noPrefixes = { kept: 0, dropped: 0, slots: [] };

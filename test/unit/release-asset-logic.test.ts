@@ -1,6 +1,6 @@
 /** Choosing llama-server's archive from a llama.cpp release (pure logic, release JSON written here). */
 import { describe, expect, it } from 'vitest';
-import { chooseReleaseAsset, type Release } from '../../electron/core/llama-server/release-asset.js';
+import { chooseReleaseAsset, type Release } from '../../core/llama-server/release-asset.js';
 
 const digest = (n: number) => `sha256:${n.toString(16).padStart(64, '0')}`;
 const release: Release = {

@@ -6,14 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { generateRequestSchema, type GenerateDone } from '../../common/engine-protocol.js';
-import { EngineExitedError, EngineRequestError } from '../../electron/core/engine/engine-client.js';
-import type { CompletionDialect } from '../../electron/core/remote/completion-dialect.js';
-import { GenerationTally } from '../../electron/core/remote/generation-tally.js';
-import { llamaServerDialect } from '../../electron/core/remote/llama-server-dialect.js';
-import { matchPeerModel } from '../../electron/core/remote/model-match.js';
-import { manifoldDialect, openAiDialect } from '../../electron/core/remote/openai-dialect.js';
-import { peerRefusal, RemoteLostError } from '../../electron/core/remote/remote-errors.js';
-import { SseParser } from '../../electron/core/remote/sse-parser.js';
+import { EngineExitedError, EngineRequestError } from '../../core/engine/engine-client.js';
+import type { CompletionDialect } from '../../core/remote/completion-dialect.js';
+import { GenerationTally } from '../../core/remote/generation-tally.js';
+import { llamaServerDialect } from '../../core/remote/llama-server-dialect.js';
+import { matchPeerModel } from '../../core/remote/model-match.js';
+import { manifoldDialect, openAiDialect } from '../../core/remote/openai-dialect.js';
+import { peerRefusal, RemoteLostError } from '../../core/remote/remote-errors.js';
+import { SseParser } from '../../core/remote/sse-parser.js';
 
 const URL = 'http://peer.test:8080';
 

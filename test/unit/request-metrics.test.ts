@@ -6,7 +6,7 @@
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
-import { observeServed, RequestMetrics, type ServedRequest } from '../../electron/core/metrics/request-metrics.js';
+import { observeServed, RequestMetrics, type ServedRequest } from '../../core/metrics/request-metrics.js';
 import { histogramSeries } from '../helpers/prometheus-histograms.js';
 
 const served = (replica: number, promptTokens: number, reusedTokens: number, completionTokens: number): ServedRequest => ({

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateRequestSchema, MAX_GENERATE_TOKENS } from '../../common/engine-protocol.js';
 import { inWords } from '../../common/issue-words.js';
-import { HttpError, parseRequest } from '../../electron/core/http/http-error.js';
-import { generateRequest } from '../../electron/core/http/openai-routes.js';
-import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, type SamplingRequest } from '../../electron/core/http/openai-schemas.js';
+import { HttpError, parseRequest } from '../../core/http/http-error.js';
+import { generateRequest } from '../../core/http/openai-routes.js';
+import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, type SamplingRequest } from '../../core/http/openai-schemas.js';
 import { fuzzBody, seededRandom } from '../helpers/request-fuzz.js';
 
 const chat = { messages: [{ role: 'user', content: 'hi' }] };

@@ -1,8 +1,8 @@
 /** Pure unit tests of router logic: block hashes, both index forms, costs, ties and policies (no engines). */
 import { describe, expect, it } from 'vitest';
-import { BLOCK_TOKENS, blockHashes } from '../../electron/core/router/block-hash.js';
-import { EstimatedPrefixIndex, ExactPrefixIndex } from '../../electron/core/router/prefix-index.js';
-import { BASELINE_RUNNING_PENALTY, Router, type RouteCandidate } from '../../electron/core/router/router.js';
+import { BLOCK_TOKENS, blockHashes } from '../../core/router/block-hash.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex } from '../../core/router/prefix-index.js';
+import { BASELINE_RUNNING_PENALTY, Router, type RouteCandidate } from '../../core/router/router.js';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);
 const candidate = (replica: number, running = 0, extra: Partial<RouteCandidate> = {}): RouteCandidate => ({

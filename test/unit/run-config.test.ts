@@ -3,11 +3,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writeCalibration } from '../../electron/cli/engine-calibrate.js';
-import { CALIBRATION_FILE, fasterKind, readCalibration, thisMachine, type EngineCalibration } from '../../electron/core/config/engine-calibration.js';
-import { ConfigError, parseRunConfig, planReplicas, type EngineKind, type MachineFacts } from '../../electron/core/config/run-config.js';
-import { defaultEngineKind } from '../../electron/core/config/default-engine-kind.js';
-import { DEFAULT_REMOTE_TIMEOUTS } from '../../electron/core/config/remote-plan.js';
+import { writeCalibration } from '../../cli/engine-calibrate.js';
+import { CALIBRATION_FILE, fasterKind, readCalibration, thisMachine, type EngineCalibration } from '../../core/config/engine-calibration.js';
+import { ConfigError, parseRunConfig, planReplicas, type EngineKind, type MachineFacts } from '../../core/config/run-config.js';
+import { defaultEngineKind } from '../../core/config/default-engine-kind.js';
+import { DEFAULT_REMOTE_TIMEOUTS } from '../../core/config/remote-plan.js';
 
 const gpuMachine: MachineFacts = { detectedGpus: [0, 1, 2, 3], cpuCores: 16, defaultEngineKind: 'node-llama-cpp' };
 const cpuMachine: MachineFacts = { detectedGpus: [], cpuCores: 8, defaultEngineKind: 'node-llama-cpp' };

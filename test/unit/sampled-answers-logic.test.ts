@@ -1,11 +1,11 @@
 /**
  * Pure logic, no engine: where a rendered prompt's answers are spliced as their sampled ids
  * (engine-bin/sampled-answer-splice.ts), and the budgeted memory of sampled answers core keeps
- * (electron/core/tokenizer/sampled-answers.ts). The real tokenizer and engine: test/integration/sampled-answers.test.ts.
+ * (core/tokenizer/sampled-answers.ts). The real tokenizer and engine: test/integration/sampled-answers.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { spliceSampledAnswers, type AnswerAnchor, type SampledTextOf } from '../../engine-bin/sampled-answer-splice.js';
-import { SampledAnswers } from '../../electron/core/tokenizer/sampled-answers.js';
+import { SampledAnswers } from '../../core/tokenizer/sampled-answers.js';
 
 /** A vocabulary where id n is the character with code n (97 = "a"), and 0 a control token that makes no text. */
 const letters: SampledTextOf = (ids) => {

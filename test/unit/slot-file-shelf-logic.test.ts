@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SLOT_FILE_ENTRY_BASE, SlotFileShelf, slotFileName } from '../../electron/core/llama-server/slot-file-shelf.js';
+import { SLOT_FILE_ENTRY_BASE, SlotFileShelf, slotFileName } from '../../core/llama-server/slot-file-shelf.js';
 
 const BYTES_PER_TOKEN = 100;
 

@@ -1,6 +1,6 @@
 /** Pure unit tests of the slot core pins a request to on a llama-server child that lends slot files (no engines). */
 import { describe, expect, it } from 'vitest';
-import { slotToPin } from '../../electron/core/replicas/slot-pin.js';
+import { slotToPin } from '../../core/replicas/slot-pin.js';
 
 const free = (slot: number, sharedTokens: number, lastUsed?: number) => ({ slot, sharedTokens, lastUsed });
 

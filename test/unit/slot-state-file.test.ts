@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSlotFileTokens } from '../../electron/core/llama-server/slot-state-file.js';
+import { readSlotFileTokens } from '../../core/llama-server/slot-state-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'manifold-slot-file-'));
 

@@ -3,8 +3,8 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { removeStaleArenaFiles } from '../../electron/core/arena/stale-arena-files.js';
-import { processAlive } from '../../electron/core/process-alive.js';
+import { removeStaleArenaFiles } from '../../core/arena/stale-arena-files.js';
+import { processAlive } from '../../core/process-alive.js';
 
 /** Above Linux's PID_MAX_LIMIT (2^22): no process can have it. */
 const DEAD_PID = 4_194_305;

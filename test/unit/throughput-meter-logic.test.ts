@@ -4,8 +4,8 @@
  * figure falls to 0 once generation stops; core's kept series is bounded and taken by itself.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { SampleSeries } from '../../electron/core/sample-series.js';
-import { ThroughputMeter } from '../../electron/core/throughput-meter.js';
+import { SampleSeries } from '../../core/sample-series.js';
+import { ThroughputMeter } from '../../core/throughput-meter.js';
 
 describe('ThroughputMeter', () => {
   it('reads each whole second of a steady stream as the tokens produced in it (within 5%), then 0 when generation stops', () => {

@@ -11,8 +11,8 @@ import { ChatTemplate, type TemplateCompiler } from '../../engine-bin/chat-templ
 import { nativeJinja } from '../helpers/native-jinja.js';
 import { toolSupportOf } from '../../common/tool-calls/tool-call-format.js';
 import { withToolsInPlainTurns } from '../../common/tool-calls/tool-prompt.js';
-import { templateMessage } from '../../electron/core/http/tool-calls-request.js';
-import { chatCompletionRequestSchema } from '../../electron/core/http/openai-schemas.js';
+import { templateMessage } from '../../core/http/tool-calls-request.js';
+import { chatCompletionRequestSchema } from '../../core/http/openai-schemas.js';
 import type { ChatMessage } from '../../common/tokenizer-protocol.js';
 
 /** Qwen 2.5's tool template, its structure kept (system prompt shortened). */

@@ -1,0 +1,346 @@
+/**
+ * The supervisor of one replica's `llama-server` child (engine kind `llama-server`; structurally a
+ * ReplicaDriver, replicas/replica-driver.ts): spawns the binary with the replica's env (card visibility,
+ * the config's and the entry's env) on a Unix socket in its private folder (llama-server-folder.ts),
+ * pins it to the replica's cores, waits for its `/health`, reads what it loaded (`/props`, `/v1/models`:
+ * llama-server-ready-info.ts), and speaks to it through the remote client's llama-server dialect
+ * (remote/remote-client.ts). While ready it polls `/health` every heartbeat; no 200 for the hang bound
+ * means hung: SIGKILL (core's own stalls do not count, as for the engine child). Stop is SIGTERM, then
+ * SIGKILL after the grace. Its output lines are logged prefixed `[replica N pid]`. Each start is a new
+ * child in the same folder; healing belongs to the replica set, as for the engine child. A live resize
+ * restarts the child quietly (`restartWith`: no exit or ready event between the two children, so the set
+ * keeps the replica in maintenance).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { rm } from 'node:fs/promises';
+import type { LogLevel } from '../../common/contract.js';
+import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../common/engine-protocol.js';
+import { readModelFileHeader } from '../../common/node/gguf-file.js';
+import { metadataText, type GgufHeader } from '../../common/gguf/header-reader.js';
+import type { HostPromptCacheLimits } from '../../common/prefix-cache.js';
+import { kvCacheBytes } from '../arena/engine-memory.js';
+import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
+import { forwardLines, OWN_GROUP, ownChild } from '../engine/engine-process.js';
+import type { LogSink } from '../logging/core-log.js';
+import { llamaServerDialect } from '../remote/llama-server-dialect.js';
+import { getPeerJson, type PeerAddress } from '../remote/peer-http.js';
+import { describePeer } from '../remote/peer-probe.js';
+import { RemoteClient } from '../remote/remote-client.js';
+import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
+import { startHeartbeat } from '../supervisor/heartbeat.js';
+import { ReplicaLog } from '../supervisor/replica-log.js';
+import { supervisorTiming, type SupervisorTiming } from '../supervisor/supervisor-timing.js';
+import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
+import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
+import { readyInfoOf } from './llama-server-ready-info.js';
+import { restoreSlotFile } from './slot-file-restore.js';
+import { SlotFileShelf } from './slot-file-shelf.js';
+import { pinChild, type ChildPinning } from '../supervisor/child-pinning.js';
+
+export interface LlamaServerSupervisorOptions extends Partial<SupervisorTiming> {
+  /** Replica index, for log prefixes. */
+  replica: number;
+  /** The `llama-server` binary (common/node/llama-server-binary.ts finds it). */
+  binary: string;
+  /** Environment for the child over the parent's: card visibility and the replica's env. */
+  env: Readonly<Record<string, string>>;
+  /** What it loads: the same options a node-llama-cpp engine gets. */
+  load: LoadOptionsInput;
+  /** Its host-memory prompt cache (`--cache-ram`, MiB; 0: off): `cacheRamMib` of the run config's prefix-cache budgets. */
+  cacheRamMib: number;
+  /**
+   * The byte budget of the slot files it lends to the other llama-server replicas of its model and layout
+   * (slot-file-shelf.ts; `engine.prefixCache.diskBytes`); 0: it lends none and borrows none.
+   */
+  slotFileBytes: number;
+  log: LogSink;
+  /** Also append log lines to this rotating file (`<log>.r<i>`). */
+  logFile?: string | null;
+  /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
+  pinning?: ChildPinning;
+  /** The client's bounds on each generation (connect, first token, idle). */
+  timeouts?: RemoteTimeouts;
+}
+
+interface SupervisorEvents {
+  ready: [ReadyInfo];
+  exit: [ExitReason];
+}
+
+/** The last lines of output kept for a failed start's message. */
+const OUTPUT_TAIL_LINES = 12;
+const READY_POLL_MS = 100;
+
+/** A llama-server line's level: errors and warnings as it words them; the rest (start-up, per-request timings) is debug. */
+function serverLineLevel(line: string): LogLevel {
+  return /\b(error|failed|fatal|abort)/i.test(line) ? 'error' : /\bwarn/i.test(line) ? 'warn' : 'debug';
+}
+
+export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
+  private child: ChildProcess | undefined;
+  private current: RemoteClient | undefined;
+  private stateValue: SupervisorState = 'idle';
+  private stopRequested = false;
+  private hung: { silentMs: number } | undefined;
+  private loadFailure: string | undefined;
+  private stopHeartbeat: (() => void) | undefined;
+  private readonly replicaLog: ReplicaLog;
+  private readonly output: string[] = [];
+  private readonly timing: SupervisorTiming;
+  private load: LoadOptionsInput;
+  /** The child's own folder (0700): its socket, and its slot folder `slots/`. */
+  private folder: string | undefined;
+  /** While a live resize restarts the child: its exits and readiness are not announced. */
+  private quiet = false;
+  /** The exit of a quiet restart that did not come up, announced by `announceDown`. */
+  private heldExit: ExitReason | undefined;
+  /** The running child's host-memory prompt cache, which core's index mirrors; null before the first start. */
+  private promptCacheLimits: HostPromptCacheLimits | null = null;
+  /** The slot files its children lend, in its slot folder; null before the first start and when it lends none. */
+  private shelf: SlotFileShelf | null = null;
+
+  constructor(private readonly options: LlamaServerSupervisorOptions) {
+    super();
+    this.load = options.load;
+    this.timing = supervisorTiming(options);
+    this.replicaLog = new ReplicaLog(`replica ${options.replica}`, options.log, options.logFile, () => this.pid);
+  }
+
+  get state(): SupervisorState {
+    return this.stateValue;
+  }
+
+  /** The ready server's client; undefined unless ready. */
+  get client(): RemoteClient | undefined {
+    return this.stateValue === 'ready' ? this.current : undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** What the server loads at its next start. */
+  get loadOptions(): LoadOptionsInput {
+    return this.load;
+  }
+
+  /** Where the child saves and restores slot files (its `--slot-save-path`); created by the first start. */
+  get slotFolder(): string | undefined {
+    return this.folder === undefined ? undefined : slotFolderIn(this.folder);
+  }
+
+  /** What the running child's host-memory prompt cache may hold (`--cache-ram`); null before the first start, and when the cache is off. */
+  get promptCache(): HostPromptCacheLimits | null {
+    return this.promptCacheLimits;
+  }
+
+  /** The slot files the ready child lends (saved after its replies); null when it lends none. */
+  get slotFiles(): SlotFileShelf | null {
+    return this.stateValue === 'ready' ? this.shelf : null;
+  }
+
+  /** True when the child is gone and its exit was announced (the replica set heals it). */
+  get lost(): boolean {
+    return this.stateValue === 'exited' && this.heldExit === undefined;
+  }
+
+  /** What later starts load (the arena's path); a restart keeps it. */
+  updateLoad(change: Partial<LoadOptionsInput>): void {
+    this.load = { ...this.load, ...change };
+  }
+
+  /** Spawns a new server and waits until it serves; rejects (with the child gone) when it does not come up. */
+  async start(): Promise<ReadyInfo> {
+    if (this.stateValue === 'starting' || this.stateValue === 'ready') throw new Error(`replica ${this.options.replica} is already ${this.stateValue}`);
+    this.stateValue = 'starting';
+    this.stopRequested = false;
+    this.hung = undefined;
+    this.loadFailure = undefined;
+    this.output.length = 0;
+    const startedAt = performance.now();
+    this.folder ??= await makeChildFolder(this.options.replica);
+    const slotFolder = slotFolderIn(this.folder);
+    const lends = this.options.slotFileBytes > 0;
+    if (lends) this.shelf ??= new SlotFileShelf(slotFolder, this.options.slotFileBytes);
+    // The last child's files belong to its layout, which a resize may have changed; the index forgot them with it.
+    await this.shelf?.clear();
+    const { listen, peer } = await listenIn(this.folder);
+    const child = ownChild(spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolder, this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'], ...OWN_GROUP }));
+    this.child = child;
+    const onLine = (line: string): void => {
+      if (!line.trim()) return;
+      this.output.push(line);
+      this.output.splice(0, Math.max(0, this.output.length - OUTPUT_TAIL_LINES));
+      this.log(line, serverLineLevel(line));
+    };
+    forwardLines(child.stdout, [onLine]);
+    forwardLines(child.stderr, [onLine]);
+    const exited = new Promise<void>((resolve) => {
+      const gone = (code: number | null, signal: NodeJS.Signals | null): void => {
+        this.onChildExit(child, code, signal);
+        resolve();
+      };
+      child.once('close', gone);
+      child.once('error', (error) => {
+        onLine(`spawn error: ${error.message}`);
+        // A binary that could not be started has no process to close.
+        if (child.pid === undefined) gone(null, null);
+      });
+    });
+    this.log(`starting llama-server on ${peer.url}`);
+    const pin = (): Promise<void> => pinChild(this.options.pinning, child.pid);
+    const pinnedAtSpawn = pin();
+    // Read while the child loads, not after: the header's KV shape, for the prompt cache's limits (never rejects).
+    // The GGUF's header, read once per start: the prompt cache's KV shape and the architecture llama-server's metadata leaves out.
+    const header = readModelFileHeader(this.load.modelPath).catch(() => null);
+    const cacheLimits = promptCacheLimitsOf(this.load, this.options.cacheRamMib, header);
+    try {
+      await this.waitHealthy(child, peer, startedAt);
+      const description = await describePeer(peer, 'llama-server', this.connectMs);
+      if (this.child !== child || child.exitCode !== null || child.signalCode !== null) throw new Error('llama-server exited while loading');
+      await pinnedAtSpawn;
+      await pin();
+      const read = await header;
+      const architecture = read ? metadataText(read, 'general.architecture') : null;
+      const info = readyInfoOf(description, this.load, performance.now() - startedAt, lends ? slotFolder : null, architecture);
+      this.promptCacheLimits = await cacheLimits;
+      const client: RemoteClient = new RemoteClient({
+        peer,
+        dialect: llamaServerDialect,
+        model: null,
+        contextSize: info.sizes.contextSize,
+        timeouts: this.options.timeouts ?? DEFAULT_REMOTE_TIMEOUTS,
+        ...(lends ? { restoreBorrowed: (borrow, slot) => restoreSlotFile(client, borrow, slot, slotFolder) } : {}),
+      });
+      this.current = client;
+      this.shelf?.serve(client);
+      this.stateValue = 'ready';
+      this.startWatchdog(child, peer);
+      this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on llama-server (${peer.url}) in ${Math.round(info.loadMs)} ms`);
+      if (!this.quiet) this.emit('ready', info);
+      return info;
+    } catch (error) {
+      this.loadFailure = (error as Error).message;
+      this.log(`start failed: ${this.loadFailure}`, 'error');
+      child.kill('SIGKILL');
+      await exited;
+      throw error;
+    }
+  }
+
+  private get connectMs(): number {
+    return (this.options.timeouts ?? DEFAULT_REMOTE_TIMEOUTS).connectMs;
+  }
+
+  /** Polls `/health` until 200 (llama-server answers 503 while it loads); fails when the child exits or the load bound passes. */
+  private async waitHealthy(child: ChildProcess, peer: PeerAddress, startedAt: number): Promise<void> {
+    for (;;) {
+      if (this.child !== child || child.exitCode !== null || child.signalCode !== null || this.stopRequested) {
+        throw new Error(`llama-server exited before it was ready${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}`);
+      }
+      const answer = await getPeerJson(peer, '/health', this.connectMs).catch(() => null);
+      if (answer?.status === 200) return;
+      if (performance.now() - startedAt > this.timing.loadTimeoutMs) throw new Error(`loading took longer than ${this.timing.loadTimeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
+    }
+  }
+
+  /**
+   * Stops the child and starts another that loads `load` (a live resize), with no exit or ready event in
+   * between; rejects when the new one does not come up (no child then: its exit is held for `announceDown`).
+   */
+  async restartWith(load: LoadOptionsInput): Promise<ReadyInfo> {
+    this.quiet = true;
+    try {
+      await this.stop();
+      this.heldExit = undefined;
+      this.load = load;
+      return await this.start();
+    } finally {
+      this.quiet = false;
+    }
+  }
+
+  /** After a quiet restart that did not come up: announces the child's exit, so the replica set heals it. */
+  announceDown(): void {
+    const exit = this.heldExit;
+    if (!exit || this.stateValue !== 'exited') return;
+    this.heldExit = undefined;
+    this.emit('exit', exit);
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period; resolves once the server has exited. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    this.stopRequested = true;
+    this.stateValue = 'stopping';
+    const gone = new Promise((resolve) => child.once('close', resolve));
+    const grace = setTimeout(() => child.kill('SIGKILL'), this.timing.stopGraceMs);
+    child.kill('SIGTERM');
+    try {
+      await gone;
+    } finally {
+      clearTimeout(grace);
+    }
+  }
+
+  /** Sends a signal to the child (tests use SIGKILL and SIGSTOP to stand in for real failures). */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
+  private startWatchdog(child: ChildProcess, peer: PeerAddress): void {
+    this.stopHeartbeat = startHeartbeat({
+      everyMs: this.timing.heartbeatMs,
+      hangAfterMs: this.timing.hangTimeoutMs,
+      alive: () => getPeerJson(peer, '/health', this.timing.hangTimeoutMs).then((answer) => answer.status === 200),
+      onHung: (silentMs) => {
+        this.hung = { silentMs };
+        this.log(`hung: /health silent for ${silentMs} ms; killing`, 'warn');
+        child.kill('SIGKILL');
+      },
+    });
+  }
+
+  private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child || this.stateValue === 'exited') return;
+    this.stopHeartbeat?.();
+    // Its generations are lost with it now, not at their timeouts (those without a token fail over).
+    this.current?.abandon('the llama-server process exited', 'all');
+    this.current = undefined;
+    const codes = `code ${code ?? 'none'}, signal ${signal ?? 'none'}`;
+    const reason: ExitReason = this.stopRequested
+      ? { kind: 'stopped' }
+      : this.hung
+        ? { kind: 'hung', silentMs: this.hung.silentMs }
+        : this.stateValue === 'starting'
+          ? { kind: 'load_failed', message: this.loadFailure ?? `llama-server exited while loading (${codes})${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}` }
+          : { kind: 'crashed', code, signal };
+    this.stateValue = 'exited';
+    this.log(`exited: ${describeExit(reason)}`, reason.kind === 'stopped' ? 'info' : 'warn');
+    if (this.quiet) this.heldExit = reason;
+    else this.emit('exit', reason);
+  }
+
+  private log(line: string, level: LogLevel = 'info'): void {
+    this.replicaLog.write(line, level);
+  }
+
+  /** Removes the child's folder and writes out and closes the log file (after the last stop). */
+  async close(): Promise<void> {
+    const folder = this.folder;
+    this.folder = undefined;
+    if (folder) await rm(folder, { recursive: true, force: true });
+    await this.replicaLog.close();
+  }
+}
+
+/** The child's prompt-cache limits (null when it is off), one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
+async function promptCacheLimitsOf(input: LoadOptionsInput, ramMib: number, header: Promise<GgufHeader | null>): Promise<HostPromptCacheLimits | null> {
+  if (ramMib === 0) return null;
+  const load = loadOptionsSchema.parse(input);
+  const read = await header;
+  return promptCacheLimits(load, read ? kvCacheBytes(read, { contextSize: 1, slots: 1, kvType: load.kvType }) : null, ramMib);
+}
