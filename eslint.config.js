@@ -21,4 +21,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // An engine kind is known by its capabilities (core/kind/replica-driver.ts), never by its class, outside its own folder.
+    ignores: ['core/node-llama-cpp/**', 'core/llama-server/**', 'core/remote/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "BinaryExpression[operator='instanceof'][right.name=/^(EngineSupervisor|LlamaServerSupervisor|RemoteLink)$/]",
+          message: 'ask the replica driver for a capability (core/kind/replica-driver.ts), not for its class',
+        },
+      ],
+    },
+  },
 );

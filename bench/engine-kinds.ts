@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { ensureTestModel } from '../build/test-model.js';
-import { ENGINE_KINDS, type EngineKind } from '../core/config/run-config.js';
+import { CALIBRATED_KINDS as ENGINE_KINDS, type CalibratedKind as EngineKind } from '../core/config/engine-calibration.js';
 import { withServed } from './served-replicas.js';
 import { mean, percentile, table } from './stats.js';
 import { streamRequest, type RequestResult } from './workload.js';

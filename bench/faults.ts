@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { withServed } from './served-replicas.js';
 import { percentile, table } from './stats.js';
 import { streamRequest, type RequestResult } from './workload.js';
+import { engineOf } from '../test/helpers/replica-sets.js';
 
 export interface FaultRunOptions {
   model: string;
@@ -73,7 +74,7 @@ export async function faultRun(options: FaultRunOptions, kill: boolean): Promise
             resolve();
           });
         });
-        replicas.supervisorOf(VICTIM).signal('SIGKILL');
+        engineOf(replicas, VICTIM).signal('SIGKILL');
         await healed;
       }
       const results = await Promise.all(runs);

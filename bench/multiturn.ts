@@ -18,7 +18,7 @@
  */
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { ensureLlamaServer } from '../build/llama-server.js';
-import { defaultEngineKind } from '../core/config/default-engine-kind.js';
+import { defaultEngineKind } from '../core/engine-kinds/default-engine-kind.js';
 import type { EngineKind, RoutingPolicy } from '../core/config/run-config.js';
 import { oracleOf, realisticChat, type ChatWorkloadOptions } from './chat-workload.js';
 import { byRepeat, pooled, repeatRatios, runRepeated, type ChatRun } from './repeated-chat.js';

@@ -10,10 +10,10 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
-import { llamaServerFound } from '../core/config/default-engine-kind.js';
+import { llamaServerFound } from '../core/engine-kinds/default-engine-kind.js';
 import { writeFileAtomic } from '../core/chat/atomic-file.js';
-import { CALIBRATION_FILE, fasterKind, thisMachine, type EngineCalibration, type KindFigures } from '../core/config/engine-calibration.js';
-import { ENGINE_KINDS, parseRunConfig, type EngineKind } from '../core/config/run-config.js';
+import { CALIBRATED_KINDS, CALIBRATION_FILE, fasterKind, thisMachine, type CalibratedKind, type EngineCalibration, type KindFigures } from '../core/config/engine-calibration.js';
+import { parseRunConfig } from '../core/config/run-config.js';
 import { serve } from '../core/serve.js';
 
 export interface CalibrateOptions {
@@ -27,13 +27,13 @@ export interface CalibrateOptions {
   promptTokens?: number;
   answerTokens?: number;
   /** Each kind's figures as they are measured. */
-  onMeasured?: (kind: EngineKind, figures: KindFigures) => void;
+  onMeasured?: (kind: CalibratedKind, figures: KindFigures) => void;
 }
 
 /** Ordinary words, for a prompt no cache holds. */
 const WORDS = 'the model of a world where each replica serves its own slot and every answer comes back in time for the next turn'.split(' ');
 
-async function measure(kind: EngineKind, options: Required<Omit<CalibrateOptions, 'onMeasured' | 'dataDir' | 'gpus'>>): Promise<KindFigures> {
+async function measure(kind: CalibratedKind, options: Required<Omit<CalibrateOptions, 'onMeasured' | 'dataDir' | 'gpus'>>): Promise<KindFigures> {
   const { model, threads, promptTokens, answerTokens } = options;
   const dataDir = await mkdtemp(join(tmpdir(), 'manifold-calibrate-'));
   const config = parseRunConfig({ model, replicas: 1, engine: { kind, slots: 1, ...(threads > 0 ? { threads } : {}), contextSize: promptTokens + answerTokens + 64, prefixCache: PREFIX_CACHE_OFF } });
@@ -62,8 +62,8 @@ async function measure(kind: EngineKind, options: Required<Omit<CalibrateOptions
 export async function calibrateEngines(options: CalibrateOptions): Promise<{ calibration: EngineCalibration; path: string }> {
   if (!llamaServerFound()) throw new Error('llama-server is not installed, so node-llama-cpp is the only engine kind here: install it with `manifold engine install` first');
   const settings = { model: options.model, threads: options.threads, promptTokens: options.promptTokens ?? 1024, answerTokens: options.answerTokens ?? 128 };
-  const kinds = {} as Record<EngineKind, KindFigures>;
-  for (const kind of ENGINE_KINDS) {
+  const kinds = {} as Record<CalibratedKind, KindFigures>;
+  for (const kind of CALIBRATED_KINDS) {
     kinds[kind] = await measure(kind, settings);
     options.onMeasured?.(kind, kinds[kind]);
   }

@@ -6,7 +6,7 @@
  * those left are ended cleanly, then the engines are stopped.
  */
 import { defaultDataDir } from './config/data-dir.js';
-import { defaultEngineKind, ENGINE_KIND_VARIABLE } from './config/default-engine-kind.js';
+import { defaultEngineKind, ENGINE_KIND_VARIABLE } from './engine-kinds/default-engine-kind.js';
 import { readCalibration, thisMachine } from './config/engine-calibration.js';
 import os from 'node:os';
 import type { ArenaFacts } from './arena/arena-plan.js';

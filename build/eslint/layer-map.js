@@ -38,17 +38,25 @@ export const coreSublayers = [
   // The request queue and dispatcher: routing decisions only; replicas/ drives it, never the reverse.
   { name: 'queue', allow: ['router'] },
   { name: 'rebuild', allow: ['engine'] },
+  // What every supervised child's supervisor shares: its life and exit reasons, the local supervisors' base, the watchdog, the log.
   { name: 'supervisor', allow: ['engine', 'logging'] },
+  // What every engine kind implements (ReplicaDriver and its capabilities, EngineKind), declared below the kinds.
+  { name: 'kind', allow: ['engine', 'config', 'logging', 'supervisor', 'rebuild'] },
   // The link to a remote replica and its client: a server on another machine driven as a local engine is.
-  { name: 'remote', allow: ['engine', 'supervisor', 'logging', 'config'], packages: ['zod'] },
+  { name: 'remote', allow: ['engine', 'supervisor', 'logging', 'config', 'kind'], packages: ['zod'] },
+  // Engine kind `node-llama-cpp`: the engine child's supervisor.
+  { name: 'node-llama-cpp', allow: ['engine', 'supervisor', 'logging', 'kind'] },
   // A replica's llama-server child (engine kind `llama-server`): supervised as the engine child is, spoken to by the remote client;
   // its slot files lent to the other llama-server replicas (kept by block hashes, the router's); and its install from llama.cpp's
   // releases (download with ipull, unpack with tar / extract-zip).
-  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena', 'router'], packages: ['zod', 'ipull', 'tar', 'extract-zip'] },
+  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena', 'router', 'kind', 'rebuild'], packages: ['zod', 'ipull', 'tar', 'extract-zip'] },
+  // The registry of engine kinds (one line each), the driver of each replica, and the machine's default kind.
+  { name: 'engine-kinds', allow: ['kind', 'config', 'node-llama-cpp', 'llama-server', 'remote', 'supervisor'] },
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
-  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'remote', 'llama-server', 'rebuild', 'cpu', 'config', 'gpu', 'logging', 'metrics'] },
+  // The replica set sees engines only through kind/ and engine-kinds/ (node-llama-cpp: its embedding engine; remote: the expected model).
+  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'kind', 'engine-kinds', 'node-llama-cpp', 'remote', 'rebuild', 'cpu', 'config', 'gpu', 'logging', 'metrics'] },
   { name: 'arena', allow: ['logging', 'process-alive'] },
   // The one file of core that imports node-llama-cpp: its model downloader moves bytes and reads no model (no native code runs).
   { name: 'models/model-download', allow: [], packages: ['node-llama-cpp'] },
@@ -70,7 +78,7 @@ export const coreSublayers = [
     // prom-client: /metrics reads the workstation's state into gauges at each scrape.
     packages: ['ws', 'zod', 'prom-client'],
   },
-  { name: 'serve', allow: ['http', 'control-token', 'workstation', 'arena', 'config', 'engine', 'gpu', 'replicas', 'logging', 'open-generations'] },
+  { name: 'serve', allow: ['http', 'control-token', 'workstation', 'arena', 'config', 'engine', 'engine-kinds', 'gpu', 'replicas', 'logging', 'open-generations'] },
 ];
 
 /**

@@ -5,7 +5,7 @@
  * it (an AMD EPYC ran llama-server 3–4× faster; an Intel Xeon with AMX ran node-llama-cpp 2.4× faster at one
  * thread while llama-server's child ran flash attention on the CPU, and llama-server faster at two without
  * it: docs/BENCHMARKS.md), so the verdict is kept in the data dir with the machine it was measured on, and the
- * default engine kind follows it where llama-server's binary is found (default-engine-kind.ts). A file
+ * default engine kind follows it where llama-server's binary is found (engine-kinds/default-engine-kind.ts). A file
  * that does not parse, or another machine's, is ignored, and the reason is given. The command writes it
  * (`writeCalibration`, atomically, in cli/engine-calibrate.ts).
  */
@@ -14,7 +14,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { firstIssueInWords } from '../../common/issue-words.js';
-import { ENGINE_KINDS, type EngineKind } from './run-config.js';
+
+/** The two kinds a calibration weighs against each other (the built-in ones: engine-kinds/engine-kinds.ts). */
+export const CALIBRATED_KINDS = ['node-llama-cpp', 'llama-server'] as const;
+export type CalibratedKind = (typeof CALIBRATED_KINDS)[number];
 
 export const CALIBRATION_FILE = 'engine-calibration.json';
 
@@ -37,7 +40,7 @@ const engineCalibrationSchema = z.object({
   promptTokens: z.number().int().positive(),
   answerTokens: z.number().int().positive(),
   kinds: z.object({ 'node-llama-cpp': kindFiguresSchema, 'llama-server': kindFiguresSchema }),
-  faster: z.enum(ENGINE_KINDS),
+  faster: z.enum(CALIBRATED_KINDS),
 });
 export type EngineCalibration = z.infer<typeof engineCalibrationSchema>;
 
@@ -50,7 +53,7 @@ export function thisMachine(gpus: number): string {
 }
 
 /** The kind that served the calibration request sooner. */
-export function fasterKind(kinds: Record<EngineKind, KindFigures>): EngineKind {
+export function fasterKind(kinds: Record<CalibratedKind, KindFigures>): CalibratedKind {
   return kinds['llama-server'].seconds <= kinds['node-llama-cpp'].seconds ? 'llama-server' : 'node-llama-cpp';
 }
 

@@ -37,19 +37,17 @@ const engineOptionsSchema = z
 export type EngineOptions = z.infer<typeof engineOptionsSchema>;
 
 /**
- * What runs a local replica: node-llama-cpp in an engine child (nothing to install), or llama.cpp's own
- * `llama-server` as a child process spoken to over HTTP (`npm run build:llama-server`). A config without
- * `engine.kind` runs the machine's default (MachineFacts.defaultEngineKind: default-engine-kind.ts).
+ * What runs a local replica: the name of an engine kind (engine-kinds/engine-kinds.ts lists them and refuses
+ * a name it does not know when the replicas are made). A config without `engine.kind` runs the machine's
+ * default (MachineFacts.defaultEngineKind: engine-kinds/default-engine-kind.ts).
  */
-export const ENGINE_KINDS = ['node-llama-cpp', 'llama-server'] as const;
-export type EngineKind = (typeof ENGINE_KINDS)[number];
+export type EngineKind = string;
 
 /** The config's `engine`: the options every local replica starts from, and the kind of engine all of them run. */
 const baseEngineSchema = engineOptionsSchema.extend({
   kind: z
-    .enum(ENGINE_KINDS, {
-      error: (issue) => `${valueInWords(issue.input)} is not an engine kind; use "llama-server" (llama.cpp's server as each replica's child process, the default where its binary is installed) or "node-llama-cpp" (the default elsewhere)`,
-    })
+    .string({ error: (issue) => `${valueInWords(issue.input)} is not an engine kind's name` })
+    .regex(/^[a-z][a-z0-9-]*$/, { error: (issue) => `${valueInWords(issue.input)} is not an engine kind's name` })
     .optional(),
 });
 

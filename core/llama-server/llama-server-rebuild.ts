@@ -20,7 +20,7 @@ import { formatBytes } from '../../common/format-bytes.js';
 import os from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Activity, LoadOptionsInput, Rebuilt } from '../../common/engine-protocol.js';
+import type { Activity, LoadOptionsInput, ReadyInfo, Rebuilt } from '../../common/engine-protocol.js';
 import { readModelFileHeader } from '../../common/node/gguf-file.js';
 import {
   changedSizes,
@@ -35,7 +35,7 @@ import {
 } from '../../common/rebuild.js';
 import { kvCacheBytes } from '../arena/engine-memory.js';
 import type { RemoteClient } from '../remote/remote-client.js';
-import type { LlamaServerSupervisor } from './llama-server-supervisor.js';
+import type { SupervisorState } from '../supervisor/child-life.js';
 import { readSlotFileTokens } from './slot-state-file.js';
 
 /** A slot save, restore or refill may take this long (a state of a few GB is written or read). */
@@ -48,12 +48,25 @@ interface SavedSlot {
 }
 
 
+/** What a resize asks of the replica's llama-server supervisor (llama-server-supervisor.ts): a quiet restart at other sizes. */
+export interface RestartableServer {
+  readonly state: SupervisorState;
+  readonly client: RemoteClient | undefined;
+  readonly loadOptions: LoadOptionsInput;
+  /** Where the child saves and restores slot files. */
+  readonly slotFolder: string | undefined;
+  /** The child is gone and its exit was announced. */
+  readonly lost: boolean;
+  restartWith(load: LoadOptionsInput): Promise<ReadyInfo>;
+  announceDown(): void;
+}
+
 export class LlamaServerRebuild {
   /** The slots saved by the running transaction, non-empty ones only. */
   private saved: SavedSlot[] = [];
 
   constructor(
-    private readonly supervisor: LlamaServerSupervisor,
+    private readonly supervisor: RestartableServer,
     /** The live sizes before the resize. */
     private readonly current: PoolSizes,
   ) {}

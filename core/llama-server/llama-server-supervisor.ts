@@ -12,41 +12,34 @@
  * keeps the replica in maintenance).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import type { LogLevel } from '../../common/contract.js';
 import { loadOptionsSchema, type LoadOptionsInput, type ReadyInfo } from '../../common/engine-protocol.js';
 import { readModelFileHeader } from '../../common/node/gguf-file.js';
 import { metadataText, type GgufHeader } from '../../common/gguf/header-reader.js';
-import type { HostPromptCacheLimits } from '../../common/prefix-cache.js';
+import type { HostPromptCacheLimits, PrefixTier } from '../../common/prefix-cache.js';
+import type { PoolSizes } from '../../common/rebuild.js';
+import type { ReplicaDriver, Resizer } from '../kind/replica-driver.js';
+import { LlamaServerRebuild } from './llama-server-rebuild.js';
 import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
 import { forwardLines, OWN_GROUP, ownChild } from '../engine/engine-process.js';
-import type { LogSink } from '../logging/core-log.js';
 import { llamaServerDialect } from '../remote/llama-server-dialect.js';
 import { getPeerJson, type PeerAddress } from '../remote/peer-http.js';
 import { describePeer } from '../remote/peer-probe.js';
 import { RemoteClient } from '../remote/remote-client.js';
-import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
-import { startHeartbeat } from '../supervisor/heartbeat.js';
-import { ReplicaLog } from '../supervisor/replica-log.js';
-import { supervisorTiming, type SupervisorTiming } from '../supervisor/supervisor-timing.js';
+import type { ExitReason } from '../supervisor/child-life.js';
+import { pinChild } from '../supervisor/child-pinning.js';
+import { LocalSupervisor, type LocalSupervisorOptions } from '../supervisor/local-supervisor.js';
 import { llamaServerArgs, promptCacheLimits } from './llama-server-args.js';
 import { listenIn, makeChildFolder, slotFolderIn } from './llama-server-folder.js';
 import { readyInfoOf } from './llama-server-ready-info.js';
 import { restoreSlotFile } from './slot-file-restore.js';
 import { SlotFileShelf } from './slot-file-shelf.js';
-import { pinChild, type ChildPinning } from '../supervisor/child-pinning.js';
 
-export interface LlamaServerSupervisorOptions extends Partial<SupervisorTiming> {
-  /** Replica index, for log prefixes. */
-  replica: number;
+export interface LlamaServerSupervisorOptions extends LocalSupervisorOptions {
   /** The `llama-server` binary (common/node/llama-server-binary.ts finds it). */
   binary: string;
-  /** Environment for the child over the parent's: card visibility and the replica's env. */
-  env: Readonly<Record<string, string>>;
-  /** What it loads: the same options a node-llama-cpp engine gets. */
-  load: LoadOptionsInput;
   /** Its host-memory prompt cache (`--cache-ram`, MiB; 0: off): `cacheRamMib` of the run config's prefix-cache budgets. */
   cacheRamMib: number;
   /**
@@ -54,18 +47,8 @@ export interface LlamaServerSupervisorOptions extends Partial<SupervisorTiming> 
    * (slot-file-shelf.ts; `engine.prefixCache.diskBytes`); 0: it lends none and borrows none.
    */
   slotFileBytes: number;
-  log: LogSink;
-  /** Also append log lines to this rotating file (`<log>.r<i>`). */
-  logFile?: string | null;
-  /** Pins the child's threads to the replica's cores; called after spawn and again once loaded. */
-  pinning?: ChildPinning;
   /** The client's bounds on each generation (connect, first token, idle). */
   timeouts?: RemoteTimeouts;
-}
-
-interface SupervisorEvents {
-  ready: [ReadyInfo];
-  exit: [ExitReason];
 }
 
 /** The last lines of output kept for a failed start's message. */
@@ -77,18 +60,12 @@ function serverLineLevel(line: string): LogLevel {
   return /\b(error|failed|fatal|abort)/i.test(line) ? 'error' : /\bwarn/i.test(line) ? 'warn' : 'debug';
 }
 
-export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
+export class LlamaServerSupervisor extends LocalSupervisor implements ReplicaDriver {
+  /** Another llama-server child's RAM-tier entries are its own prompt cache, which cannot be read from outside. */
+  readonly borrowTiers = ['disk'] as const;
   private child: ChildProcess | undefined;
   private current: RemoteClient | undefined;
-  private stateValue: SupervisorState = 'idle';
-  private stopRequested = false;
-  private hung: { silentMs: number } | undefined;
-  private loadFailure: string | undefined;
-  private stopHeartbeat: (() => void) | undefined;
-  private readonly replicaLog: ReplicaLog;
   private readonly output: string[] = [];
-  private readonly timing: SupervisorTiming;
-  private load: LoadOptionsInput;
   /** The child's own folder (0700): its socket, and its slot folder `slots/`. */
   private folder: string | undefined;
   /** While a live resize restarts the child: its exits and readiness are not announced. */
@@ -100,15 +77,8 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   /** The slot files its children lend, in its slot folder; null before the first start and when it lends none. */
   private shelf: SlotFileShelf | null = null;
 
-  constructor(private readonly options: LlamaServerSupervisorOptions) {
-    super();
-    this.load = options.load;
-    this.timing = supervisorTiming(options);
-    this.replicaLog = new ReplicaLog(`replica ${options.replica}`, options.log, options.logFile, () => this.pid);
-  }
-
-  get state(): SupervisorState {
-    return this.stateValue;
+  constructor(protected override readonly options: LlamaServerSupervisorOptions) {
+    super(options);
   }
 
   /** The ready server's client; undefined unless ready. */
@@ -118,11 +88,6 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
 
   get pid(): number | undefined {
     return this.child?.pid;
-  }
-
-  /** What the server loads at its next start. */
-  get loadOptions(): LoadOptionsInput {
-    return this.load;
   }
 
   /** Where the child saves and restores slot files (its `--slot-save-path`); created by the first start. */
@@ -140,23 +105,27 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     return this.stateValue === 'ready' ? this.shelf : null;
   }
 
+  /** A resize restarts the child at the new sizes (llama-server-rebuild.ts). */
+  resizer(sizes: PoolSizes): Resizer {
+    const rebuild = new LlamaServerRebuild(this, sizes);
+    return { client: rebuild, isEngineLost: () => rebuild.isEngineLost() };
+  }
+
+  /** Its prompt cache as the RAM tier and the slot files it lends as the disk tier; null when it keeps neither. */
+  prefixTierBudgets(): Record<PrefixTier, number> | null {
+    const ram = this.promptCacheLimits?.budgetBytes ?? 0;
+    const disk = this.slotFiles?.budgetBytes ?? 0;
+    return ram || disk ? { ram, disk } : null;
+  }
+
   /** True when the child is gone and its exit was announced (the replica set heals it). */
   get lost(): boolean {
     return this.stateValue === 'exited' && this.heldExit === undefined;
   }
 
-  /** What later starts load (the arena's path); a restart keeps it. */
-  updateLoad(change: Partial<LoadOptionsInput>): void {
-    this.load = { ...this.load, ...change };
-  }
-
   /** Spawns a new server and waits until it serves; rejects (with the child gone) when it does not come up. */
   async start(): Promise<ReadyInfo> {
-    if (this.stateValue === 'starting' || this.stateValue === 'ready') throw new Error(`replica ${this.options.replica} is already ${this.stateValue}`);
-    this.stateValue = 'starting';
-    this.stopRequested = false;
-    this.hung = undefined;
-    this.loadFailure = undefined;
+    this.beginStart();
     this.output.length = 0;
     const startedAt = performance.now();
     this.folder ??= await makeChildFolder(this.options.replica);
@@ -216,13 +185,16 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
       this.current = client;
       this.shelf?.serve(client);
       this.stateValue = 'ready';
-      this.startWatchdog(child, peer);
+      this.watch(
+        () => getPeerJson(peer, '/health', this.timing.hangTimeoutMs).then((answer) => answer.status === 200),
+        () => child.kill('SIGKILL'),
+        '/health silent',
+      );
       this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on llama-server (${peer.url}) in ${Math.round(info.loadMs)} ms`);
       if (!this.quiet) this.emit('ready', info);
       return info;
     } catch (error) {
-      this.loadFailure = (error as Error).message;
-      this.log(`start failed: ${this.loadFailure}`, 'error');
+      this.startFailed(error);
       child.kill('SIGKILL');
       await exited;
       throw error;
@@ -236,7 +208,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   /** Polls `/health` until 200 (llama-server answers 503 while it loads); fails when the child exits or the load bound passes. */
   private async waitHealthy(child: ChildProcess, peer: PeerAddress, startedAt: number): Promise<void> {
     for (;;) {
-      if (this.child !== child || child.exitCode !== null || child.signalCode !== null || this.stopRequested) {
+      if (this.child !== child || child.exitCode !== null || child.signalCode !== null || this.life.stopRequested) {
         throw new Error(`llama-server exited before it was ready${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}`);
       }
       const answer = await getPeerJson(peer, '/health', this.connectMs).catch(() => null);
@@ -274,7 +246,7 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    this.stopRequested = true;
+    this.life.stopRequested = true;
     this.stateValue = 'stopping';
     const gone = new Promise((resolve) => child.once('close', resolve));
     const grace = setTimeout(() => child.kill('SIGKILL'), this.timing.stopGraceMs);
@@ -286,54 +258,28 @@ export class LlamaServerSupervisor extends EventEmitter<SupervisorEvents> {
     }
   }
 
-  /** Sends a signal to the child (tests use SIGKILL and SIGSTOP to stand in for real failures). */
   signal(signal: NodeJS.Signals): void {
     this.child?.kill(signal);
   }
 
-  private startWatchdog(child: ChildProcess, peer: PeerAddress): void {
-    this.stopHeartbeat = startHeartbeat({
-      everyMs: this.timing.heartbeatMs,
-      hangAfterMs: this.timing.hangTimeoutMs,
-      alive: () => getPeerJson(peer, '/health', this.timing.hangTimeoutMs).then((answer) => answer.status === 200),
-      onHung: (silentMs) => {
-        this.hung = { silentMs };
-        this.log(`hung: /health silent for ${silentMs} ms; killing`, 'warn');
-        child.kill('SIGKILL');
-      },
-    });
-  }
-
   private onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.child !== child || this.stateValue === 'exited') return;
-    this.stopHeartbeat?.();
     // Its generations are lost with it now, not at their timeouts (those without a token fail over).
     this.current?.abandon('the llama-server process exited', 'all');
     this.current = undefined;
     const codes = `code ${code ?? 'none'}, signal ${signal ?? 'none'}`;
-    const reason: ExitReason = this.stopRequested
-      ? { kind: 'stopped' }
-      : this.hung
-        ? { kind: 'hung', silentMs: this.hung.silentMs }
-        : this.stateValue === 'starting'
-          ? { kind: 'load_failed', message: this.loadFailure ?? `llama-server exited while loading (${codes})${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}` }
-          : { kind: 'crashed', code, signal };
-    this.stateValue = 'exited';
-    this.log(`exited: ${describeExit(reason)}`, reason.kind === 'stopped' ? 'info' : 'warn');
+    const loading = this.stateValue === 'starting' ? `llama-server exited while loading (${codes})${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}` : undefined;
+    const reason = this.exited(this.life.exitReason({ kind: 'crashed', code, signal }, loading));
     if (this.quiet) this.heldExit = reason;
     else this.emit('exit', reason);
   }
 
-  private log(line: string, level: LogLevel = 'info'): void {
-    this.replicaLog.write(line, level);
-  }
-
   /** Removes the child's folder and writes out and closes the log file (after the last stop). */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     const folder = this.folder;
     this.folder = undefined;
     if (folder) await rm(folder, { recursive: true, force: true });
-    await this.replicaLog.close();
+    await super.close();
   }
 }
 

@@ -20,6 +20,7 @@ import { BLOCK_TOKENS } from '../router/block-hash.js';
 import { sharedBlocks } from '../router/prefix-index.js';
 import type { SlotStateResult } from '../remote/completion-dialect.js';
 import type { RemoteClient } from '../remote/remote-client.js';
+import type { ShelvedSlot, SlotFileLender } from '../kind/replica-driver.js';
 
 /**
  * The index keys a replica's saved entries by number, and a llama-server replica's RAM-tier entries (its
@@ -36,21 +37,12 @@ export const SLOT_FILE_TIMEOUT_MS = 30_000;
 /** What the child does with its slot files: its RemoteClient's slot actions. */
 export type SlotFileActions = Pick<RemoteClient, 'slotAction'>;
 
-/** A slot saved to the shelf: its entry and the blocks it holds, and the entries the save dropped (contained in it, or past the budget). */
-export interface ShelvedSlot {
-  readonly entry: number;
-  readonly blocks: readonly number[];
-  readonly tokens: number;
-  readonly bytes: number;
-  readonly dropped: readonly number[];
-}
-
 /**
  * One replica's shelf, for the life of its slot folder: each child started there is served in turn (`serve`),
  * and a restart clears the last one's files (`clear`). Entry numbers go on across children, so a hint made
  * before a restart never names a file of the new child's.
  */
-export class SlotFileShelf {
+export class SlotFileShelf implements SlotFileLender {
   /** Oldest first. */
   private readonly files: { entry: number; blocks: readonly number[]; bytes: number }[] = [];
   private nextEntry = SLOT_FILE_ENTRY_BASE;

@@ -14,7 +14,8 @@ import type { LogLevel } from '../../common/contract.js';
 import type { ReadyInfo } from '../../common/engine-protocol.js';
 import type { RemoteKind, RemotePlan } from '../config/remote-plan.js';
 import type { LogSink } from '../logging/core-log.js';
-import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/engine-supervisor.js';
+import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/child-life.js';
+import type { ReplicaDriver } from '../kind/replica-driver.js';
 import type { CompletionDialect } from './completion-dialect.js';
 import { llamaServerDialect } from './llama-server-dialect.js';
 import { matchPeerModel, type ExpectedModel } from './model-match.js';
@@ -73,7 +74,7 @@ function readyInfoOf(description: PeerDescription, model: PeerModel, slots: numb
   };
 }
 
-export class RemoteLink extends EventEmitter<RemoteLinkEvents> {
+export class RemoteLink extends EventEmitter<RemoteLinkEvents> implements ReplicaDriver {
   private stateValue: SupervisorState = 'idle';
   private current: RemoteClient | undefined;
   private kindValue: RemoteKind | null;

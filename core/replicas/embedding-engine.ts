@@ -10,7 +10,7 @@
  */
 import type { SpawnEngine } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
-import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
+import { EngineSupervisor } from '../node-llama-cpp/engine-supervisor.js';
 import { NoReplicaError } from './replica-errors.js';
 
 export interface EmbeddingEngineOptions {

@@ -8,9 +8,6 @@
  */
 import type { ReadyInfo } from '../../common/engine-protocol.js';
 import { poolSizesOf, type PrecheckRequest, type RebuildChange, type RebuildOutcome, type RebuildRequest, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../common/rebuild.js';
-import { EngineExitedError } from '../engine/engine-client.js';
-import { LlamaServerRebuild } from '../llama-server/llama-server-rebuild.js';
-import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
 import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
 import { followReEvaluation } from './re-evaluation-watch.js';
@@ -67,16 +64,13 @@ export class ReplicaRebuilds {
     return {
       index: replica.index,
       get engine() {
-        const local = replica.local;
-        if (!local) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
-        if (!replica.routable || !local.client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
+        const { driver } = replica;
+        if (!driver.local) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
+        if (!driver.resizer) return { unavailable: `replica ${replica.index}'s engine kind does not resize live` };
+        if (!replica.routable || !driver.client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
         // gpuLayers as asked for (`auto` stays `auto`), so a rollback restores the request, not its resolution.
-        const sizes = { ...poolSizesOf(replica.info.sizes), gpuLayers: local.loadOptions.gpuLayers ?? 'auto' };
-        if (local instanceof LlamaServerSupervisor) {
-          const rebuild = new LlamaServerRebuild(local, sizes);
-          return { client: rebuild, sizes, isEngineLost: () => rebuild.isEngineLost() };
-        }
-        return { client: local.client, sizes, isEngineLost: (error: unknown) => error instanceof EngineExitedError };
+        const sizes = { ...poolSizesOf(replica.info.sizes), gpuLayers: driver.local.loadOptions.gpuLayers ?? 'auto' };
+        return { ...driver.resizer(sizes), sizes };
       },
       enterMaintenance: () => this.host.setState(replica, 'maintenance'),
       settle: (outcome, info) => this.settle(replica, change, outcome, info),
@@ -84,8 +78,8 @@ export class ReplicaRebuilds {
   }
 
   private settle(replica: Replica, change: RebuildChange, outcome: RebuildOutcome, info: ReadyInfo | null): void {
-    const local = replica.local;
-    if (!local?.client) return; // the engine exited: its exit already set the state and heals it
+    const local = replica.driver.local;
+    if (!local || !replica.driver.client) return; // the engine exited: its exit already set the state and heals it
     if (info) replica.info = info;
     const { routing } = this.host;
     switch (outcome.outcome) {
@@ -106,9 +100,9 @@ export class ReplicaRebuilds {
         break;
     }
     this.host.setState(replica, 'ready');
-    const engine = replica.engine?.client;
-    if (engine && 'prefixes' in outcome && outcome.prefixes.slots.some((s) => s.restoredBy === 're_evaluation')) {
-      void followReEvaluation(engine, (progress) => {
+    const { driver } = replica;
+    if (driver.activity && 'prefixes' in outcome && outcome.prefixes.slots.some((s) => s.restoredBy === 're_evaluation')) {
+      void followReEvaluation({ activity: () => driver.activity!() }, (progress) => {
         replica.reEvaluation = progress;
       });
     }

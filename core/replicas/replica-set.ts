@@ -17,11 +17,12 @@ import type { QueueStats } from '../queue/queue-stats.js';
 import type { OnRebuildProgress } from '../rebuild/replica-rebuild.js';
 import type { DispatchObserver } from '../metrics/request-metrics.js';
 import { expectedModelFrom, type ExpectedModel } from '../remote/model-match.js';
-import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
-import { EngineSupervisor, type ExitReason } from '../supervisor/engine-supervisor.js';
+import type { ExitReason } from '../supervisor/child-life.js';
 import { decideHeal, DEFAULT_HEAL_POLICY, type HealPolicy } from './heal-policy.js';
 import { Replica, type ReplicaState } from './replica.js';
-import { createReplicaDriver, type DriverSetup } from './replica-drivers.js';
+import { createReplicaDriver, engineKind } from '../engine-kinds/engine-kinds.js';
+import type { DriverSetup } from '../kind/engine-kind.js';
+import type { ReplicaDriver } from '../kind/replica-driver.js';
 import { EmbeddingsUnsupportedError, NoReplicaError } from './replica-errors.js';
 import { embedOnLeastLoaded } from './embedding-dispatch.js';
 import { EmbeddingEngine } from './embedding-engine.js';
@@ -83,11 +84,11 @@ export class ReplicaSet {
       slotOffset: (index) => slotOffset(this.replicas, index),
       observer: options.dispatchObserver,
     });
+    // Where no local replica's kind answers embeddings, an embedding engine does (node-llama-cpp/embedding-engine.ts).
     const local = options.plans.filter((plan) => !plan.remote);
-    const llamaServers = local.filter((plan) => plan.engineKind === 'llama-server');
     this.embeddingEngine =
-      llamaServers.length > 0 && llamaServers.length === local.length
-        ? new EmbeddingEngine({ spawn: options.spawn, modelPath: options.modelPath, contextSize: llamaServers[0]!.engine.contextSize ?? 4096, log: options.log })
+      local.length > 0 && local.every((plan) => !engineKind(plan.engineKind ?? '').embeds)
+        ? new EmbeddingEngine({ spawn: options.spawn, modelPath: options.modelPath, contextSize: local[0]!.engine.contextSize ?? 4096, log: options.log })
         : null;
     this.rebuilds = new ReplicaRebuilds({
       scope: (which) => (which === 'all' ? this.replicas : [this.replica(which)]),
@@ -132,7 +133,7 @@ export class ReplicaSet {
 
   /** Where every later start, heal and weights rebuild loads the model from (the arena, once it is filled). */
   loadModelFrom(modelPath: string): void {
-    for (const replica of this.replicas) replica.local?.updateLoad({ modelPath });
+    for (const replica of this.replicas) replica.driver.local?.updateLoad({ modelPath });
   }
 
   /** What each replica's engine last said of its GPU memory, for the GPU report. */
@@ -159,7 +160,7 @@ export class ReplicaSet {
       return;
     }
     // Only local engines run on this machine's cores.
-    const local = this.replicas.filter((r) => r.local);
+    const local = this.replicas.filter((r) => r.driver.local);
     if (local.length === 0) return;
     const topology = await readCpuTopology(this.options.cpuTopologyRoot);
     const partition = 'cores' in topology ? partitionCores(topology.cores, local.length) : { reason: topology.unreadable };
@@ -295,18 +296,9 @@ export class ReplicaSet {
     return this.replica(index).info;
   }
 
-  /** The engine supervisor of local replica `index` (for tests and the dashboard's per-replica actions). */
-  supervisorOf(index: number): EngineSupervisor {
-    const engine = this.replica(index).engine;
-    if (!engine) throw new RangeError(`replica ${index} has no node-llama-cpp engine process here (it is remote or runs llama-server)`);
-    return engine;
-  }
-
-  /** The llama-server supervisor of replica `index` (engine kind `llama-server`). */
-  llamaServerOf(index: number): LlamaServerSupervisor {
-    const driver = this.replica(index).driver;
-    if (!(driver instanceof LlamaServerSupervisor)) throw new RangeError(`replica ${index} does not run llama-server`);
-    return driver;
+  /** The driver of replica `index` (tests signal its process; bench/faults.ts kills one). */
+  driverOf(index: number): ReplicaDriver {
+    return this.replica(index).driver;
   }
 
   get size(): number {

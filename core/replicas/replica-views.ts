@@ -4,7 +4,7 @@
  */
 import type { ReplicaViewData } from '../../common/contract.js';
 import type { SlotView } from '../../common/engine-protocol.js';
-import { DEFAULT_PREFIX_CACHE_BYTES, PREFIX_TIERS, type PrefixTier, type PrefixTierView } from '../../common/prefix-cache.js';
+import { PREFIX_TIERS, type PrefixTierView } from '../../common/prefix-cache.js';
 import type { Replica } from './replica.js';
 import type { RoutingState } from './routing-state.js';
 
@@ -45,11 +45,8 @@ export function replicaViews(replicas: readonly Replica[], routing: RoutingState
  * its disk tier; null when it keeps none.
  */
 function prefixTiersOf(r: Replica, routing: RoutingState): PrefixTierView[] | null {
-  const hostCache = r.hostPromptCache;
-  const slotFiles = r.slotFiles;
-  if (!r.engine && !hostCache && !slotFiles) return null;
-  const { ramBytes, diskBytes } = r.engine ? { ...DEFAULT_PREFIX_CACHE_BYTES, ...r.plan.engine.prefixCache } : { ramBytes: hostCache?.budgetBytes ?? 0, diskBytes: slotFiles?.budgetBytes ?? 0 };
-  const budgets: Record<PrefixTier, number> = { ram: ramBytes, disk: diskBytes };
+  const budgets = r.driver.prefixTierBudgets?.() ?? null;
+  if (!budgets) return null;
   const tiers = PREFIX_TIERS.filter((tier) => budgets[tier] > 0).map((tier) => {
     const entries = routing.savedEntries(r.index, tier);
     return { tier, entries, bytes: entries.reduce((sum, e) => sum + e.bytes, 0), budgetBytes: budgets[tier] };

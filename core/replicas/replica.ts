@@ -1,23 +1,17 @@
 /**
- * One replica as the set sees it: its plan, its driver (the engine supervisor of a local replica, the
- * link of a remote one), its state, what it runs now (requests bound
+ * One replica as the set sees it: its plan, its driver (kind/replica-driver.ts: whatever its engine kind),
+ * its state, what it runs now (requests bound
  * to it by the dispatcher), its counters for the views, the history the heal policy reads, and the rates
  * measured from its requests that the router's cost uses (prefill, service time, prefix-cache restores).
  */
 import type { GenerateDone, ReadyInfo, ReEvaluation } from '../../common/engine-protocol.js';
-import type { HostPromptCacheLimits, PrefixTier } from '../../common/prefix-cache.js';
+import type { PrefixTier } from '../../common/prefix-cache.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { ReplicaPlan } from '../config/run-config.js';
 import type { RouteCandidate } from '../router/router.js';
-import { LlamaServerSupervisor } from '../llama-server/llama-server-supervisor.js';
-import type { SlotFileShelf } from '../llama-server/slot-file-shelf.js';
-import { EngineSupervisor } from '../supervisor/engine-supervisor.js';
-import type { ReplicaDriver } from './replica-driver.js';
+import type { ReplicaDriver, SlotFileLender } from '../kind/replica-driver.js';
 
 export type ReplicaState = 'starting' | 'ready' | 'maintenance' | 'latched' | 'healing' | 'failed' | 'stopped';
-
-/** The supervisor of a replica's process on this machine: a node-llama-cpp engine child or a llama-server child. */
-export type LocalDriver = EngineSupervisor | LlamaServerSupervisor;
 
 /** Weight of the newest sample in the measured rates. */
 const EWMA = 0.3;
@@ -62,16 +56,6 @@ export class Replica {
     readonly driver: ReplicaDriver,
   ) {}
 
-  /** The supervisor of a local replica's process (pinned, signalled, loading the arena); null for a remote one. */
-  get local(): LocalDriver | null {
-    return this.driver instanceof EngineSupervisor || this.driver instanceof LlamaServerSupervisor ? this.driver : null;
-  }
-
-  /** The node-llama-cpp engine's supervisor (the engine kind that resizes live); null for any other driver. */
-  get engine(): EngineSupervisor | null {
-    return this.driver instanceof EngineSupervisor ? this.driver : null;
-  }
-
   get index(): number {
     return this.plan.index;
   }
@@ -92,12 +76,12 @@ export class Replica {
    * worse, a state of another); null: it never borrows (remote peers, caches off).
    */
   get borrowKey(): string | null {
-    return (this.local && this.info?.prefixCacheShare?.layout) || null;
+    return (this.driver.local && this.info?.prefixCacheShare?.layout) || null;
   }
 
-  /** Its llama-server child's lent slot files (llama-server/slot-file-shelf.ts); null for any other driver and when it lends none. */
-  get slotFiles(): SlotFileShelf | null {
-    return this.driver instanceof LlamaServerSupervisor ? this.driver.slotFiles : null;
+  /** The slot files its child lends to its peers (a llama-server child's); null when it lends none. */
+  get slotFiles(): SlotFileLender | null {
+    return this.driver.slotFiles ?? null;
   }
 
   /**
@@ -109,11 +93,6 @@ export class Replica {
     return this.slotFiles !== null;
   }
 
-  /** Its llama-server child's host-memory prompt cache, which the routing index mirrors; null for any other driver, before the child's first start, and when the cache is off. */
-  get hostPromptCache(): HostPromptCacheLimits | null {
-    return this.driver instanceof LlamaServerSupervisor ? this.driver.promptCache : null;
-  }
-
   /** What the router weighs for it now (the conversation flag is the dispatcher's). */
   candidate(): Omit<RouteCandidate, 'servedConversation'> {
     return {
@@ -123,8 +102,7 @@ export class Replica {
       prefillTokensPerMs: this.prefillTokensPerMs,
       pendingPrefillTokens: this.pendingPrefillTokens,
       restoreMsPerToken: this.restoreMsPerToken,
-      // Another llama-server child's RAM-tier entries are its own prompt cache, which cannot be read from outside.
-      ...(this.driver instanceof LlamaServerSupervisor ? { borrowTiers: ['disk'] as const } : {}),
+      ...(this.driver.borrowTiers ? { borrowTiers: this.driver.borrowTiers } : {}),
     };
   }
 

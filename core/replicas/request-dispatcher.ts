@@ -291,7 +291,7 @@ export class RequestDispatcher {
     if (options.signal?.aborted) abort();
     void handle.started.then(
       (s) => {
-        const hostCache = replica.hostPromptCache;
+        const hostCache = replica.driver.promptCache ?? null;
         const saved = routing.noteStarted(replica.index, s, blocks, hostCache && { limits: hostCache, promptTokens: request.tokens.length });
         replica.noteStarted(s);
         // The engine saved the conversation it evicted: a request held for it may now borrow it elsewhere.

@@ -5,7 +5,7 @@
  * takes it, and refuses it (503) when no living replica could; among those, routing is unchanged (by prefix).
  */
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
-import type { ReplicaClient } from './replica-driver.js';
+import type { ReplicaClient } from '../kind/replica-driver.js';
 
 export type Need = 'grammar' | 'logprobs';
 

@@ -15,7 +15,7 @@ import type { HostPromptCacheLimits, PrefixTier, SavedEntryView, TierMove } from
 import type { PrefixReport } from '../../common/rebuild.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
-import type { ShelvedSlot } from '../llama-server/slot-file-shelf.js';
+import type { ShelvedSlot } from '../kind/replica-driver.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
 import { HostPromptCacheMirror, type HostPromptCacheMoves } from '../router/host-prompt-cache.js';
 import { EstimatedPrefixIndex, ExactPrefixIndex, sharedBlocks, type PrefixIndex } from '../router/prefix-index.js';

@@ -8,7 +8,7 @@
  */
 import type { OpenStage, ThinkingTags, TokenizerMessage, TokenizerMessageOf } from '../../common/tokenizer-protocol.js';
 import type { EngineExit, SpawnTokenizer } from '../engine/engine-process.js';
-import { describeExit, type ExitReason } from '../supervisor/engine-supervisor.js';
+import { ChildLife, describeExit } from '../supervisor/child-life.js';
 import { TokenizerChannel, type TokenizerRequestBody } from './tokenizer-channel.js';
 import { TokenizerError, TokenizerUnavailableError } from './tokenizer-errors.js';
 import type { ToolSupport } from '../../common/tool-calls/tool-call-format.js';
@@ -70,8 +70,7 @@ export class TokenizerSupervisor {
   private channel: TokenizerChannel | undefined;
   private stateValue: TokenizerState = 'idle';
   private modelPath: string;
-  private stopRequested = false;
-  private hung: { silentMs: number } | undefined;
+  private readonly life = new ChildLife();
   private hangCheck: NodeJS.Timeout | undefined;
   private restarting: Promise<void> | undefined;
   private readonly restarts: number[] = [];
@@ -129,7 +128,7 @@ export class TokenizerSupervisor {
 
   /** Asks the child to free the model and exit, then kills it after the grace period; no restart follows. */
   async stop(): Promise<void> {
-    this.stopRequested = true;
+    this.life.stopRequested = true;
     clearInterval(this.hangCheck);
     const channel = this.channel;
     const wasReady = this.stateValue === 'ready';
@@ -148,7 +147,7 @@ export class TokenizerSupervisor {
   /** One child: spawn, open within the time limit; on failure the child is killed and the error names why. */
   private async spawnAndOpen(probeWeights: boolean): Promise<TokenizerOpened> {
     this.stateValue = 'opening';
-    this.hung = undefined;
+    this.life.hung = undefined;
     this.recentLines = [];
     const modelPath = this.modelPath;
     // An abort in the child is expected on a hostile file: no backtrace (ggml would attach gdb, seconds).
@@ -180,7 +179,7 @@ export class TokenizerSupervisor {
         channel.call({ type: 'open', modelPath, probeWeights, ...(this.options.testOnlySkipHeaderCheck ? { testOnlySkipHeaderCheck: true } : {}) }, 'opened', (s) => (stage = s)),
         timeout,
       ]);
-      if (this.stopRequested) throw new TokenizerUnavailableError('the tokenizer was stopped while it opened');
+      if (this.life.stopRequested) throw new TokenizerUnavailableError('the tokenizer was stopped while it opened');
       const { hasModelTemplate, probeMs, toolSupport, thinking, preservedTokens } = opened;
       const info: TokenizerOpened = { hasModelTemplate, probeMs, toolSupport, thinking, preservedTokens };
       this.stateValue = 'ready';
@@ -201,8 +200,8 @@ export class TokenizerSupervisor {
 
   /** The error pending calls fail with when the child exits: while opening it is the model's; after, the process's. */
   private exitError(exit: EngineExit, stage: OpenStage | undefined): Error {
-    if (this.stopRequested) return new TokenizerUnavailableError('the tokenizer was stopped (its model is being unloaded)');
-    const how = this.hung ? `hung (no answer for ${this.hung.silentMs} ms) and was killed` : `exited (code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`;
+    if (this.life.stopRequested) return new TokenizerUnavailableError('the tokenizer was stopped (its model is being unloaded)');
+    const how = this.life.hung ? `hung (no answer for ${this.life.hung.silentMs} ms) and was killed` : `exited (code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`;
     if (this.stateValue === 'opening') {
       const words = lastWords(this.recentLines);
       return new TokenizerError(`${this.modelPath} failed validation: the tokenizer process ${how} while ${stage ? STAGE_WORDS[stage] : 'starting'}${words ? ` — ${words}` : ''}`);
@@ -214,7 +213,7 @@ export class TokenizerSupervisor {
     this.hangCheck = setInterval(() => {
       const silentMs = Math.round(channel.oldestWaitMs());
       if (silentMs <= this.hangTimeoutMs) return;
-      this.hung = { silentMs };
+      this.life.hung = { silentMs };
       this.log(`hung: a call unanswered for ${silentMs} ms; killing`);
       clearInterval(this.hangCheck);
       channel.process.kill('SIGKILL');
@@ -226,15 +225,9 @@ export class TokenizerSupervisor {
     if (this.channel !== channel) return;
     clearInterval(this.hangCheck);
     const wasReady = this.stateValue === 'ready';
-    const reason: ExitReason = this.stopRequested
-      ? { kind: 'stopped' }
-      : this.hung
-        ? { kind: 'hung', silentMs: this.hung.silentMs }
-        : wasReady
-          ? { kind: 'crashed', code: exit.code, signal: exit.signal }
-          : { kind: 'load_failed', message: 'the model did not open' };
+    const reason = this.life.exitReason({ kind: 'crashed', code: exit.code, signal: exit.signal }, wasReady ? undefined : 'the model did not open');
     this.log(`exited: ${describeExit(reason)}`);
-    if (wasReady && !this.stopRequested) {
+    if (wasReady && !this.life.stopRequested) {
       this.stateValue = 'restarting';
       this.restarting = this.restart().finally(() => (this.restarting = undefined));
     }
@@ -256,7 +249,7 @@ export class TokenizerSupervisor {
         await this.spawnAndOpen(false);
         return;
       } catch (error) {
-        if (this.stopRequested) return;
+        if (this.life.stopRequested) return;
         this.log(`restart failed: ${(error as Error).message}`);
       }
     }

@@ -4,6 +4,8 @@ import { rebuildRequestSchema, type RebuildRequestInput, type ReplicaRebuildOutc
 import { parseRunConfig, type RunConfig } from '../../core/config/run-config.js';
 import { forkEngine } from '../../core/engine/engine-process.js';
 import { ReplicaSet, type ReplicaSetOptions } from '../../core/replicas/replica-set.js';
+import type { EngineSupervisor } from '../../core/node-llama-cpp/engine-supervisor.js';
+import type { LlamaServerSupervisor } from '../../core/llama-server/llama-server-supervisor.js';
 import { testModelPath, waitFor } from './engines.js';
 
 const sets: ReplicaSet[] = [];
@@ -56,3 +58,9 @@ export async function rebuildInMaintenance(set: ReplicaSet, request: RebuildRequ
   if (state !== 'maintenance') throw new Error(`the rebuild reported its barrier with replica ${replica} ${state}, not in maintenance`);
   return { outcomes };
 }
+
+/** Replica `index`'s node-llama-cpp engine supervisor (the test knows the set runs that kind). */
+export const engineOf = (set: Pick<ReplicaSet, 'driverOf'>, index: number): EngineSupervisor => set.driverOf(index) as EngineSupervisor;
+
+/** Replica `index`'s llama-server supervisor (the test knows the set runs that kind). */
+export const llamaServerOf = (set: Pick<ReplicaSet, 'driverOf'>, index: number): LlamaServerSupervisor => set.driverOf(index) as LlamaServerSupervisor;

@@ -4,6 +4,7 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
+import { engineOf } from '../helpers/replica-sets.js';
 
 type Served = Awaited<ReturnType<typeof startServed>>;
 let served: Served;
@@ -146,7 +147,7 @@ describe('OpenAI-compatible front', () => {
     }, 'every slot idle after the abort');
     // Cancelled long before its 900 tokens.
     expect(predicted() - before).toBeLessThan(300);
-    const activity = await Promise.all([0, 1].map((r) => served.workstation.replicas.supervisorOf(r).client!.activity()));
+    const activity = await Promise.all([0, 1].map((r) => engineOf(served.workstation.replicas, r).client!.activity()));
     expect(activity.every((a) => a.running_decode === 0 && a.pending_prefill === 0)).toBe(true);
   });
 
@@ -167,7 +168,7 @@ describe('OpenAI-compatible front', () => {
     expect(health).toMatchObject({ status: 'ok', replicas: 2, replicas_alive: 2 });
     const slots = (await (await fetch(`${served.front.url}/slots`)).json()) as { replica: number; slot: number }[];
     expect(slots.map((s) => s.slot)).toEqual([0, 1, 2, 3]);
-    served.workstation.replicas.supervisorOf(1).signal('SIGKILL');
+    engineOf(served.workstation.replicas, 1).signal('SIGKILL');
     const degraded = await waitFor(async () => {
       const body = (await (await fetch(`${served.front.url}/health`)).json()) as { status: string; reasons: string[] };
       return body.status === 'degraded' ? body : undefined;

@@ -18,6 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { allowedCpus } from '../../core/cpu/cpu-pinning.js';
 import { waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
+import { llamaServerOf } from '../helpers/replica-sets.js';
 
 interface Turn {
   replica: number;
@@ -99,9 +100,9 @@ describe('llama-server as the engine kind', () => {
     expect(views.map((v) => v.state)).toEqual(['ready', 'ready']);
     for (const view of views) {
       expect(replicas.readyInfo(view.replica)).toMatchObject({ backend: 'llama-server', sizes: { slots: 2, contextSize: 2048 } });
-      expect(replicas.llamaServerOf(view.replica).pid).toBe(view.pid);
+      expect(llamaServerOf(replicas, view.replica).pid).toBe(view.pid);
       // It listens on a Unix socket in its own folder, which only this user can enter (no TCP port).
-      const folder = dirname(replicas.llamaServerOf(view.replica).slotFolder!);
+      const folder = dirname(llamaServerOf(replicas, view.replica).slotFolder!);
       expect((await stat(folder)).mode & 0o777).toBe(0o700);
       expect((await stat(join(folder, 'http.sock'))).isSocket()).toBe(true);
       expect(await readFile(`/proc/${view.pid}/net/tcp`, 'utf8').then((table) => listeningTcpPorts(table, view.pid!))).toEqual([]);
@@ -132,12 +133,12 @@ describe('llama-server as the engine kind', () => {
 
     // A SIGKILLed child: nothing is lost meanwhile, and the replica comes back as a new process that serves.
     const victim = 1;
-    const oldPid = replicas.llamaServerOf(victim).pid;
-    replicas.llamaServerOf(victim).signal('SIGKILL');
+    const oldPid = llamaServerOf(replicas, victim).pid;
+    llamaServerOf(replicas, victim).signal('SIGKILL');
     const meanwhile = await Promise.all([10, 11, 12, 13].map((i) => chatTurn(client, model, opening(i), 4)));
     expect(meanwhile.every((t) => t.completionTokens === 4)).toBe(true);
     await waitFor(() => served.logs.find((l) => l.includes(`[replica ${victim} ${oldPid}] exited: crashed (code none, signal SIGKILL)`)), 'the kill in the log', 20_000);
-    await waitFor(() => (replicas.replicaView()[victim]!.state === 'ready' && replicas.llamaServerOf(victim).pid !== oldPid ? true : undefined), 'the healed replica', 60_000);
+    await waitFor(() => (replicas.replicaView()[victim]!.state === 'ready' && llamaServerOf(replicas, victim).pid !== oldPid ? true : undefined), 'the healed replica', 60_000);
     const after = await Promise.all([20, 21, 22, 23].map((i) => chatTurn(client, model, opening(i), 4)));
     expect(after.some((t) => t.replica === victim)).toBe(true);
 

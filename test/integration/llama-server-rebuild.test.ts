@@ -9,7 +9,7 @@ import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { ReplicaSet } from '../../core/replicas/replica-set.js';
 import { promptTokens } from '../helpers/engines.js';
-import { rebuild, rebuildInMaintenance, startReplicaSet } from '../helpers/replica-sets.js';
+import { rebuild, rebuildInMaintenance, startReplicaSet, llamaServerOf } from '../helpers/replica-sets.js';
 
 /** One turn of each conversation after `histories` (or a first turn of 200 tokens); returns the new histories and the tokens each reused. */
 async function turns(set: ReplicaSet, histories: number[][] | number): Promise<{ histories: number[][]; reused: number[] }> {
@@ -33,7 +33,7 @@ function expectPrefixesKept(before: number[][], reused: number[]): void {
 describe('live resize of a llama-server replica', () => {
   it('changes the context, then the slot count, by restarting the child; keeps both prefixes; a request during the resize waits', async () => {
     const { set, logs } = await startReplicaSet({ replicas: 1, engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
-    const oldPid = set.llamaServerOf(0).pid;
+    const oldPid = llamaServerOf(set, 0).pid;
     const first = await turns(set, 2);
 
     const { outcomes: resizing } = await rebuildInMaintenance(set, { replica: 0, change: { contextSize: 2048 } });
@@ -48,11 +48,11 @@ describe('live resize of a llama-server replica', () => {
     const waited = await during;
     expect(waited.done.completionTokens).toHaveLength(3);
     expect(waited.afterResize).toBe(true);
-    expect(set.llamaServerOf(0).pid).not.toBe(oldPid);
+    expect(llamaServerOf(set, 0).pid).not.toBe(oldPid);
     expect(set.readyInfo(0)!.sizes).toMatchObject({ contextSize: 2048, slots: 2 });
     expect(set.replicaView()[0]!.state).toBe('ready');
     // The saved slot files are removed once the prefixes are back.
-    expect(await readdir(set.llamaServerOf(0).slotFolder!)).toEqual([]);
+    expect(await readdir(llamaServerOf(set, 0).slotFolder!)).toEqual([]);
     const second = await turns(set, first.histories);
     expectPrefixesKept(first.histories, second.reused);
 
@@ -66,7 +66,7 @@ describe('live resize of a llama-server replica', () => {
     const third = await turns(set, second.histories);
     expectPrefixesKept(second.histories, third.reused);
     // A later start (a heal) loads the new sizes.
-    expect(set.llamaServerOf(0).loadOptions).toMatchObject({ contextSize: 2048, slots: 3 });
+    expect(llamaServerOf(set, 0).loadOptions).toMatchObject({ contextSize: 2048, slots: 3 });
     expect(logs.some((l) => /\[replica 0 \d+\] ready: 3 slots × 2048 tokens on llama-server/.test(l))).toBe(true);
   }, 300_000);
 
@@ -81,11 +81,11 @@ describe('live resize of a llama-server replica', () => {
     expect(rolledBack.reason).toContain('llama-server exited before it was ready');
     expect(rolledBack.prefixes).toMatchObject({ kept: 2, dropped: 0 });
     expect(set.replicaView()[0]!.state).toBe('ready');
-    expect(set.llamaServerOf(0).loadOptions).toMatchObject({ kvType: 'f16', contextSize: 1024 });
+    expect(llamaServerOf(set, 0).loadOptions).toMatchObject({ kvType: 'f16', contextSize: 1024 });
     const second = await turns(set, first.histories);
     expectPrefixesKept(first.histories, second.reused);
 
-    const pid = set.llamaServerOf(0).pid;
+    const pid = llamaServerOf(set, 0).pid;
     const [refused] = await rebuild(set, { replica: 0, change: { contextSize: 1 << 22, slots: 8 } });
     expect(refused).toMatchObject({ outcome: 'RejectedIntact', stage: 'precheck', reason: expect.stringContaining('contextSize × slots = 33554432') });
     // What fits is estimated from the model's attention shape: the KV cache's bytes against free RAM.
@@ -93,7 +93,7 @@ describe('live resize of a llama-server replica', () => {
     expect(verdict).toMatchObject({ fits: true, pools: ['kv'], reason: expect.stringMatching(/^the KV cache at the new sizes \([\d.]+ [KMG]?i?B\) fits/) });
     if (!('needed' in verdict!)) return;
     expect(verdict.needed.ram).toBeGreaterThan(0);
-    expect(set.llamaServerOf(0).pid).toBe(pid);
+    expect(llamaServerOf(set, 0).pid).toBe(pid);
     expect(set.replicaView()[0]!.state).toBe('ready');
   }, 300_000);
 });

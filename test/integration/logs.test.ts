@@ -13,6 +13,7 @@ import { parseRunConfig } from '../../core/config/run-config.js';
 import { serve, type Served } from '../../core/serve.js';
 import { openControl } from '../helpers/control.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
+import { engineOf } from '../helpers/replica-sets.js';
 
 const opened: Served[] = [];
 afterAll(async () => {
@@ -34,8 +35,8 @@ describe('logs across a restart', () => {
 
     const first = await serve(config, { dataDir, front: { port: 0 } });
     opened.push(first);
-    const victimPid = first.workstation.replicas.supervisorOf(1).pid!;
-    first.workstation.replicas.supervisorOf(1).signal('SIGKILL');
+    const victimPid = engineOf(first.workstation.replicas, 1).pid!;
+    engineOf(first.workstation.replicas, 1).signal('SIGKILL');
     const exitLine = `[replica 1 ${victimPid}] exited: crashed (code none, signal SIGKILL)`;
     await waitFor(() => first.workstation.log.recent().find((e) => e.line === exitLine), 'the exit line');
     await first.close();

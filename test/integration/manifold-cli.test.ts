@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledLlamaRelease, findLlamaServer, llamaServerCacheDir } from '../../common/node/llama-server-binary.js';
 import { writeCalibration } from '../../cli/engine-calibrate.js';
 import { CALIBRATION_FILE, readCalibration, thisMachine, type EngineCalibration } from '../../core/config/engine-calibration.js';
-import { ENGINE_KINDS } from '../../core/config/run-config.js';
+import { CALIBRATED_KINDS as ENGINE_KINDS } from '../../core/config/engine-calibration.js';
 import { GpuMonitor } from '../../core/gpu/gpu-report.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';

@@ -4,7 +4,7 @@ import { ReplicaDiedError } from '../../core/replicas/replica-errors.js';
 import type { ReplicaSet } from '../../core/replicas/replica-set.js';
 import type { ReplicaGenerateResult } from '../../core/replicas/request-dispatcher.js';
 import { promptTokens, waitFor } from '../helpers/engines.js';
-import { startReplicaSet, waitForState } from '../helpers/replica-sets.js';
+import { startReplicaSet, waitForState, engineOf, llamaServerOf } from '../helpers/replica-sets.js';
 
 interface Stream {
   streamed: number[];
@@ -68,15 +68,15 @@ describe('replica faults', () => {
     // Wait until the victim is producing tokens for some of its requests.
     const victim = 0;
     await waitFor(() => (streams.some((s) => s.byReplica.has(victim) && s.streamed.length >= 3) ? true : undefined), 'tokens from replica 0', 120_000);
-    const oldPid = set.supervisorOf(victim).pid;
-    set.supervisorOf(victim).signal('SIGKILL');
+    const oldPid = engineOf(set, victim).pid;
+    engineOf(set, victim).signal('SIGKILL');
     await expectStreamsAfterFailure(streams, victim);
     // Requests still waiting in core's queue were never bound to the victim: every one of them completed.
     // (Failover of a request bound to a dying engine before its first token: serve-under-faults.test.ts.)
     expect(logs.some((l) => l.startsWith(`[replica ${victim} ${oldPid}] exited: crashed (code none, signal SIGKILL)`))).toBe(true);
 
     await waitForState(set, victim, 'ready', 60_000);
-    expect(set.supervisorOf(victim).pid).not.toBe(oldPid);
+    expect(engineOf(set, victim).pid).not.toBe(oldPid);
     const view = set.replicaView();
     expect(view.every((r) => r.state === 'ready')).toBe(true);
     const served = await Promise.all([0, 1].map(() => set.generate({ tokens: promptTokens(70, 5), maxTokens: 2, ignoreEos: true })));
@@ -88,7 +88,7 @@ describe('replica faults', () => {
     const conversation = promptTokens(256, 9);
     const first = await set.generate({ tokens: conversation, maxTokens: 2, ignoreEos: true });
     expect(set.heldPrefixTokens(first.replica, conversation)).toBe(256);
-    set.supervisorOf(first.replica).signal('SIGKILL');
+    engineOf(set, first.replica).signal('SIGKILL');
     await waitFor(() => (set.replicaView()[first.replica]!.state !== 'ready' ? true : undefined), 'the replica to leave ready');
     expect(set.heldPrefixTokens(first.replica, conversation)).toBe(0);
     // Meanwhile the other replica serves the conversation.
@@ -103,9 +103,9 @@ describe('replica faults', () => {
     const streams = eightStreams(set);
     const victim = 1;
     await waitFor(() => (streams.some((s) => s.byReplica.has(victim) && s.streamed.length >= 3) ? true : undefined), 'tokens from replica 1', 120_000);
-    const pid = set.supervisorOf(victim).pid!;
+    const pid = engineOf(set, victim).pid!;
     const stoppedAt = Date.now();
-    const exited = new Promise<{ kind: string }>((resolve) => set.supervisorOf(victim).once('exit', resolve));
+    const exited = new Promise<{ kind: string }>((resolve) => engineOf(set, victim).once('exit', resolve));
     process.kill(pid, 'SIGSTOP');
     const reason = await exited;
     const detectedIn = Date.now() - stoppedAt;
@@ -123,9 +123,9 @@ describe('replica faults', () => {
     const heartbeatMs = 200;
     const { set, logs } = await startReplicaSet({ replicas: 2, engine: { kind: 'llama-server', contextSize: 1024, slots: 1, threads: 1 } }, { watchdog: { heartbeatMs, hangTimeoutMs } });
     const victim = 1;
-    const pid = set.llamaServerOf(victim).pid!;
+    const pid = llamaServerOf(set, victim).pid!;
     const stoppedAt = Date.now();
-    const exited = new Promise<{ kind: string }>((resolve) => set.llamaServerOf(victim).once('exit', resolve));
+    const exited = new Promise<{ kind: string }>((resolve) => llamaServerOf(set, victim).once('exit', resolve));
     process.kill(pid, 'SIGSTOP');
     const reason = await exited;
     expect(reason.kind).toBe('hung');
@@ -134,7 +134,7 @@ describe('replica faults', () => {
     // The other replica serves meanwhile, and the victim comes back as a new process.
     expect((await set.generate({ tokens: promptTokens(40, 3), maxTokens: 2, ignoreEos: true })).replica).toBe(0);
     await waitForState(set, victim, 'ready', 60_000);
-    expect(set.llamaServerOf(victim).pid).not.toBe(pid);
+    expect(llamaServerOf(set, victim).pid).not.toBe(pid);
   }, FAULT_TEST_TIMEOUT_MS);
 
   it('retries an engine that crashes at every start with back-off, then marks it failed; the other keeps serving', async () => {

@@ -17,6 +17,7 @@ import { ARENA_HEADROOM_BYTES } from '../../core/arena/arena-plan.js';
 import { ModelArena } from '../../core/arena/model-arena.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
+import { engineOf } from '../helpers/replica-sets.js';
 
 const why = process.platform === 'linux' ? null : `the memfd arena and /proc are Linux's (this is ${process.platform}); the plan's unit tests cover the rest`;
 if (why) console.log(`skipped: ${why}`);
@@ -58,14 +59,14 @@ describe.skipIf(why !== null)('shared arena', () => {
     expect(served.logs.some((l) => /^arena: ready, memfd at \/proc\/\d+\/fd\/\d+, .* sha256 [0-9a-f]{16}…$/.test(l))).toBe(true);
     expect(served.logs.filter((l) => /^arena: (25|50|75|100)% /.test(l))).toHaveLength(4);
     for (const view of workstation.replicas.replicaView()) {
-      expect(workstation.replicas.supervisorOf(view.replica).loadOptions.modelPath).toBe(arena.enginePath);
+      expect(engineOf(workstation.replicas, view.replica).loadOptions.modelPath).toBe(arena.enginePath);
       expect(await mapsArena(view.pid!)).toBe(true);
     }
 
     rmSync(model.dir, { recursive: true });
     expect(existsSync(model.path)).toBe(false);
     const oldPid = workstation.replicas.replicaView()[0]!.pid;
-    workstation.replicas.supervisorOf(0).signal('SIGKILL');
+    engineOf(workstation.replicas, 0).signal('SIGKILL');
     const healed = await waitFor(() => {
       const view = workstation.replicas.replicaView()[0]!;
       return view.state === 'ready' && view.pid !== oldPid ? view : undefined;
@@ -73,7 +74,7 @@ describe.skipIf(why !== null)('shared arena', () => {
     expect(served.logs.some((l) => l.startsWith('[replica 0] healing in'))).toBe(true);
     expect(healed.pid).not.toBe(oldPid);
     expect(await mapsArena(healed.pid!)).toBe(true);
-    const answer = await workstation.replicas.supervisorOf(0).client!.generate({ tokens: [300, 301, 302, 303], maxTokens: 3, ignoreEos: true }).done;
+    const answer = await engineOf(workstation.replicas, 0).client!.generate({ tokens: [300, 301, 302, 303], maxTokens: 3, ignoreEos: true }).done;
     expect(answer.completionTokens).toHaveLength(3);
     // The tokenizer child too: killed with the file gone, it reopens the model from the arena.
     // (Whether a call in flight at the kill fails or waits for the restart is the tokenizer test's subject.)
@@ -134,7 +135,7 @@ describe.skipIf(why !== null)('shared arena', () => {
     expect(arena).toMatchObject({ state: 'off', kind: null, enginePath: null });
     expect(arena.reason).toMatch(/^not enough free RAM for the arena: it needs .* 64\.0 MiB is available; each replica loads the model file itself$/);
     expect(served.logs.filter((l) => l.startsWith('arena: none ('))).toHaveLength(1);
-    expect(served.workstation.replicas.supervisorOf(0).loadOptions.modelPath).toBe(testModelPath());
+    expect(engineOf(served.workstation.replicas, 0).loadOptions.modelPath).toBe(testModelPath());
     await waitFor(() => (served.workstation.status().status === 'ok' ? true : undefined), 'the workstation to be ok');
   });
 

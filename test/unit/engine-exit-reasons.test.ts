@@ -7,7 +7,8 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EngineExit, SpawnEngine } from '../../core/engine/engine-process.js';
-import { describeExit, engineLineLevel } from '../../core/supervisor/engine-supervisor.js';
+import { describeExit } from '../../core/supervisor/child-life.js';
+import { engineLineLevel } from '../../core/node-llama-cpp/engine-supervisor.js';
 
 class RecordedChild extends EventEmitter {
   readonly stdout = null;

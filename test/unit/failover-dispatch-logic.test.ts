@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { GenerateDone, GenerateRequestInput } from '../../common/engine-protocol.js';
 import type { ReplicaPlan } from '../../core/config/run-config.js';
 import { EngineExitedError, type GenerationHandle } from '../../core/engine/engine-client.js';
-import type { ReplicaDriver } from '../../core/replicas/replica-driver.js';
+import type { ReplicaDriver } from '../../core/kind/replica-driver.js';
 import { NoReplicaError } from '../../core/replicas/replica-errors.js';
 import { Replica } from '../../core/replicas/replica.js';
 import { RequestDispatcher } from '../../core/replicas/request-dispatcher.js';

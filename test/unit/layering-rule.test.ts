@@ -85,7 +85,7 @@ describe('layering rule: core sub-layers', () => {
     expect((await layeringErrors('core/queue/x.ts', "import '../replicas/replica-set.js';\n"))[0]).toMatch(/^core\/queue may not import core\/replicas/);
     expect((await layeringErrors('core/queue/x.ts', "import '../engine/engine-client.js';\n"))[0]).toMatch(/^core\/queue may not import core\/engine/);
     expect(
-      await layeringErrors('core/replicas/x.ts', ['queue/request-queue', 'router/router', 'engine/engine-client', 'supervisor/engine-supervisor', 'rebuild/barrier', 'cpu/cpu-pinning', 'config/run-config', 'gpu/gpu-report'].map((m) => `import '../${m}.js';`).join('\n')),
+      await layeringErrors('core/replicas/x.ts', ['queue/request-queue', 'router/router', 'engine/engine-client', 'supervisor/child-life', 'rebuild/barrier', 'cpu/cpu-pinning', 'config/run-config', 'gpu/gpu-report'].map((m) => `import '../${m}.js';`).join('\n')),
     ).toEqual([]);
   });
 
@@ -101,8 +101,8 @@ describe('layering rule: core sub-layers', () => {
   });
 
   it('puts a file or a folder of the same name in one sub-layer, and refuses a core file in none', async () => {
-    expect(await layeringErrors('core/tokenizer/client.ts', "import '../supervisor/engine-supervisor.js';\n")).toEqual([]);
-    expect(await layeringErrors('core/tokenizer.ts', "import './supervisor/engine-supervisor.js';\n")).toEqual([]);
+    expect(await layeringErrors('core/tokenizer/client.ts', "import '../supervisor/child-life.js';\n")).toEqual([]);
+    expect(await layeringErrors('core/tokenizer.ts', "import './supervisor/child-life.js';\n")).toEqual([]);
     expect(await layeringErrors('core/new-thing.ts', 'export const x = 1;\n')).toEqual([
       'core/new-thing is in no sub-layer of core: add it to the map in build/eslint/layer-map.js.',
     ]);

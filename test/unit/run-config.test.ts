@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeCalibration } from '../../cli/engine-calibrate.js';
-import { CALIBRATION_FILE, fasterKind, readCalibration, thisMachine, type EngineCalibration } from '../../core/config/engine-calibration.js';
-import { ConfigError, parseRunConfig, planReplicas, type EngineKind, type MachineFacts } from '../../core/config/run-config.js';
-import { defaultEngineKind } from '../../core/config/default-engine-kind.js';
+import { CALIBRATION_FILE, fasterKind, readCalibration, thisMachine, type CalibratedKind, type EngineCalibration } from '../../core/config/engine-calibration.js';
+import { ConfigError, parseRunConfig, planReplicas, type MachineFacts } from '../../core/config/run-config.js';
+import { defaultEngineKind } from '../../core/engine-kinds/default-engine-kind.js';
+import { engineKind } from '../../core/engine-kinds/engine-kinds.js';
 import { DEFAULT_REMOTE_TIMEOUTS } from '../../core/config/remote-plan.js';
 
 const gpuMachine: MachineFacts = { detectedGpus: [0, 1, 2, 3], cpuCores: 16, defaultEngineKind: 'node-llama-cpp' };
@@ -150,10 +151,10 @@ describe('run config: engine kind', () => {
     expect(plans[0]!.engine).toEqual({ threads: 1, slots: 4, gpuLayers: 0 });
   });
 
-  it('names the field and the kinds for a kind it does not know, and refuses a kind per replica', () => {
-    expect(planError({ engine: { kind: 'vllm' } })).toBe(
-      'config engine.kind: "vllm" is not an engine kind; use "llama-server" (llama.cpp\'s server as each replica\'s child process, the default where its binary is installed) or "node-llama-cpp" (the default elsewhere)',
-    );
+  it('names the field for what cannot be a kind, names the kinds for one it does not know, and refuses a kind per replica', () => {
+    expect(planError({ engine: { kind: 'no kind!' } })).toBe('config engine.kind: "no kind!" is not an engine kind\'s name');
+    expect(() => engineKind('vllm')).toThrow(ConfigError);
+    expect(() => engineKind('vllm')).toThrow(/^engine\.kind: "vllm" is not an engine kind; use "node-llama-cpp" \(.+\), or "llama-server" \(.+\)$/);
     expect(planError({ replicas: [{ gpus: [0], args: { kind: 'llama-server' } }] })).toMatch(/replicas\[0\]\.args.*kind/);
   });
 });
@@ -167,11 +168,11 @@ describe('run config: the default engine kind', () => {
   it('is what MANIFOLD_ENGINE_KIND names, whatever is installed, and an unknown name is an error in words', () => {
     expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'node-llama-cpp' }, binaryFound: () => true })).toBe('node-llama-cpp');
     expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'llama-server' }, binaryFound: () => false })).toBe('llama-server');
-    expect(() => defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'vllm' }, binaryFound: () => true })).toThrow('MANIFOLD_ENGINE_KIND="vllm" is not an engine kind; use "node-llama-cpp" or "llama-server"');
+    expect(() => defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'vllm' }, binaryFound: () => true })).toThrow(/^MANIFOLD_ENGINE_KIND: "vllm" is not an engine kind; use "node-llama-cpp" \(.+\), or "llama-server" \(.+\)$/);
   });
 
   it("follows this machine's calibration where llama-server is installed; MANIFOLD_ENGINE_KIND still wins", () => {
-    const calibration = (faster: EngineKind): EngineCalibration => ({ ...CALIBRATION, faster });
+    const calibration = (faster: CalibratedKind): EngineCalibration => ({ ...CALIBRATION, faster });
     expect(defaultEngineKind({ env: {}, binaryFound: () => true, calibration: calibration('node-llama-cpp') })).toBe('node-llama-cpp');
     expect(defaultEngineKind({ env: {}, binaryFound: () => true, calibration: calibration('llama-server') })).toBe('llama-server');
     expect(defaultEngineKind({ env: {}, binaryFound: () => false, calibration: calibration('llama-server') })).toBe('node-llama-cpp');

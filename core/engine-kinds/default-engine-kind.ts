@@ -3,14 +3,14 @@
  * the faster kind as `manifold engine calibrate` measured it on this machine, and llama-server before any
  * calibration (the faster engine on every figure measured side by side on an AMD EPYC; on an Intel Xeon
  * with AMX node-llama-cpp was faster at one thread until llama-server's child ran without flash attention
- * on the CPU: docs/BENCHMARKS.md, "engine kinds", `peer`, "Session 14" and "Session 16"); node-llama-cpp
+ * on the CPU: docs/BENCHMARKS.md, `peer`); node-llama-cpp
  * elsewhere (nothing to install). `MANIFOLD_ENGINE_KIND` overrides the choice for a whole process tree
  * (the test suite pins node-llama-cpp with it, so each test says which engine it exercises); an unknown
  * value is an error in words, not a silent fallback.
  */
 import { findLlamaServer } from '../../common/node/llama-server-binary.js';
-import type { EngineCalibration } from './engine-calibration.js';
-import { ENGINE_KINDS, type EngineKind } from './run-config.js';
+import type { EngineCalibration } from '../config/engine-calibration.js';
+import { engineKind } from './engine-kinds.js';
 
 export const ENGINE_KIND_VARIABLE = 'MANIFOLD_ENGINE_KIND';
 
@@ -25,13 +25,10 @@ export function defaultEngineKind({
   env = process.env,
   binaryFound = llamaServerFound,
   calibration = null,
-}: { env?: NodeJS.ProcessEnv; binaryFound?: () => boolean; calibration?: EngineCalibration | null } = {}): EngineKind {
+}: { env?: NodeJS.ProcessEnv; binaryFound?: () => boolean; calibration?: EngineCalibration | null } = {}): string {
   const named = env[ENGINE_KIND_VARIABLE];
   if (named !== undefined && named !== '') {
-    if (!(ENGINE_KINDS as readonly string[]).includes(named)) {
-      throw new Error(`${ENGINE_KIND_VARIABLE}="${named}" is not an engine kind; use ${ENGINE_KINDS.map((kind) => `"${kind}"`).join(' or ')}`);
-    }
-    return named as EngineKind;
+    return engineKind(named, ENGINE_KIND_VARIABLE).name;
   }
   if (!binaryFound()) return 'node-llama-cpp';
   return calibration?.faster ?? 'llama-server';
