@@ -10,8 +10,6 @@ import { libraryEntrySchema } from './model-library.js';
 import { prefixTierViewSchema } from './prefix-cache.js';
 import { precheckRequestSchema, rebuildProgressSchema, rebuildRequestSchema, replicaRebuildOutcomeSchema, replicaVerdictSchema } from './rebuild.js';
 
-export const ROUTING_POLICY_NAMES = ['prefix', 'round-robin', 'least-loaded'] as const;
-
 export const replicaViewSchema = z.object({
   replica: z.number().int(),
   alive: z.boolean(),
@@ -48,7 +46,8 @@ export const workstationInfoSchema = z.object({
   replicas_alive: z.number().int(),
   totalSlots: z.number().int(),
   maxContext: z.number().int(),
-  routing: z.enum(ROUTING_POLICY_NAMES),
+  /** The routing policy in force (core/router/policies.ts names them). */
+  routing: z.string(),
   apiBase: z.string(),
   /** Whether the loaded model's template thinks (the chat window then offers its thinking settings). */
   thinks: z.boolean(),
@@ -286,7 +285,8 @@ export const contract = {
     getSlots: { args: noArgs, result: z.array(globalSlotViewSchema) },
     getGpus: { args: noArgs, result: gpuReportSchema },
     getArena: { args: noArgs, result: arenaStatusSchema },
-    setRoutingPolicy: { args: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }).strict(), result: z.object({ policy: z.enum(ROUTING_POLICY_NAMES) }) },
+    /** A policy core does not know is refused in words (core/router/router.ts, UnknownRoutingError). */
+    setRoutingPolicy: { args: z.object({ policy: z.string().min(1) }).strict(), result: z.object({ policy: z.string() }) },
     restartReplica: { args: z.object({ replica: z.number().int().nonnegative() }).strict(), result: z.object({ replica: z.number().int(), state: z.string() }) },
     /** The pre-check of a live resize, per replica; touches nothing. */
     precheckRebuild: { args: precheckRequestSchema, result: z.array(replicaVerdictSchema) },

@@ -14,6 +14,8 @@ import { ModelDownloadError } from './models/model-downloads.js';
 import { inspectModel, suggestLayoutFor, type InspectPlan } from './models/model-inspector.js';
 import { LibraryError } from './models/model-library.js';
 import type { Workstation } from './workstation.js';
+import { routePolicy } from './router/policies.js';
+import { UnknownRoutingError } from './router/router.js';
 
 export class ContractCallError extends Error {
   constructor(message: string) {
@@ -52,6 +54,7 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
     getGpus: async () => workstation.gpuReport(),
     getArena: async () => workstation.arenaStatus(),
     setRoutingPolicy: async ({ policy }) => {
+      if (!routePolicy(policy)) throw new ContractCallError(new UnknownRoutingError(policy).message);
       workstation.setRoutingPolicy(policy);
       return { policy };
     },

@@ -16,7 +16,10 @@
  */
 export const coreSublayers = [
   // Leaves: they import nothing else of core.
-  { name: 'config', allow: [], packages: ['zod'] },
+  // Routing is pure: the policies, their costs and the dispatch plan; nothing else of core.
+  { name: 'router', allow: [] },
+  // The run config (its routing names are the router's registry).
+  { name: 'config', allow: ['router'], packages: ['zod'] },
   { name: 'logging', allow: [], packages: ['pino', 'rotating-file-stream'] },
   { name: 'engine', allow: [] },
   { name: 'cpu', allow: [] },
@@ -33,9 +36,7 @@ export const coreSublayers = [
   { name: 'chat/atomic-file', allow: ['process-alive'] },
   // The control token kept in the data dir (written atomically).
   { name: 'control-token', allow: ['chat/atomic-file'] },
-  // Routing is pure: the run config's policy names and nothing else of core.
-  { name: 'router', allow: ['config'] },
-  // The request queue and dispatcher: routing decisions only; replicas/ drives it, never the reverse.
+  // The request queue: routing decisions only; replicas/ drives it, never the reverse.
   { name: 'queue', allow: ['router'] },
   { name: 'rebuild', allow: ['engine'] },
   // What every supervised child's supervisor shares: its life and exit reasons, the local supervisors' base, the watchdog, the log.
@@ -64,7 +65,7 @@ export const coreSublayers = [
   // The chat sees the workstation only through its ChatBackend interface.
   { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
   { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'sample-series', 'tokenizer', 'metrics'] },
-  { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging'] },
+  { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging', 'router'] },
   { name: 'contract-events', allow: ['workstation', 'logging'] },
   // Core's half of the Electron shell: the window policy and the IPC bridge (Electron's objects come in as interfaces).
   { name: 'shell', allow: ['contract-handlers', 'contract-events', 'engine', 'logging'] },

@@ -5,7 +5,7 @@
  * can be broken has an error that names the field and the value and says how to fix it.
  */
 import { z } from 'zod';
-import { ROUTING_POLICY_NAMES } from '../../common/contract.js';
+import { routePolicy, routePolicyNames } from '../router/policies.js';
 import { flashAttentionSchema } from '../../common/engine-protocol.js';
 import { expectedOneOf, firstIssueInWords, inWords, valueInWords } from '../../common/issue-words.js';
 import { prefixCacheBudgetsSchema } from '../../common/prefix-cache.js';
@@ -154,8 +154,8 @@ function replicasShapeError(issue: z.core.$ZodRawIssue): string | undefined {
   );
 }
 
-export const ROUTING_POLICIES = ROUTING_POLICY_NAMES;
-export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
+/** A routing policy's name (router/policies.ts lists them). */
+export type RoutingPolicy = string;
 
 export const runConfigSchema = z
   .object({
@@ -170,7 +170,10 @@ export const runConfigSchema = z
     env: envSchema.optional(),
     /** Base log file; replica i writes `<log>.r<i>`. */
     log: z.string().min(1).optional(),
-    routing: z.enum(ROUTING_POLICIES).optional(),
+    routing: z
+      .string()
+      .refine((name) => routePolicy(name) !== undefined, { error: (issue) => `${valueInWords(issue.input)} is not a routing policy; use ${routePolicyNames().map((n) => `"${n}"`).join(', ')}` })
+      .optional(),
     /** Pin each replica to its own whole physical cores (Linux). */
     pinCores: z.boolean().optional(),
     /** Hold the weights in RAM once for every replica (DESIGN §6); off unless true. */

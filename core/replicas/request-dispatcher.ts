@@ -1,6 +1,6 @@
 /**
  * A generation's way from arrival to an engine: it waits in the core-held queue (`queue/request-queue.ts`),
- * the dispatch plan (`queue/dispatch-plan.ts`) binds it to a replica when one has a free slot — so a healed
+ * the dispatch plan (`router/dispatch-plan.ts`) binds it to a replica when one has a free slot — so a healed
  * or newly free replica takes queued work at once —, it runs there with the prefix index following the
  * engine's events, and when its engine dies before the first token it re-enters the queue at its old
  * place (failover). After a token, the death is the client's error (ReplicaDiedError). Engines are never
@@ -11,7 +11,7 @@
 import type { GenerateDone, GenerateRequestInput } from '../../common/engine-protocol.js';
 import type { PrefixBorrow } from '../../common/prefix-cache.js';
 import { EngineExitedError, type TokenChunk } from '../engine/engine-client.js';
-import { planDispatch } from '../queue/dispatch-plan.js';
+import { planDispatch } from '../router/dispatch-plan.js';
 import { RequestQueue, type QueueSettings, type Waiting } from '../queue/request-queue.js';
 import { blockHashes } from '../router/block-hash.js';
 import type { RouteDecision } from '../router/router.js';

@@ -9,11 +9,12 @@
 import { describe, expect, it } from 'vitest';
 import { engineRequestSchema } from '../../common/engine-protocol.js';
 import type { StartedInfo } from '../../core/engine/engine-client.js';
-import { planDispatch, type DispatchRequest } from '../../core/queue/dispatch-plan.js';
+import { planDispatch, type DispatchRequest } from '../../core/router/dispatch-plan.js';
 import { RoutingState } from '../../core/replicas/routing-state.js';
 import { BLOCK_TOKENS, blockHashes } from '../../core/router/block-hash.js';
 import { ExactPrefixIndex } from '../../core/router/prefix-index.js';
-import { ASSUMED_RESTORE_SHARE, Router, type RouteCandidate } from '../../core/router/router.js';
+import { ASSUMED_RESTORE_SHARE } from '../../core/router/route-costs.js';
+import { Router, type RouteCandidate } from '../../core/router/router.js';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);
 const conversation = tokens(640, 1);

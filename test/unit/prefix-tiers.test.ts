@@ -8,7 +8,8 @@ import type { StartedInfo } from '../../core/engine/engine-client.js';
 import { RoutingState } from '../../core/replicas/routing-state.js';
 import { BLOCK_TOKENS, blockHashes } from '../../core/router/block-hash.js';
 import { ExactPrefixIndex } from '../../core/router/prefix-index.js';
-import { ASSUMED_RESTORE_SHARE, Router, type RouteCandidate } from '../../core/router/router.js';
+import { ASSUMED_RESTORE_SHARE } from '../../core/router/route-costs.js';
+import { Router, type RouteCandidate } from '../../core/router/router.js';
 import { PrefixTiers } from '../../engine-bin/prefix-tiers.js';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);

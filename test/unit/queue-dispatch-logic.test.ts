@@ -4,7 +4,7 @@
  * and prefix index, FIFO, the cache hold and its bound).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { planDispatch, type DispatchRequest } from '../../core/queue/dispatch-plan.js';
+import { planDispatch, type DispatchRequest } from '../../core/router/dispatch-plan.js';
 import { QueueFullError, QueueTimeoutError, RequestCancelledError } from '../../core/queue/queue-errors.js';
 import { RequestQueue } from '../../core/queue/request-queue.js';
 import { blockHashes } from '../../core/router/block-hash.js';

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { BLOCK_TOKENS, blockHashes } from '../../core/router/block-hash.js';
 import { EstimatedPrefixIndex, ExactPrefixIndex } from '../../core/router/prefix-index.js';
-import { BASELINE_RUNNING_PENALTY, Router, type RouteCandidate } from '../../core/router/router.js';
+import { BASELINE_RUNNING_PENALTY } from '../../core/router/route-costs.js';
+import { Router, type RouteCandidate } from '../../core/router/router.js';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);
 const candidate = (replica: number, running = 0, extra: Partial<RouteCandidate> = {}): RouteCandidate => ({

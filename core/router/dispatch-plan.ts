@@ -9,7 +9,7 @@
  * another conversation elsewhere — but only as long as the prefill it saves would take, at most
  * `cacheHoldMs` (`holdFor`), and meanwhile younger requests may take the free slots. Nothing is bound when no replica has a free slot.
  */
-import type { RouteCandidate, RouteDecision } from '../router/router.js';
+import type { RouteCandidate, RouteDecision } from './route-policy.js';
 
 export interface DispatchRequest {
   readonly seq: number;
