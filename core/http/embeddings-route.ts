@@ -9,7 +9,8 @@ import { EngineRequestError } from '../engine/engine-client.js';
 import { EmbeddingsUnsupportedError, NoReplicaError } from '../replicas/replica-errors.js';
 import type { Workstation } from '../workstation.js';
 import { HttpError, parseRequest, sendJson } from './http-error.js';
-import { checkModel, tokensOf } from './openai-routes.js';
+import { tokensOf } from './generation-request.js';
+import { checkModel } from './openai-routes.js';
 import { embeddingRequestSchema, type EmbeddingRequest } from './openai-schemas.js';
 
 /** The request's inputs as lists of token ids. */

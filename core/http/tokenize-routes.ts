@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { tokenIdsSchema } from '../../common/token-ids.js';
 import type { Workstation } from '../workstation.js';
 import { HttpError, parseRequest, sendJson } from './http-error.js';
-import { tokensOf } from './openai-routes.js';
+import { tokensOf } from './generation-request.js';
 
 /** The most tokens one `/detokenize` (or `with_pieces` answer) takes. */
 const MAX_TOKENS = 1 << 20;

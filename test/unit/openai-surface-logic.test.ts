@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { base64Vector } from '../../core/http/embeddings-route.js';
 import { HttpError, parseRequest } from '../../core/http/http-error.js';
 import { namesOf, notServed, selectsModel } from '../../core/http/model-names.js';
-import { generateRequest } from '../../core/http/openai-routes.js';
+import { generateRequest } from '../../core/http/generation-request.js';
 import {
   chatCompletionRequestSchema,
   completionRequestSchema,

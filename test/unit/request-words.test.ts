@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { generateRequestSchema, MAX_GENERATE_TOKENS } from '../../common/engine-protocol.js';
 import { inWords } from '../../common/issue-words.js';
 import { HttpError, parseRequest } from '../../core/http/http-error.js';
-import { generateRequest } from '../../core/http/openai-routes.js';
+import { generateRequest } from '../../core/http/generation-request.js';
 import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, type SamplingRequest } from '../../core/http/openai-schemas.js';
 import { fuzzBody, seededRandom } from '../helpers/request-fuzz.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { mergeTokenChunks, TurnBatch, type TokenChunk } from '../../common/turn-batch.js';
-import { frontMs } from '../../core/http/openai-routes.js';
+import { frontMs } from '../../core/http/generation-response.js';
 import type { ReplicaGenerateResult } from '../../core/replicas/request-dispatcher.js';
 
 /** A scheduler the test runs by hand: each call is one turn's end. */
