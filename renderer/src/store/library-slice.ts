@@ -7,6 +7,7 @@
 import type { CallResult } from '../../../common/contract.js';
 import type { DownloadProgress } from '../../../common/model-download.js';
 import type { LibraryEntry } from '../../../common/model-library.js';
+import type { LoadPlan } from './loader-slice.js';
 import { messageOf, type SliceCreator } from './slice.js';
 
 export interface LibrarySlice {
@@ -36,7 +37,14 @@ export interface LibrarySlice {
   downloadHubFile(uri: string): Promise<void>;
 }
 
-export const createLibrarySlice: SliceCreator<LibrarySlice> = (set, get, client) => {
+/** What the library reads of the other slices: the header's info, and the loader it fills in. */
+interface LibraryReads {
+  refreshInfo(): Promise<void>;
+  setModelPath(path: string): void;
+  setPlan(patch: Partial<LoadPlan>): void;
+}
+
+export const createLibrarySlice: SliceCreator<LibrarySlice, LibraryReads> = (set, get, client) => {
   const attempt = async (work: () => Promise<unknown>): Promise<void> => {
     set({ libraryError: null });
     try {

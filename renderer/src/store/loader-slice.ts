@@ -51,7 +51,7 @@ export function selectLoadProgress(state: Pick<LoaderSlice, 'loadSteps'>): { lab
   return { label: `${last.step}: ${last.detail}`, fraction: Math.min(1, (index + (last.fraction ?? 0.5)) / (order.length - 1)) };
 }
 
-export const createLoaderSlice: SliceCreator<LoaderSlice> = (set, get, client) => ({
+export const createLoaderSlice: SliceCreator<LoaderSlice, { refreshLibrary(): Promise<void>; refreshInfo(): Promise<void> }> = (set, get, client) => ({
   modelPath: '',
   plan: { replicas: 2, contextSize: 4096, slots: 2, device: 'auto', cards: '', sharedArena: false },
   inspection: null,
