@@ -18,7 +18,10 @@ function readEvent(event: string): { token: boolean; serverTtftMs?: number } {
   const choice = chunk.choices?.[0];
   const timings = chunk.manifold?.timings;
   const serverTtftMs = typeof timings?.prompt_ms === 'number' ? (typeof timings.queued_ms === 'number' ? timings.queued_ms : 0) + timings.prompt_ms : undefined;
-  return { token: choice !== undefined && typeof choice.text === 'string' && choice.finish_reason === null, ...(serverTtftMs !== undefined ? { serverTtftMs } : {}) };
+  return {
+    token: choice !== undefined && typeof choice.text === 'string' && choice.finish_reason === null,
+    ...(serverTtftMs !== undefined ? { serverTtftMs } : {}),
+  };
 }
 
 export interface BareFirstToken {
@@ -38,7 +41,14 @@ export function bareFirstToken(baseURL: string, model: string, prompt: readonly 
     let firstAt = 0;
     let serverTtftMs: number | undefined;
     const request = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer bench' } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer bench' },
+      },
       (response) => {
         // What has come since the last whole event: each event is read once, as it completes.
         let buffered = '';

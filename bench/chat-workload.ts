@@ -46,9 +46,19 @@ export async function realisticChat(target: ClientTarget, options: ChatWorkloadO
   const started = performance.now();
 
   const turn = async (conversation: number, round: number): Promise<void> => {
-    const messages: OpenAI.ChatCompletionMessageParam[] = [...histories[conversation]!, { role: 'user', content: script.conversations[conversation]!.userMessages[round]! }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      ...histories[conversation]!,
+      { role: 'user', content: script.conversations[conversation]!.userMessages[round]! },
+    ];
     const sent = sequence++;
-    const result = await streamRequest(client, target.model, { kind: 'chat', messages }, options.answerTokens, options.seed * 100_000 + conversation * 100 + round, { askLogprobIds: target.logprobIds ?? false });
+    const result = await streamRequest(
+      client,
+      target.model,
+      { kind: 'chat', messages },
+      options.answerTokens,
+      options.seed * 100_000 + conversation * 100 + round,
+      { askLogprobIds: target.logprobIds ?? false },
+    );
     histories[conversation] = [...messages, { role: 'assistant', content: result.text }];
     results.push({ ...result, user: conversation, turn: round, sequence: sent, messages, answer: result.text, answerTokens: result.tokens });
   };

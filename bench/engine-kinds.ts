@@ -51,9 +51,15 @@ async function measureKind(kind: EngineKind, options: EngineKindsOptions) {
     return {
       kind,
       loneDecodeTokensPerSecond: mean(lone.map((r) => r.decodeTokensPerSecond)),
-      loneTtftP50Ms: percentile(lone.map((r) => r.ttftMs), 50),
+      loneTtftP50Ms: percentile(
+        lone.map((r) => r.ttftMs),
+        50,
+      ),
       togetherDecodeTokensPerSecond: mean(together.map((r) => r.decodeTokensPerSecond)),
-      togetherTtftP50Ms: percentile(together.map((r) => r.ttftMs), 50),
+      togetherTtftP50Ms: percentile(
+        together.map((r) => r.ttftMs),
+        50,
+      ),
       togetherCompletionTokensPerSecond: (completion * 1000) / wallMs,
     };
   });
@@ -67,7 +73,14 @@ export async function runEngineKinds(options: EngineKindsOptions) {
     `engine kinds: 1 replica × ${options.slots} slots × ${options.threads} threads, ${options.promptTokens}-token prompts, ${options.answerTokens} tokens each\n` +
       table(
         ['kind', 'lone decode tok/s', 'lone TTFT p50 ms', `${options.slots} at once: decode tok/s each`, 'TTFT p50 ms', 'total tok/s'],
-        rows.map((r) => [r.kind, f(r.loneDecodeTokensPerSecond), f(r.loneTtftP50Ms), f(r.togetherDecodeTokensPerSecond), f(r.togetherTtftP50Ms), f(r.togetherCompletionTokensPerSecond)]),
+        rows.map((r) => [
+          r.kind,
+          f(r.loneDecodeTokensPerSecond),
+          f(r.loneTtftP50Ms),
+          f(r.togetherDecodeTokensPerSecond),
+          f(r.togetherTtftP50Ms),
+          f(r.togetherCompletionTokensPerSecond),
+        ]),
       ),
   );
   return rows;

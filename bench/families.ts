@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- families`: part 1, every family of llama.cpp's template collection as Manifold reads
  * its template (the thinking tags it found, the tool-call format it reads) from the tokenizer alone;
- * part 2, how much of each turn's prompt a replica already holds, model family by model family. Each family's grafted model (build/family-models.ts: its real vocabulary and chat template)
+ * part 2, how much of each turn's prompt a replica already holds, model family by model family. Each family's grafted model (build/family-models.ts:
+ * its real vocabulary and chat template)
  * is served as one replica on each engine kind; a five-turn chat (a system prompt, ~30-word questions,
  * short sampled answers sent back as the client got them — `content` only, as OpenAI clients do) runs with
  * thinking on (the template's default) and off (`chat_template_kwargs: {enable_thinking: false}`), and the
@@ -42,11 +43,21 @@ const question = (turn: number): string => Array.from({ length: 30 }, (_, i) => 
 
 async function chatShares(client: OpenAI, model: string, turns: number, answerTokens: number, thinking: 'on' | 'off'): Promise<number[]> {
   // Each chat its own system prompt, so a chat never starts on what the one before left in the slot.
-  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: `Thinking ${thinking}: you are a brief assistant for a serving workstation.` }];
+  const messages: OpenAI.ChatCompletionMessageParam[] = [
+    { role: 'system', content: `Thinking ${thinking}: you are a brief assistant for a serving workstation.` },
+  ];
   const shares: number[] = [];
   for (let turn = 0; turn < turns; turn++) {
     messages.push({ role: 'user', content: question(turn) });
-    const body = { model, messages, max_tokens: answerTokens, temperature: 0.7, seed: turn + 1, user: 'families', ...(thinking === 'off' ? { chat_template_kwargs: { enable_thinking: false } } : {}) };
+    const body = {
+      model,
+      messages,
+      max_tokens: answerTokens,
+      temperature: 0.7,
+      seed: turn + 1,
+      user: 'families',
+      ...(thinking === 'off' ? { chat_template_kwargs: { enable_thinking: false } } : {}),
+    };
     const answer = await client.chat.completions.create(body as OpenAI.ChatCompletionCreateParamsNonStreaming);
     const usage = answer.usage!;
     shares.push((usage.prompt_tokens_details?.cached_tokens ?? 0) / usage.prompt_tokens);
@@ -70,7 +81,10 @@ async function describeFamilies(families: readonly FamilyName[]): Promise<{ fami
 }
 
 const tagsText = (tags: ThinkingTags | null): string => (tags ? `\`${tags.start}\` … \`${tags.end}\`` : '—');
-/** The format, and where the offered tools go when the template does not render them: a system prompt (Hermes' with its syntax when the template renders no calls either). */
+/**
+ * The format, and where the offered tools go when the template does not render them: a system prompt (Hermes' with its syntax when the template
+ * renders no calls either).
+ */
 const formatText = (support: ToolSupport): string => (support.templateTakesTools ? support.format : `${support.format} (tools in a system prompt)`);
 
 export async function runFamilies(options: FamiliesOptions): Promise<{ described: Awaited<ReturnType<typeof describeFamilies>>; rows: Row[]; text: string }> {
@@ -90,7 +104,10 @@ export async function runFamilies(options: FamiliesOptions): Promise<{ described
   }
   const percent = (share: number | undefined): string => (share === undefined ? '—' : `${(share * 100).toFixed(0)}%`);
   const text = [
-    table(['family', 'template', 'thinking tags', 'tool calls read as'], described.map((d) => [d.family, d.template, d.tags, d.toolFormat])),
+    table(
+      ['family', 'template', 'thinking tags', 'tool calls read as'],
+      described.map((d) => [d.family, d.template, d.tags, d.toolFormat]),
+    ),
     table(
       ['family', 'engine', 'thinking', 'turn 2 cached', `turn ${options.turns} cached`],
       rows.map((row) => [row.family, row.kind, row.thinking, percent(row.shares[1]), percent(row.shares[options.turns - 1])]),

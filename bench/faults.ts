@@ -1,7 +1,8 @@
 /**
  * faults: a kill under load, side by side with the same load without it. Two CPU replicas × 2 slots get
  * N long streams at once (most of them wait in core's queue); in the fault run replica 0 is SIGKILLed
- * once it holds its first requests, in prefill, and at the latest `killAfterMs` after they were sent. Reported per run: lost requests (an error, or fewer tokens than
+ * once it holds its first requests, in prefill, and at the latest `killAfterMs` after they were sent. Reported per run: lost requests (an error, or
+ * fewer tokens than
  * asked), TTFT p50/p99/max, how many failed over, and how many the healed replica served from the queue.
  * The integration test `serve-under-faults` asserts on the same run.
  */
@@ -52,7 +53,13 @@ export async function faultRun(options: FaultRunOptions, kill: boolean): Promise
       const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'unused', maxRetries: 0, timeout: 600_000 });
       const started = performance.now();
       const runs = Array.from({ length: options.streams }, (_, i) =>
-        streamRequest(client, target.model, { kind: 'completion', prompt: prompt(options.promptTokens, (kill ? 1000 : 0) + i * 13) }, options.answerTokens, i + 1),
+        streamRequest(
+          client,
+          target.model,
+          { kind: 'completion', prompt: prompt(options.promptTokens, (kill ? 1000 : 0) + i * 13) },
+          options.answerTokens,
+          i + 1,
+        ),
       );
       let healMs = 0;
       let killedAfterMs = 0;
@@ -91,7 +98,10 @@ export async function faultRun(options: FaultRunOptions, kill: boolean): Promise
         ttftP50Ms: percentile(ttfts, 50),
         ttftP99Ms: percentile(ttfts, 99),
         ttftMaxMs: Math.max(0, ...ttfts),
-        decodeTokensPerSecond: percentile(results.filter((r) => !r.error).map((r) => r.decodeTokensPerSecond), 50),
+        decodeTokensPerSecond: percentile(
+          results.filter((r) => !r.error).map((r) => r.decodeTokensPerSecond),
+          50,
+        ),
         wallMs,
       };
     },
@@ -112,7 +122,19 @@ export async function runFaults(options: FaultRunOptions) {
   const ratio = faulted.ttftMaxMs / calm.ttftMaxMs;
   const normalized = paceNormalizedRatio(calm, faulted);
   const text = table(
-    ['run', 'requests', 'lost', 'failed over', 'healed in ms', 'served by healed', 'TTFT p50 ms', 'TTFT p99 ms', 'TTFT max ms', 'decode tok/s (median)', 'wall s'],
+    [
+      'run',
+      'requests',
+      'lost',
+      'failed over',
+      'healed in ms',
+      'served by healed',
+      'TTFT p50 ms',
+      'TTFT p99 ms',
+      'TTFT max ms',
+      'decode tok/s (median)',
+      'wall s',
+    ],
     runs.map((r) => [
       r.kill ? `SIGKILL replica ${VICTIM} at ${Math.round(r.killedAfterMs)} ms` : 'no fault',
       String(r.results.length),
@@ -127,7 +149,10 @@ export async function runFaults(options: FaultRunOptions) {
       (r.wallMs / 1000).toFixed(1),
     ]),
   );
-  const strip = (r: FaultRun) => ({ ...r, results: r.results.map(({ ttftMs, replica, failedOver, error, completionTokens }) => ({ ttftMs, replica, failedOver, error, completionTokens })) });
+  const strip = (r: FaultRun) => ({
+    ...r,
+    results: r.results.map(({ ttftMs, replica, failedOver, error, completionTokens }) => ({ ttftMs, replica, failedOver, error, completionTokens })),
+  });
   return {
     config: { ...options, model: undefined },
     calm: strip(calm),

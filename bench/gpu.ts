@@ -73,39 +73,40 @@ async function measureModel(llama: Llama, name: string, path: string, options: G
   const device = (await llama.getGpuDeviceNames()).join(', ');
   const loaded = await llama.loadModel({ modelPath: path });
   // As the engine creates its context (engine-bin/model-context.ts): S sequences, prompts in arrival order.
-  const context = await loaded.createContext({ contextSize: options.contextSize, sequences: options.slots, batching: { itemPrioritizationStrategy: 'firstInFirstOut' } });
+  const context = await loaded.createContext({
+    contextSize: options.contextSize,
+    sequences: options.slots,
+    batching: { itemPrioritizationStrategy: 'firstInFirstOut' },
+  });
   const sequences = Array.from({ length: options.slots }, () => context.getSequence());
   const lone: Record<Path, Stream[]> = { 'in-process': [], Manifold: [] };
   const together: Record<Path, Batch[]> = { 'in-process': [], Manifold: [] };
   try {
-    await withServed(
-      { model: path, gpu: [0], replicas: 1, engine: { slots: options.slots, contextSize: options.contextSize } },
-      async (target) => {
-        const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
-        const paths: Record<Path, { one: (prompt: number[]) => Promise<Stream>; many: (ps: number[][]) => Promise<Batch> }> = {
-          'in-process': {
-            one: (prompt) => inProcessStream(sequences[0]!, prompt, options.answerTokens),
-            many: (ps) => batch((prompt, i) => inProcessStream(sequences[i]!, prompt, options.answerTokens), ps),
-          },
-          Manifold: {
-            one: (prompt) => httpStream(client, target, prompt, options.answerTokens, options.seed),
-            many: (ps) => batch((prompt, i) => httpStream(client, target, prompt, options.answerTokens, options.seed + i), ps),
-          },
-        };
-        // Warm-up of both paths (shaders compiled, buffers sized), not counted.
-        for (const path of ['in-process', 'Manifold'] as const) {
-          await paths[path].one(prompts(1, 32, random)[0]!);
-          await paths[path].many(prompts(options.slots, 32, random));
-        }
-        for (let round = 0; round < options.rounds; round++) {
-          const order: Path[] = round % 2 === 0 ? ['in-process', 'Manifold'] : ['Manifold', 'in-process'];
-          const single = prompts(1, options.promptTokens, random)[0]!;
-          const many = prompts(options.slots, options.promptTokens, random);
-          for (const path of order) lone[path].push(await paths[path].one(single));
-          for (const path of order) together[path].push(await paths[path].many(many));
-        }
-      },
-    );
+    await withServed({ model: path, gpu: [0], replicas: 1, engine: { slots: options.slots, contextSize: options.contextSize } }, async (target) => {
+      const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
+      const paths: Record<Path, { one: (prompt: number[]) => Promise<Stream>; many: (ps: number[][]) => Promise<Batch> }> = {
+        'in-process': {
+          one: (prompt) => inProcessStream(sequences[0]!, prompt, options.answerTokens),
+          many: (ps) => batch((prompt, i) => inProcessStream(sequences[i]!, prompt, options.answerTokens), ps),
+        },
+        Manifold: {
+          one: (prompt) => httpStream(client, target, prompt, options.answerTokens, options.seed),
+          many: (ps) => batch((prompt, i) => httpStream(client, target, prompt, options.answerTokens, options.seed + i), ps),
+        },
+      };
+      // Warm-up of both paths (shaders compiled, buffers sized), not counted.
+      for (const path of ['in-process', 'Manifold'] as const) {
+        await paths[path].one(prompts(1, 32, random)[0]!);
+        await paths[path].many(prompts(options.slots, 32, random));
+      }
+      for (let round = 0; round < options.rounds; round++) {
+        const order: Path[] = round % 2 === 0 ? ['in-process', 'Manifold'] : ['Manifold', 'in-process'];
+        const single = prompts(1, options.promptTokens, random)[0]!;
+        const many = prompts(options.slots, options.promptTokens, random);
+        for (const path of order) lone[path].push(await paths[path].one(single));
+        for (const path of order) together[path].push(await paths[path].many(many));
+      }
+    });
   } finally {
     await context.dispose();
     await loaded.dispose();
@@ -117,9 +118,15 @@ async function measureModel(llama: Llama, name: string, path: string, options: G
     const outputTokens = streams.reduce((sum, s) => sum + s.tokens, 0);
     return {
       path,
-      loneTtftP50Ms: percentile(lone[path].map((s) => s.ttftMs), 50),
+      loneTtftP50Ms: percentile(
+        lone[path].map((s) => s.ttftMs),
+        50,
+      ),
       loneDecodeTokensPerSecond: mean(lone[path].map((s) => s.decodeTokensPerSecond)),
-      togetherTtftP50Ms: percentile(streams.map((s) => s.ttftMs), 50),
+      togetherTtftP50Ms: percentile(
+        streams.map((s) => s.ttftMs),
+        50,
+      ),
       togetherOutputTokensPerSecond: (outputTokens * 1000) / together[path].reduce((sum, b) => sum + b.wallMs, 0),
     };
   };
@@ -161,7 +168,14 @@ export async function runGpu(options: GpuOptions) {
       const head = `${m.model}: ${m.backend} on ${m.device}; ${(m.bytesPerToken / 1e6).toFixed(1)} MB read per token, roofline ${m.rooflineTokensPerSecond.toFixed(0)} tok/s at ${options.bandwidthGBps ?? '-'} GB/s`;
       const body = table(
         ['path', 'one stream: TTFT p50 ms', 'decode tok/s', '% of roofline', `${options.slots} at once: TTFT p50 ms`, 'output tok/s'],
-        m.rows.map((r) => [r.path, r.loneTtftP50Ms, r.loneDecodeTokensPerSecond, (100 * r.loneDecodeTokensPerSecond) / m.rooflineTokensPerSecond, r.togetherTtftP50Ms, r.togetherOutputTokensPerSecond]),
+        m.rows.map((r) => [
+          r.path,
+          r.loneTtftP50Ms,
+          r.loneDecodeTokensPerSecond,
+          (100 * r.loneDecodeTokensPerSecond) / m.rooflineTokensPerSecond,
+          r.togetherTtftP50Ms,
+          r.togetherOutputTokensPerSecond,
+        ]),
       );
       const verdict = `Manifold / in-process: one-stream decode ${m.ratios.loneDecode.toFixed(3)}×, TTFT ${m.ratios.loneTtftDeltaMs >= 0 ? '+' : ''}${m.ratios.loneTtftDeltaMs.toFixed(1)} ms, ${options.slots} at once output ${m.ratios.togetherOutput.toFixed(3)}×`;
       return `${head}\n\n${body}\n\n${verdict}`;

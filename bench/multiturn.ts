@@ -65,11 +65,20 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
     model: options.model,
     replicas,
     routing: policy,
-    engine: { ...(kind ? { kind } : {}), slots, threads: options.threads, contextSize: options.contextSize, ...(prefixCache ? {} : { prefixCache: PREFIX_CACHE_OFF }) },
+    engine: {
+      ...(kind ? { kind } : {}),
+      slots,
+      threads: options.threads,
+      contextSize: options.contextSize,
+      ...(prefixCache ? {} : { prefixCache: PREFIX_CACHE_OFF }),
+    },
   });
   for (const regime of options.regimes) {
     if (regime.kind === 'llama-server') await ensureLlamaServer();
-    const variants = [...POLICIES.map((policy) => ({ policy, prefixCache: true })), ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : [])];
+    const variants = [
+      ...POLICIES.map((policy) => ({ policy, prefixCache: true })),
+      ...(regime.uncachedBaseline ? [{ policy: 'round-robin' as const, prefixCache: false }] : []),
+    ];
     const chat = { ...options.chat, ...regime.chat };
     const runs = await runRepeated(variants, regime.repeats ?? 1, ({ policy, prefixCache }, repeat): Promise<ChatRun> =>
       withServed(config(policy, regime.replicas, regime.slots, prefixCache, regime.kind), async (target, served) => {
@@ -78,17 +87,65 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
       }),
     );
     variants.forEach(({ policy, prefixCache }, v) => {
-      rows.push({ workload: regime.name, layout: `${regime.replicas} × ${regime.slots} slots`, engine: regime.kind ?? defaultKind, policy, prefixCache, ...pooled(runs[v]!, chat.conversations) });
+      rows.push({
+        workload: regime.name,
+        layout: `${regime.replicas} × ${regime.slots} slots`,
+        engine: regime.kind ?? defaultKind,
+        policy,
+        prefixCache,
+        ...pooled(runs[v]!, chat.conversations),
+      });
     });
   }
   const shared = options.sharedPrefix;
   for (const policy of POLICIES) {
     const run = await withServed(config(policy, shared.replicas, shared.slots), (target) => sharedPrefix(target, shared));
-    rows.push({ workload: 'shared-prefix', layout: `${shared.replicas} × ${shared.slots} slots`, engine: defaultKind, policy, prefixCache: true, ...summarise(run.results, run.wallMs), oracle: NaN, oracleMismatches: 0 });
+    rows.push({
+      workload: 'shared-prefix',
+      layout: `${shared.replicas} × ${shared.slots} slots`,
+      engine: defaultKind,
+      policy,
+      prefixCache: true,
+      ...summarise(run.results, run.wallMs),
+      oracle: NaN,
+      oracleMismatches: 0,
+    });
   }
   const text = table(
-    ['workload', 'replicas', 'engine', 'policy', 'prefix cache', 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'out tok/s', 'stay'],
-    rows.map((r) => [r.workload, r.layout, r.engine, r.policy, r.prefixCache ? 'on' : 'off', String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.completionTokensPerSecond, percent(r.stickiness)]),
+    [
+      'workload',
+      'replicas',
+      'engine',
+      'policy',
+      'prefix cache',
+      'requests',
+      'errors',
+      'oracle',
+      'cache hit',
+      'of oracle',
+      'TTFT p50 ms',
+      'TTFT p90 ms',
+      'req/s',
+      'out tok/s',
+      'stay',
+    ],
+    rows.map((r) => [
+      r.workload,
+      r.layout,
+      r.engine,
+      r.policy,
+      r.prefixCache ? 'on' : 'off',
+      String(r.requests),
+      String(r.errors),
+      percent(r.oracle),
+      percent(r.cacheHitRate),
+      percent(r.cacheHitRate / r.oracle),
+      r.ttftP50Ms,
+      r.ttftP90Ms,
+      r.requestsPerSecond,
+      r.completionTokensPerSecond,
+      percent(r.stickiness),
+    ]),
   );
   const ratios = Object.fromEntries(
     [...options.regimes.map((r) => r.name), 'shared-prefix'].map((workload) => {
@@ -105,17 +162,25 @@ export async function runMultiTurn(options: MultiTurnBenchOptions) {
           prefixHitOfOracle: prefix.cacheHitRate / prefix.oracle,
           uncachedRoundRobinOverPrefix: (1 - roundRobin.cacheHitRate) / (1 - prefix.cacheHitRate),
           uncachedRoundRobinOverOracle: (1 - roundRobin.cacheHitRate) / (1 - prefix.oracle),
-          ...(uncached ? { ttftP50UncachedRoundRobinOverPrefix: uncached.ttftP50Ms / prefix.ttftP50Ms, ttftP90UncachedRoundRobinOverPrefix: uncached.ttftP90Ms / prefix.ttftP90Ms } : {}),
+          ...(uncached
+            ? {
+                ttftP50UncachedRoundRobinOverPrefix: uncached.ttftP50Ms / prefix.ttftP50Ms,
+                ttftP90UncachedRoundRobinOverPrefix: uncached.ttftP90Ms / prefix.ttftP90Ms,
+              }
+            : {}),
         },
       ];
     }),
   );
   const mismatches = rows.reduce((s, r) => s + r.oracleMismatches, 0);
   const readings = Object.entries(ratios).map(
-    ([workload, r]) => `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better (90% bootstrap interval ${r.ttftP50RoundRobinOverPrefixInterval.low.toFixed(2)}–${r.ttftP50RoundRobinOverPrefixInterval.high.toFixed(2)}×${
+    ([workload, r]) =>
+      `${workload}: prefix over round-robin: cache hit ${r.cacheHitPrefixOverRoundRobin.toFixed(2)}×, TTFT p50 ${r.ttftP50RoundRobinOverPrefix.toFixed(2)}× better (90% bootstrap interval ${r.ttftP50RoundRobinOverPrefixInterval.low.toFixed(2)}–${r.ttftP50RoundRobinOverPrefixInterval.high.toFixed(2)}×${
         r.ttftP50RoundRobinOverPrefixByRepeat ? `; by repeat ${repeatRatios(r.ttftP50RoundRobinOverPrefixByRepeat)}` : ''
       }), p90 ${r.ttftP90RoundRobinOverPrefix.toFixed(2)}× better${Number.isFinite(r.prefixHitOfOracle) ? `; prefix hit ${percent(r.prefixHitOfOracle)} of the oracle; round-robin prefilled ${r.uncachedRoundRobinOverPrefix.toFixed(2)}× prefix's prompt tokens, ${r.uncachedRoundRobinOverOracle.toFixed(2)}× the oracle's` : ''}${
-        r.ttftP50UncachedRoundRobinOverPrefix === undefined ? '' : `; over round-robin without the prefix cache: TTFT p50 ${r.ttftP50UncachedRoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90UncachedRoundRobinOverPrefix!.toFixed(2)}× better`
+        r.ttftP50UncachedRoundRobinOverPrefix === undefined
+          ? ''
+          : `; over round-robin without the prefix cache: TTFT p50 ${r.ttftP50UncachedRoundRobinOverPrefix.toFixed(2)}× better, p90 ${r.ttftP90UncachedRoundRobinOverPrefix!.toFixed(2)}× better`
       }`,
   );
   const warning = mismatches ? `\n(${mismatches} prompts tokenized to another length than the server counted: the oracle is approximate)` : '';

@@ -35,7 +35,10 @@ export function reusableTokens(sent: readonly SentPrompt[]): number[] {
     let best = 0;
     for (let j = 0; j < i; j++) {
       const earlier = sent[j]!;
-      const reach = earlier.conversation === request.conversation ? commonPrefixLength(request.prompt, earlier.prompt, earlier.answer) : commonPrefixLength(request.prompt, earlier.prompt);
+      const reach =
+        earlier.conversation === request.conversation
+          ? commonPrefixLength(request.prompt, earlier.prompt, earlier.answer)
+          : commonPrefixLength(request.prompt, earlier.prompt);
       best = Math.max(best, reach);
     }
     return Math.min(best, Math.max(0, request.prompt.length - 1));

@@ -91,7 +91,8 @@ interface Timing {
 
 /** An OpenAI-style completions endpoint that streams one event and its end (with the usage) at once, whatever it is asked. */
 async function startHttpFloor(): Promise<ClientTarget & { server: Server }> {
-  const event = (choice: object, extra = {}): string => `data: ${JSON.stringify({ id: 'cmpl-floor', object: 'text_completion', created: 0, model: 'floor', choices: [choice], ...extra })}\n\n`;
+  const event = (choice: object, extra = {}): string =>
+    `data: ${JSON.stringify({ id: 'cmpl-floor', object: 'text_completion', created: 0, model: 'floor', choices: [choice], ...extra })}\n\n`;
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -117,7 +118,14 @@ export async function runOverhead(options: OverheadOptions) {
     clients.set(target.baseURL, client);
     const result = await streamRequest(client, target.model, { kind: 'completion', prompt: tokens }, answerTokens, 1, { temperature: 0 });
     if (result.error !== null) throw new Error(`${target.baseURL} failed a request: ${result.error}`);
-    return { ttftMs: result.ttftMs, decodeTokensPerSecond: result.decodeTokensPerSecond, events: result.events, engineTtftMs: result.serverTtftMs, engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond, frontMs: result.frontMs };
+    return {
+      ttftMs: result.ttftMs,
+      decodeTokensPerSecond: result.decodeTokensPerSecond,
+      events: result.events,
+      engineTtftMs: result.serverTtftMs,
+      engineDecodeTokensPerSecond: result.serverDecodeTokensPerSecond,
+      frontMs: result.frontMs,
+    };
   };
   const overBareHttp = (to: ClientTarget, tokens: number[]): Promise<BareFirstToken> => bareFirstToken(to.baseURL, to.model, tokens, TTFT_ANSWER_TOKENS);
 
@@ -135,7 +143,12 @@ export async function runOverhead(options: OverheadOptions) {
         // engine work the in-process path does not do); the front's cost is what this compares. Manifold sizes an
         // engine's thread pool for the CPUs it pins it to before the spawn (engine-child-env.ts); `own core` pins
         // after it, so it gives the child the size that rule gives a child on the engine's CPUs.
-        { model: options.model, replicas: 1, env: cpus ? { UV_THREADPOOL_SIZE: String(engineThreadpoolSize(1, cpus.engine.length)) } : {}, engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: PREFIX_CACHE_OFF } },
+        {
+          model: options.model,
+          replicas: 1,
+          env: cpus ? { UV_THREADPOOL_SIZE: String(engineThreadpoolSize(1, cpus.engine.length)) } : {},
+          engine: { slots: 1, threads: options.threads, contextSize: options.contextSize, prefixCache: PREFIX_CACHE_OFF },
+        },
         async (target, served) => {
           const child = served.workstation.replicas.replicaView()[0]?.pid;
           if (cpus) {
@@ -236,7 +249,8 @@ type Runs = {
 };
 
 /** Each HTTP run's decode rate over the in-process run beside it. */
-const decodePairs = (http: readonly Timing[], local: readonly Timing[]): number[] => http.map((x, i) => x.decodeTokensPerSecond / local[i]!.decodeTokensPerSecond);
+const decodePairs = (http: readonly Timing[], local: readonly Timing[]): number[] =>
+  http.map((x, i) => x.decodeTokensPerSecond / local[i]!.decodeTokensPerSecond);
 
 /** The median over pairs of each HTTP run's decode rate over the in-process run beside it. */
 const pairedDecodeRatio = (http: readonly Timing[], local: readonly Timing[]): number => percentile(decodePairs(http, local), 50);
@@ -250,7 +264,11 @@ async function inTurn(round: number, runs: (() => Promise<void>)[]): Promise<voi
 }
 
 function summarise(results: Runs, answerTokens: number) {
-  const p50 = (xs: Timing[], k: 'ttftMs' | 'decodeTokensPerSecond') => percentile(xs.map((x) => x[k]), 50);
+  const p50 = (xs: Timing[], k: 'ttftMs' | 'decodeTokensPerSecond') =>
+    percentile(
+      xs.map((x) => x[k]),
+      50,
+    );
   const httpTtftP50Ms = p50(results.http, 'ttftMs');
   const inProcessTtftP50Ms = p50(results.local, 'ttftMs');
   const httpDecodeTokensPerSecond = mean(results.http.map((x) => x.decodeTokensPerSecond));
@@ -258,7 +276,10 @@ function summarise(results: Runs, answerTokens: number) {
   const pairs = decodePairs(results.http, results.local);
   return {
     httpTtftP50Ms,
-    httpEngineTtftP50Ms: percentile(results.http.map((x) => x.engineTtftMs ?? Number.NaN), 50),
+    httpEngineTtftP50Ms: percentile(
+      results.http.map((x) => x.engineTtftMs ?? Number.NaN),
+      50,
+    ),
     inProcessTtftP50Ms,
     ttftDeltaMs: httpTtftP50Ms - inProcessTtftP50Ms,
     httpDecodeTokensPerSecond,
@@ -274,7 +295,10 @@ function summarise(results: Runs, answerTokens: number) {
     /** What each token costs the HTTP path beyond the in-process one, in µs: what a faster engine would lose the same of. */
     extraMicrosecondsPerToken: 1e6 / httpDecodeTokensPerSecond - 1e6 / inProcessDecodeTokensPerSecond,
     httpFloorTtftP50Ms: p50(results.floor, 'ttftMs'),
-    frontP50Ms: percentile(results.http.map((x) => x.frontMs ?? Number.NaN), 50),
+    frontP50Ms: percentile(
+      results.http.map((x) => x.frontMs ?? Number.NaN),
+      50,
+    ),
     tokensPerEvent: (answerTokens * results.http.length) / results.http.reduce((sum, x) => sum + (x.events ?? 0), 0),
     shortPrompt: summariseShortPrompt(results),
   };
@@ -317,7 +341,12 @@ function summaryTable(summary: ReturnType<typeof summarise>): string {
     [
       ['in-process node-llama-cpp', summary.inProcessTtftP50Ms, summary.inProcessDecodeTokensPerSecond, 100],
       ['HTTP front (SSE, openai)', summary.httpTtftP50Ms, summary.httpDecodeTokensPerSecond, summary.decodeRatio * 100],
-      ['  in the engine child', summary.httpEngineTtftP50Ms, summary.httpEngineDecodeTokensPerSecond, (summary.httpEngineDecodeTokensPerSecond / summary.inProcessDecodeTokensPerSecond) * 100],
+      [
+        '  in the engine child',
+        summary.httpEngineTtftP50Ms,
+        summary.httpEngineDecodeTokensPerSecond,
+        (summary.httpEngineDecodeTokensPerSecond / summary.inProcessDecodeTokensPerSecond) * 100,
+      ],
       ["  of which the front's own (front_ms)", summary.frontP50Ms, NaN, NaN],
       ['HTTP floor (a server answering at once)', summary.httpFloorTtftP50Ms, NaN, NaN],
     ],
@@ -335,7 +364,11 @@ function shortPromptTable(short: ReturnType<typeof summariseShortPrompt>, prompt
       ["  of which the front's own (front_ms)", short.frontP50Ms, NaN],
       ['HTTP floor (a server answering at once)', floorMs, NaN],
       ['HTTP front, a bare node:http client', short.bareTtftP50Ms, short.bareDeltaMs],
-      ['  round by round (median, 90% interval)', NaN, `${signed(short.barePairedDeltaMs)} (${signed(short.barePairedDeltaInterval.low)} to ${signed(short.barePairedDeltaInterval.high)})`],
+      [
+        '  round by round (median, 90% interval)',
+        NaN,
+        `${signed(short.barePairedDeltaMs)} (${signed(short.barePairedDeltaInterval.low)} to ${signed(short.barePairedDeltaInterval.high)})`,
+      ],
       ['  the rest: front, IPC, HTTP (run by run)', short.bareOutsideEngineP50Ms, NaN],
       ['HTTP floor, a bare node:http client', short.bareFloorP50Ms, NaN],
     ],

@@ -67,7 +67,14 @@ const over = (row: Row, base: Row) => ({
 function againstPeer(rows: readonly Row[]) {
   return rows
     .filter((r) => !r.peer)
-    .map((r) => ({ server: r.server, cache: r.cache, ...over(r, rows.find((p) => p.peer && p.cache === r.cache)!) }));
+    .map((r) => ({
+      server: r.server,
+      cache: r.cache,
+      ...over(
+        r,
+        rows.find((p) => p.peer && p.cache === r.cache)!,
+      ),
+    }));
 }
 
 /** For each server measured both ways: what the cache of evicted conversations gave it. */
@@ -83,8 +90,34 @@ function cacheGains(rows: readonly Row[]) {
 /** The rows, with a column for the cache of evicted conversations where they differ in it. */
 const rowTable = (rows: readonly Row[], cacheColumn: boolean): string =>
   table(
-    ['server', 'threads', ...(cacheColumn ? ['evicted cache'] : []), 'requests', 'errors', 'oracle', 'cache hit', 'of oracle', 'TTFT p50 ms', 'TTFT p90 ms', 'req/s', 'total tok/s'],
-    rows.map((r) => [r.server, String(r.threads), ...(cacheColumn ? [r.cache ? 'on' : 'off'] : []), String(r.requests), String(r.errors), percent(r.oracle), percent(r.cacheHitRate), percent(r.cacheHitRate / r.oracle), r.ttftP50Ms, r.ttftP90Ms, r.requestsPerSecond, r.totalTokensPerSecond]),
+    [
+      'server',
+      'threads',
+      ...(cacheColumn ? ['evicted cache'] : []),
+      'requests',
+      'errors',
+      'oracle',
+      'cache hit',
+      'of oracle',
+      'TTFT p50 ms',
+      'TTFT p90 ms',
+      'req/s',
+      'total tok/s',
+    ],
+    rows.map((r) => [
+      r.server,
+      String(r.threads),
+      ...(cacheColumn ? [r.cache ? 'on' : 'off'] : []),
+      String(r.requests),
+      String(r.errors),
+      percent(r.oracle),
+      percent(r.cacheHitRate),
+      percent(r.cacheHitRate / r.oracle),
+      r.ttftP50Ms,
+      r.ttftP90Ms,
+      r.requestsPerSecond,
+      r.totalTokensPerSecond,
+    ]),
   );
 
 const ratioLines = (ratios: ReturnType<typeof againstPeer>): string[] =>
@@ -99,7 +132,8 @@ export async function runPeerChat(options: PeerChatOptions) {
   }
   // Part 3 reads each layout beside its part 2 row.
   for (const off of options.cacheOff) {
-    if (!options.layouts.some((l) => l.replicas === off.replicas && l.kind === off.kind && l.flashAttention === off.flashAttention)) throw new Error(`peer-chat: ${off.replicas} ${off.kind} replicas with the cache off are not among the layouts with it on`);
+    if (!options.layouts.some((l) => l.replicas === off.replicas && l.kind === off.kind && l.flashAttention === off.flashAttention))
+      throw new Error(`peer-chat: ${off.replicas} ${off.kind} replicas with the cache off are not among the layouts with it on`);
   }
   const tokenizer = await Tokenizer.open(options.model);
   const rows: Row[] = [];
@@ -108,7 +142,13 @@ export async function runPeerChat(options: PeerChatOptions) {
   // The oracle counts the prompts as each server tokenized them: Manifold's keep its answers' sampled ids
   // (its workstation's tokenizer remembers them), llama-server's are tokenized from their text.
   const runPeer = async (cache: boolean, seed: number): Promise<ChatRun> => {
-    const node = await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads, ...(cache ? {} : { cacheRamMib: 0 }) });
+    const node = await startLlamaServerNode({
+      model: options.model,
+      slots: options.slots,
+      contextSize: options.contextSize,
+      threads: options.threads,
+      ...(cache ? {} : { cacheRamMib: 0 }),
+    });
     try {
       const run = await realisticChat({ baseURL: `${node.url}/v1`, model: 'bench', logprobIds: true }, { ...options.chat, seed });
       return { ...run, oracle: await oracleOf(run.results, tokenizer) };
@@ -120,7 +160,14 @@ export async function runPeerChat(options: PeerChatOptions) {
   const threadsOf = (replicas: number): number => Math.max(1, Math.floor(options.threads / replicas));
   const runManifold = ({ replicas, kind, flashAttention }: PeerLayout, cache: boolean, seed: number): Promise<ChatRun> => {
     const threads = threadsOf(replicas);
-    const engine = { kind, slots: options.slots / replicas, threads, contextSize: options.contextSize, ...(flashAttention === undefined ? {} : { flashAttention }), ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }) };
+    const engine = {
+      kind,
+      slots: options.slots / replicas,
+      threads,
+      contextSize: options.contextSize,
+      ...(flashAttention === undefined ? {} : { flashAttention }),
+      ...(cache ? {} : { prefixCache: PREFIX_CACHE_OFF }),
+    };
     const config = { model: options.model, replicas, routing: 'prefix' as const, engine };
     return withServed(config, async (target, served) => {
       const chat = await realisticChat(target, { ...options.chat, seed });
@@ -140,7 +187,13 @@ export async function runPeerChat(options: PeerChatOptions) {
       const { replicas, kind, flashAttention } = server.layout;
       const engine = kind === 'llama-server' ? ' (llama-server engines)' : '';
       const attention = flashAttention === undefined ? '' : `, flash attention ${flashAttention ? 'on' : 'off'}`;
-      return rows.push({ server: `Manifold${engine}, ${replicas} × ${options.slots / replicas} slots${attention}`, peer: false, threads: replicas * threadsOf(replicas), cache, ...row });
+      return rows.push({
+        server: `Manifold${engine}, ${replicas} × ${options.slots / replicas} slots${attention}`,
+        peer: false,
+        threads: replicas * threadsOf(replicas),
+        cache,
+        ...row,
+      });
     });
   };
   try {
@@ -155,10 +208,14 @@ export async function runPeerChat(options: PeerChatOptions) {
   const text = `${rowTable(on, false)}\n\n${ratioLines(ratios.filter((r) => r.cache)).join('\n')}`;
   const measuredOff = new Set(rows.filter((r) => !r.cache).map((r) => r.server));
   const gainLines = gains.map(
-    (g) => `${g.server}: the cache on / off: hit ${percent(g.hitOn)} / ${percent(g.hitOff)}, throughput ${g.throughput.toFixed(2)}× (above 1: the cache serves more), TTFT p50 ${g.ttftP50.toFixed(2)}×, p90 ${g.ttftP90.toFixed(2)}× (below 1: the cache answers sooner)`,
+    (g) =>
+      `${g.server}: the cache on / off: hit ${percent(g.hitOn)} / ${percent(g.hitOff)}, throughput ${g.throughput.toFixed(2)}× (above 1: the cache serves more), TTFT p50 ${g.ttftP50.toFixed(2)}×, p90 ${g.ttftP90.toFixed(2)}× (below 1: the cache answers sooner)`,
   );
   const offText = measuredOff.size
-    ? `${rowTable(rows.filter((r) => measuredOff.has(r.server)), true)}\n\n${[...ratioLines(ratios.filter((r) => !r.cache)), ...gainLines].join('\n')}`
+    ? `${rowTable(
+        rows.filter((r) => measuredOff.has(r.server)),
+        true,
+      )}\n\n${[...ratioLines(ratios.filter((r) => !r.cache)), ...gainLines].join('\n')}`
     : null;
   return { config: { ...options, model: undefined }, rows, ratios, gains, text, offText };
 }

@@ -53,7 +53,9 @@ interface Round {
 async function round(target: ClientTarget, server: Server, scenario: Scenario, batch: number[][], options: PeerServeOptions): Promise<Round> {
   const client = new OpenAI({ baseURL: target.baseURL, apiKey: 'bench', maxRetries: 0 });
   const started = performance.now();
-  const results = await Promise.all(batch.map((prompt, i) => streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, options.seed + i)));
+  const results = await Promise.all(
+    batch.map((prompt, i) => streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, options.seed + i)),
+  );
   const failed = results.find((r) => r.error !== null);
   if (failed) throw new Error(`${server} failed a request: ${failed.error}`);
   return { server, scenario, results, wallMs: performance.now() - started };
@@ -70,23 +72,39 @@ function summariseServer(rounds: readonly Round[], server: Server, scenario: Sce
     scenario,
     requests: results.length,
     ttftFirstMs: mean(firstTtfts),
-    ttftP50Ms: percentile(results.map((r) => r.ttftMs), 50),
+    ttftP50Ms: percentile(
+      results.map((r) => r.ttftMs),
+      50,
+    ),
     ttftLastMs: mean(lastTtfts),
     /** Per stream, as the client sees it (the median stream). */
-    decodeTokensPerSecond: percentile(results.map((r) => r.decodeTokensPerSecond), 50),
+    decodeTokensPerSecond: percentile(
+      results.map((r) => r.decodeTokensPerSecond),
+      50,
+    ),
     /** Per stream, as the server reports it (the median stream). */
-    serverDecodeTokensPerSecond: percentile(results.map((r) => r.serverDecodeTokensPerSecond ?? Number.NaN), 50),
+    serverDecodeTokensPerSecond: percentile(
+      results.map((r) => r.serverDecodeTokensPerSecond ?? Number.NaN),
+      50,
+    ),
     /** All output tokens over the rounds' wall time. */
     outputTokensPerSecond: (completion * 1000) / mine.reduce((s, r) => s + r.wallMs, 0),
     /** Client TTFT beyond the server's own time to first token: the HTTP front's share (IPC included for Manifold). */
-    frontTtftP50Ms: percentile(results.map((r) => r.ttftMs - (r.serverTtftMs ?? Number.NaN)), 50),
+    frontTtftP50Ms: percentile(
+      results.map((r) => r.ttftMs - (r.serverTtftMs ?? Number.NaN)),
+      50,
+    ),
   };
 }
 
 export async function runPeerServe(options: PeerServeOptions) {
   const random = seeded(options.seed);
   const rounds: Round[] = [];
-  const replica = (kind: 'node-llama-cpp' | 'llama-server') => ({ model: options.model, replicas: 1, engine: { kind, slots: options.slots, threads: options.threads, contextSize: options.contextSize } });
+  const replica = (kind: 'node-llama-cpp' | 'llama-server') => ({
+    model: options.model,
+    replicas: 1,
+    engine: { kind, slots: options.slots, threads: options.threads, contextSize: options.contextSize },
+  });
   await withServed(replica('node-llama-cpp'), (manifold) =>
     withServed(replica('llama-server'), async (manifoldOnLlamaServer) => {
       const peerOptions = { model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads };
@@ -136,7 +154,18 @@ export async function runPeerServe(options: PeerServeOptions) {
     'llama-server -fa off / llama-server': ratiosOf('llama-server -fa off', 'llama-server'),
   };
   const text = table(
-    ['scenario', 'server', 'requests', 'TTFT first ms', 'TTFT p50 ms', 'TTFT last ms', 'decode tok/s p50', 'server decode tok/s p50', 'out tok/s', 'front TTFT ms'],
+    [
+      'scenario',
+      'server',
+      'requests',
+      'TTFT first ms',
+      'TTFT p50 ms',
+      'TTFT last ms',
+      'decode tok/s p50',
+      'server decode tok/s p50',
+      'out tok/s',
+      'front TTFT ms',
+    ],
     rows.map((r) => [
       r.scenario === 'S at once' ? `${options.slots} at once` : r.scenario,
       r.server,
@@ -151,7 +180,12 @@ export async function runPeerServe(options: PeerServeOptions) {
     ]),
   );
   const ratioText = Object.entries(ratios)
-    .map(([pair, values]) => `${pair}: ${Object.entries(values).map(([k, v]) => `${k} ${v.toFixed(2)}×`).join(', ')}`)
+    .map(
+      ([pair, values]) =>
+        `${pair}: ${Object.entries(values)
+          .map(([k, v]) => `${k} ${v.toFixed(2)}×`)
+          .join(', ')}`,
+    )
     .join('\n');
   return { config: { ...options, model: undefined }, rows, ratios, text: `${text}\n\n${ratioText}` };
 }
@@ -162,14 +196,18 @@ export interface PeerOptions {
   chat: PeerChatOptions;
 }
 
-/** Every part, in one run: one server against one replica (at each thread count), then all the slots against replicas on a multi-turn chat, with the cache of evicted conversations on and off. */
+/**
+ * Every part, in one run: one server against one replica (at each thread count), then all the slots against replicas on a multi-turn chat, with the
+ * cache of evicted conversations on and off.
+ */
 export async function runPeer(options: PeerOptions) {
   const serve: Awaited<ReturnType<typeof runPeerServe>>[] = [];
   for (const serveOptions of options.serve) serve.push(await runPeerServe(serveOptions));
   const chat = await runPeerChat(options.chat);
   const text = [
     ...options.serve.map(
-      (o, i) => `### 1. one llama-server (-np ${o.slots}, ${o.threads} thread${o.threads === 1 ? '' : 's'}) vs one Manifold replica with ${o.slots} slots and as many threads\n\n${serve[i]!.text}`,
+      (o, i) =>
+        `### 1. one llama-server (-np ${o.slots}, ${o.threads} thread${o.threads === 1 ? '' : 's'}) vs one Manifold replica with ${o.slots} slots and as many threads\n\n${serve[i]!.text}`,
     ),
     `### 2. one llama-server (-np ${options.chat.slots}) vs Manifold with ${options.chat.slots} slots split into replicas, multi-turn chat\n\n${chat.text}`,
     ...(chat.offText ? [`### 3. the same with the cache of evicted conversations off, beside it on\n\n${chat.offText}`] : []),

@@ -39,7 +39,8 @@ const isReply = (message: unknown): message is PlainProcessReply =>
 /** The next reply of `child`, or its exit (also one before the call) or a failed channel as an error. */
 function nextReply(child: ChildProcess): Promise<PlainProcessReply> {
   return new Promise((resolve, reject) => {
-    if (hasExited(child) || !child.connected) return reject(new Error(`the plain node-llama-cpp process is gone (code ${child.exitCode}, signal ${child.signalCode})`));
+    if (hasExited(child) || !child.connected)
+      return reject(new Error(`the plain node-llama-cpp process is gone (code ${child.exitCode}, signal ${child.signalCode})`));
     const onMessage = (message: unknown): void => {
       cleanUp();
       if (isReply(message)) resolve(message);
@@ -68,7 +69,10 @@ function nextReply(child: ChildProcess): Promise<PlainProcessReply> {
 const START_TIMEOUT_MS = 120_000;
 
 export async function startPlainProcess(options: PlainProcessOptions): Promise<PlainProcess> {
-  const child = fork(fileURLToPath(new URL('./plain-process-child.ts', import.meta.url)), [JSON.stringify(options)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./plain-process-child.ts', import.meta.url)), [JSON.stringify(options)], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   // A send that fails is reported by the reply it was waiting for; this keeps it from being uncaught.
   child.on('error', () => {});
   let timer: NodeJS.Timeout | undefined;
@@ -91,7 +95,8 @@ export async function startPlainProcess(options: PlainProcessOptions): Promise<P
       const reply = nextReply(child);
       child.send({ prompt: [...prompt], answerTokens } satisfies PlainProcessStreamRequest);
       const answer = await reply;
-      if (answer.type !== 'streamed') throw new Error(`the plain node-llama-cpp process failed a stream: ${answer.type === 'failed' ? answer.message : answer.type}`);
+      if (answer.type !== 'streamed')
+        throw new Error(`the plain node-llama-cpp process failed a stream: ${answer.type === 'failed' ? answer.message : answer.type}`);
       return answer.stream;
     },
     close: () => stopChild(child),

@@ -45,34 +45,48 @@ async function waitIdle(set: ReplicaSet): Promise<void> {
 }
 
 export async function runRebuild(options: RebuildBenchOptions) {
-  return withServed({ model: options.model, replicas: 1, engine: { slots: options.slots, contextSize: options.contextSize, threads: 2 } }, async (_target, served) => {
-    const set = served.workstation.replicas;
-    const rows: { how: string; downtimeMs: number; untilIdleMs: number; kept: string; reused: number; prefillMs: number }[] = [];
-    const measure = async (how: string, act: () => Promise<{ kept: string }>): Promise<void> => {
-      const histories = await fillSlots(set, options);
-      const started = performance.now();
-      const { kept } = await act();
-      const downtimeMs = performance.now() - started;
-      await waitIdle(set);
-      const untilIdleMs = performance.now() - started;
-      rows.push({ how, downtimeMs, untilIdleMs, kept, ...(await nextTurns(set, histories)) });
-    };
-    const rebuild = async (change: RebuildChange) => {
-      const [outcome] = await set.rebuild(rebuildRequestSchema.parse({ replica: 0, change }));
-      if (outcome?.outcome !== 'Applied') throw new Error(`rebuild ended ${outcome?.outcome}: ${JSON.stringify(outcome)}`);
-      return { kept: `${outcome.prefixes.kept}/${outcome.prefixes.kept + outcome.prefixes.dropped} (${outcome.prefixes.slots[0]?.restoredBy ?? '-'})` };
-    };
-    await measure('kv rebuild, context ×2 (same slots)', () => rebuild({ contextSize: options.contextSize * 2 }));
-    await measure(`kv rebuild, ${options.slots} → ${options.slots + 1} slots`, () => rebuild({ slots: options.slots + 1 }));
-    await measure('process restart + model load', async () => {
-      await set.restartReplica(0);
-      return { kept: '0 (nothing survives)' };
-    });
-    const cold = await set.generate({ tokens: history(options.historyTokens + 3, 999), maxTokens: 1, ignoreEos: true });
-    const text = table(
-      ['how', 'serving again after ms', 'all slots idle after ms', 'prefixes kept', 'next turn reused tok', 'next turn prefill ms'],
-      rows.map((r) => [r.how, formatNumber(r.downtimeMs, 0), formatNumber(r.untilIdleMs, 0), r.kept, formatNumber(r.reused, 0), formatNumber(r.prefillMs, 1)]),
-    );
-    return { rows, coldPrefillMs: cold.timings.prefillMs, text: `${text}\n\ncold prefill of ${options.historyTokens + 3} tokens: ${formatNumber(cold.timings.prefillMs, 1)} ms` };
-  });
+  return withServed(
+    { model: options.model, replicas: 1, engine: { slots: options.slots, contextSize: options.contextSize, threads: 2 } },
+    async (_target, served) => {
+      const set = served.workstation.replicas;
+      const rows: { how: string; downtimeMs: number; untilIdleMs: number; kept: string; reused: number; prefillMs: number }[] = [];
+      const measure = async (how: string, act: () => Promise<{ kept: string }>): Promise<void> => {
+        const histories = await fillSlots(set, options);
+        const started = performance.now();
+        const { kept } = await act();
+        const downtimeMs = performance.now() - started;
+        await waitIdle(set);
+        const untilIdleMs = performance.now() - started;
+        rows.push({ how, downtimeMs, untilIdleMs, kept, ...(await nextTurns(set, histories)) });
+      };
+      const rebuild = async (change: RebuildChange) => {
+        const [outcome] = await set.rebuild(rebuildRequestSchema.parse({ replica: 0, change }));
+        if (outcome?.outcome !== 'Applied') throw new Error(`rebuild ended ${outcome?.outcome}: ${JSON.stringify(outcome)}`);
+        return { kept: `${outcome.prefixes.kept}/${outcome.prefixes.kept + outcome.prefixes.dropped} (${outcome.prefixes.slots[0]?.restoredBy ?? '-'})` };
+      };
+      await measure('kv rebuild, context ×2 (same slots)', () => rebuild({ contextSize: options.contextSize * 2 }));
+      await measure(`kv rebuild, ${options.slots} → ${options.slots + 1} slots`, () => rebuild({ slots: options.slots + 1 }));
+      await measure('process restart + model load', async () => {
+        await set.restartReplica(0);
+        return { kept: '0 (nothing survives)' };
+      });
+      const cold = await set.generate({ tokens: history(options.historyTokens + 3, 999), maxTokens: 1, ignoreEos: true });
+      const text = table(
+        ['how', 'serving again after ms', 'all slots idle after ms', 'prefixes kept', 'next turn reused tok', 'next turn prefill ms'],
+        rows.map((r) => [
+          r.how,
+          formatNumber(r.downtimeMs, 0),
+          formatNumber(r.untilIdleMs, 0),
+          r.kept,
+          formatNumber(r.reused, 0),
+          formatNumber(r.prefillMs, 1),
+        ]),
+      );
+      return {
+        rows,
+        coldPrefillMs: cold.timings.prefillMs,
+        text: `${text}\n\ncold prefill of ${options.historyTokens + 3} tokens: ${formatNumber(cold.timings.prefillMs, 1)} ms`,
+      };
+    },
+  );
 }

@@ -26,9 +26,12 @@ export async function runRemote(options: RemoteBenchOptions) {
   for (const policy of POLICIES) {
     const nodes: LlamaServerNode[] = [];
     try {
-      for (let i = 0; i < options.nodes; i++) nodes.push(await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads }));
+      for (let i = 0; i < options.nodes; i++)
+        nodes.push(await startLlamaServerNode({ model: options.model, slots: options.slots, contextSize: options.contextSize, threads: options.threads }));
       const replicas = nodes.map((n) => ({ url: n.url, kind: 'llama-server' as const, slots: options.slots }));
-      const run = await withServed({ model: options.model, routing: policy, replicas }, (target, served) => multiTurn(target, options.workload, served.workstation.tokenizer));
+      const run = await withServed({ model: options.model, routing: policy, replicas }, (target, served) =>
+        multiTurn(target, options.workload, served.workstation.tokenizer),
+      );
       rows.push({ policy, ...summarise(run.results, run.wallMs) });
     } finally {
       await Promise.all(nodes.map((n) => n.stop()));
@@ -36,10 +39,24 @@ export async function runRemote(options: RemoteBenchOptions) {
   }
   const text = table(
     ['policy', 'requests', 'errors', 'cache hit', 'TTFT p50 ms', 'TTFT p90 ms', 'out tok/s', 'total tok/s', 'req/s'],
-    rows.map((r) => [r.policy, String(r.requests), String(r.errors), `${(r.cacheHitRate * 100).toFixed(1)}%`, r.ttftP50Ms, r.ttftP90Ms, r.completionTokensPerSecond, r.totalTokensPerSecond, r.requestsPerSecond]),
+    rows.map((r) => [
+      r.policy,
+      String(r.requests),
+      String(r.errors),
+      `${(r.cacheHitRate * 100).toFixed(1)}%`,
+      r.ttftP50Ms,
+      r.ttftP90Ms,
+      r.completionTokensPerSecond,
+      r.totalTokensPerSecond,
+      r.requestsPerSecond,
+    ]),
   );
   const [prefix, roundRobin] = rows as [(typeof rows)[number], (typeof rows)[number]];
-  const ratios = { cacheHit: prefix.cacheHitRate / roundRobin.cacheHitRate, ttftP50: roundRobin.ttftP50Ms / prefix.ttftP50Ms, ttftP90: roundRobin.ttftP90Ms / prefix.ttftP90Ms };
+  const ratios = {
+    cacheHit: prefix.cacheHitRate / roundRobin.cacheHitRate,
+    ttftP50: roundRobin.ttftP50Ms / prefix.ttftP50Ms,
+    ttftP90: roundRobin.ttftP90Ms / prefix.ttftP90Ms,
+  };
   return {
     config: { ...options, model: undefined },
     rows,

@@ -37,7 +37,10 @@ export function pooled(runs: readonly ChatRun[], conversations: number) {
   const promptTokens = runs.reduce((n, run) => n + run.oracle.promptTokens, 0);
   const each = runs.map((run) => summarise(run.results, run.wallMs));
   return {
-    ...summarise(results, runs.reduce((ms, run) => ms + run.wallMs, 0)),
+    ...summarise(
+      results,
+      runs.reduce((ms, run) => ms + run.wallMs, 0),
+    ),
     oracle: promptTokens ? runs.reduce((n, run) => n + run.oracle.share * run.oracle.promptTokens, 0) / promptTokens : 0,
     oracleMismatches: runs.reduce((n, run) => n + run.oracle.mismatched, 0),
     ...(runs.length > 1 ? { ttftP50ByRepeatMs: each.map((s) => s.ttftP50Ms), requestsPerSecondByRepeat: each.map((s) => s.requestsPerSecond) } : {}),

@@ -28,7 +28,9 @@ function fill(kind: 'exact' | 'estimated', replicas: number, blocks: number, pro
   const noise = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 2 ** 53));
   if (kind === 'exact') {
     const index = new ExactPrefixIndex();
-    for (let r = 0; r < replicas; r++) for (let s = 0; s < SLOTS; s++) index.setSlot(r, s, r === 0 && s === 0 ? [...prompt.slice(0, perSlot), ...noise(Math.max(0, perSlot - prompt.length))] : noise(perSlot));
+    for (let r = 0; r < replicas; r++)
+      for (let s = 0; s < SLOTS; s++)
+        index.setSlot(r, s, r === 0 && s === 0 ? [...prompt.slice(0, perSlot), ...noise(Math.max(0, perSlot - prompt.length))] : noise(perSlot));
     return index;
   }
   const index = new EstimatedPrefixIndex(Math.max(blocks, prompt.length));
@@ -49,7 +51,13 @@ export function runRoute(options: RouteOptions) {
           const index = fill(kind, replicas, blocks, promptBlocks, random);
           const bytesPerBlock = (heapUsed() - before) / Math.max(1, index.size);
           const router = new Router(index);
-          const candidates: RouteCandidate[] = Array.from({ length: replicas }, (_, r) => ({ replica: r, running: r % 3, slots: SLOTS, prefillTokensPerMs: 2, pendingPrefillTokens: (r % 3) * 256 }));
+          const candidates: RouteCandidate[] = Array.from({ length: replicas }, (_, r) => ({
+            replica: r,
+            running: r % 3,
+            slots: SLOTS,
+            prefillTokensPerMs: 2,
+            pendingPrefillTokens: (r % 3) * 256,
+          }));
           const hashTimes: number[] = [];
           const routeTimes: number[] = [];
           for (let i = 0; i < options.decisions; i++) {
@@ -76,7 +84,16 @@ export function runRoute(options: RouteOptions) {
   }
   const text = table(
     ['index', 'blocks', 'replicas', 'prompt', 'route p50 µs', 'route p99 µs', 'hash p50 µs', 'B/block'],
-    rows.map((r) => [r.index as string, String(r.blocks), String(r.replicas), String(r.promptTokens), r.route_p50_us as number, r.route_p99_us as number, r.hash_p50_us as number, r.bytes_per_block as number]),
+    rows.map((r) => [
+      r.index as string,
+      String(r.blocks),
+      String(r.replicas),
+      String(r.promptTokens),
+      r.route_p50_us as number,
+      r.route_p99_us as number,
+      r.hash_p50_us as number,
+      r.bytes_per_block as number,
+    ]),
   );
   return { rows, text, blockTokens: BLOCK_TOKENS };
 }

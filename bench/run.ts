@@ -47,7 +47,13 @@ const size: TestModelSize = quick ? 'tiny' : 'bench';
 const FAULTS_MODEL: TestModelSize = 'tiny';
 const sizeOf = (name: BenchName): TestModelSize => (name === 'faults' ? FAULTS_MODEL : size);
 const model = await ensureTestModel(size);
-const machine = { cpus: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` };
+const machine = {
+  cpus: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.availableParallelism(),
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+};
 
 const workload = quick
   ? { users: 3, turns: 2, systemWords: 40, userWords: 10, answerTokens: 8, concurrency: 2, seed: 1 }
@@ -97,7 +103,19 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         ? { replicas: 2, slots: 2, groups: 2, promptsPerGroup: 2, prefixWords: 60, questionWords: 8, answerTokens: 8, concurrency: 2, seed: 2 }
         : { replicas: 2, slots: 4, groups: 4, promptsPerGroup: 4, prefixWords: 250, questionWords: 15, answerTokens: 16, concurrency: 4, seed: 2 },
     }),
-  overhead: () => runOverhead({ model, threads: 1, contextSize: 2048, promptTokens: quick ? 128 : 512, answerTokens: quick ? 16 : 256, runs: quick ? 2 : 36, shortPromptTokens: 16, ttftRuns: quick ? 4 : 120, placements: ['shared', 'own core'], starts: quick ? 1 : 12 }),
+  overhead: () =>
+    runOverhead({
+      model,
+      threads: 1,
+      contextSize: 2048,
+      promptTokens: quick ? 128 : 512,
+      answerTokens: quick ? 16 : 256,
+      runs: quick ? 2 : 36,
+      shortPromptTokens: 16,
+      ttftRuns: quick ? 4 : 120,
+      placements: ['shared', 'own core'],
+      starts: quick ? 1 : 12,
+    }),
   scaling: () => runScaling({ model, replicas: 2, contextSize: 4096, workload }),
   faults: async () =>
     runFaults(
@@ -123,25 +141,36 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         ? [{ model, slots: 2, threads: 1, contextSize: 512, promptTokens: 128, answerTokens: 16, rounds: 1, loneRounds: 1, seed: 1 }]
         : [2, 1].map((threads) => ({ model, slots: 8, threads, contextSize: 2048, promptTokens: 1400, answerTokens: 64, rounds: 2, loneRounds: 8, seed: 1 })),
       // Part 2: one llama-server with all the slots against Manifold with them split into replicas.
-      chat: { model, slots: quick ? 2 : 8, threads: quick ? 1 : 2, contextSize: 2048, layouts: quick ? [{ replicas: 2, kind: 'node-llama-cpp' }] : [
-        { replicas: 4, kind: 'node-llama-cpp' },
-        { replicas: 2, kind: 'node-llama-cpp' },
-        { replicas: 1, kind: 'node-llama-cpp' },
-        // The same routing and front on llama.cpp's own server as each replica's engine.
-        { replicas: 4, kind: 'llama-server' },
-        { replicas: 2, kind: 'llama-server' },
-        { replicas: 1, kind: 'llama-server' },
-        // One replica with llama-server's own flash attention on the CPU (llama.cpp's `auto`: on), where Manifold's
-        // default is off: the peer's own settings, so the front and routing read apart from that choice.
-        { replicas: 1, kind: 'llama-server', flashAttention: true },
-      ],
-      // Part 3: the layout where slot pressure is highest, of each kind, with the cache of evicted conversations off.
-      cacheOff: quick ? [{ replicas: 2, kind: 'node-llama-cpp' }] : [
-        { replicas: 4, kind: 'node-llama-cpp' },
-        { replicas: 4, kind: 'llama-server' },
-      ], chat,
-      // Each part three times over (240 requests a server; the quick smoke twice, so CI runs the pooling).
-      repeats: quick ? 2 : 3 },
+      chat: {
+        model,
+        slots: quick ? 2 : 8,
+        threads: quick ? 1 : 2,
+        contextSize: 2048,
+        layouts: quick
+          ? [{ replicas: 2, kind: 'node-llama-cpp' }]
+          : [
+              { replicas: 4, kind: 'node-llama-cpp' },
+              { replicas: 2, kind: 'node-llama-cpp' },
+              { replicas: 1, kind: 'node-llama-cpp' },
+              // The same routing and front on llama.cpp's own server as each replica's engine.
+              { replicas: 4, kind: 'llama-server' },
+              { replicas: 2, kind: 'llama-server' },
+              { replicas: 1, kind: 'llama-server' },
+              // One replica with llama-server's own flash attention on the CPU (llama.cpp's `auto`: on), where Manifold's
+              // default is off: the peer's own settings, so the front and routing read apart from that choice.
+              { replicas: 1, kind: 'llama-server', flashAttention: true },
+            ],
+        // Part 3: the layout where slot pressure is highest, of each kind, with the cache of evicted conversations off.
+        cacheOff: quick
+          ? [{ replicas: 2, kind: 'node-llama-cpp' }]
+          : [
+              { replicas: 4, kind: 'node-llama-cpp' },
+              { replicas: 4, kind: 'llama-server' },
+            ],
+        chat,
+        // Each part three times over (240 requests a server; the quick smoke twice, so CI runs the pooling).
+        repeats: quick ? 2 : 3,
+      },
     }),
   // Part 1 of peer on a GPU (skips without one): the bench model, and in a full run a model big enough to be bound by memory bandwidth.
   gpu: () =>
@@ -162,7 +191,25 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
         ? { described: ['qwen3', 'gpt-oss'], families: ['qwen3', 'llama3.1'], kinds: ['node-llama-cpp'], turns: 2, answerTokens: 8 }
         : {
             described: Object.keys(FAMILY_MODELS) as FamilyName[],
-            families: ['qwen3', 'qwen3.5', 'qwq', 'deepseek-r1-distill-llama', 'deepseek-r1', 'llama3.1', 'hermes3-tools', 'mistral-small-3.2', 'mistral-nemo', 'gemma4', 'gpt-oss', 'qwen3-coder', 'command-r7b', 'granite-3.3', 'glm-4.6', 'kimi-k2', 'phi-3.5'],
+            families: [
+              'qwen3',
+              'qwen3.5',
+              'qwq',
+              'deepseek-r1-distill-llama',
+              'deepseek-r1',
+              'llama3.1',
+              'hermes3-tools',
+              'mistral-small-3.2',
+              'mistral-nemo',
+              'gemma4',
+              'gpt-oss',
+              'qwen3-coder',
+              'command-r7b',
+              'granite-3.3',
+              'glm-4.6',
+              'kimi-k2',
+              'phi-3.5',
+            ],
             kinds: ['node-llama-cpp', 'llama-server'],
             turns: 5,
             answerTokens: 24,

@@ -21,12 +21,23 @@ export async function runScaling(options: ScalingOptions) {
   ];
   const rows = [];
   for (const layout of layouts) {
-    const run = await withServed({ model: options.model, ...layout.config }, (target, served) => multiTurn(target, options.workload, served.workstation.tokenizer));
+    const run = await withServed({ model: options.model, ...layout.config }, (target, served) =>
+      multiTurn(target, options.workload, served.workstation.tokenizer),
+    );
     rows.push({ layout: layout.name, ...summarise(run.results, run.wallMs) });
   }
   const text = table(
     ['layout', 'requests', 'errors', 'cache hit', 'TTFT p50 ms', 'out tok/s', 'total tok/s', 'req/s'],
-    rows.map((x) => [x.layout, String(x.requests), String(x.errors), `${(x.cacheHitRate * 100).toFixed(1)}%`, x.ttftP50Ms, x.completionTokensPerSecond, x.totalTokensPerSecond, x.requestsPerSecond]),
+    rows.map((x) => [
+      x.layout,
+      String(x.requests),
+      String(x.errors),
+      `${(x.cacheHitRate * 100).toFixed(1)}%`,
+      x.ttftP50Ms,
+      x.completionTokensPerSecond,
+      x.totalTokensPerSecond,
+      x.requestsPerSecond,
+    ]),
   );
   const ratio = rows[0]!.totalTokensPerSecond / rows[1]!.totalTokensPerSecond;
   return { config: { ...options, model: undefined }, rows, ratio, text: `${text}\n\nreplicas / single engine total throughput: ${ratio.toFixed(2)}×` };

@@ -44,10 +44,18 @@ export interface BootstrapOptions {
  * The middle `coverage` of `rounds` statistics, each computed from every sample drawn again with replacement
  * (seeded): how far one run's figure could have fallen with the same machine and workload.
  */
-function bootstrapInterval(samples: readonly (readonly number[])[], statistic: (medians: number[]) => number, { rounds = 2000, coverage = 0.9, seed = 1 }: BootstrapOptions): { low: number; high: number } {
+function bootstrapInterval(
+  samples: readonly (readonly number[])[],
+  statistic: (medians: number[]) => number,
+  { rounds = 2000, coverage = 0.9, seed = 1 }: BootstrapOptions,
+): { low: number; high: number } {
   if (samples.some((values) => values.length === 0)) return { low: NaN, high: NaN };
   const random = seeded(seed);
-  const resampledMedian = (values: readonly number[]): number => percentile(Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)]!), 50);
+  const resampledMedian = (values: readonly number[]): number =>
+    percentile(
+      Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)]!),
+      50,
+    );
   const figures = Array.from({ length: rounds }, () => statistic(samples.map(resampledMedian)));
   const tail = ((1 - coverage) / 2) * 100;
   return { low: percentile(figures, tail), high: percentile(figures, 100 - tail) };
@@ -58,11 +66,15 @@ function bootstrapInterval(samples: readonly (readonly number[])[], statistic: (
  * sample drawn again on its own). A sample split between two modes (requests that find their prefix and
  * requests that prefill a whole history) has a median that jumps between them from run to run.
  */
-export const bootstrapMedianRatio = (numerator: readonly number[], denominator: readonly number[], options: BootstrapOptions = {}): { low: number; high: number } =>
-  bootstrapInterval([numerator, denominator], ([n, d]) => n! / d!, options);
+export const bootstrapMedianRatio = (
+  numerator: readonly number[],
+  denominator: readonly number[],
+  options: BootstrapOptions = {},
+): { low: number; high: number } => bootstrapInterval([numerator, denominator], ([n, d]) => n! / d!, options);
 
 /**
  * A bootstrap interval for one sample's median: for paired figures (each HTTP run over the in-process run
  * beside it), where each pair already cancels what the machine was doing at that moment.
  */
-export const bootstrapMedian = (values: readonly number[], options: BootstrapOptions = {}): { low: number; high: number } => bootstrapInterval([values], ([m]) => m!, options);
+export const bootstrapMedian = (values: readonly number[], options: BootstrapOptions = {}): { low: number; high: number } =>
+  bootstrapInterval([values], ([m]) => m!, options);

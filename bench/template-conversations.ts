@@ -7,11 +7,20 @@
 
 const weatherTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'Get the weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Get the weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 
 export const TEMPLATE_CONVERSATIONS = {
-  plain: { messages: [{ role: 'system', content: 'You are brief.' }, { role: 'user', content: 'Hello there' }] },
+  plain: {
+    messages: [
+      { role: 'system', content: 'You are brief.' },
+      { role: 'user', content: 'Hello there' },
+    ],
+  },
   turns: {
     messages: [
       { role: 'system', content: 'You are brief.' },

@@ -34,7 +34,10 @@ export interface RequestResult {
   turn?: number;
 }
 
-const WORDS = 'the of and to in is was for on that with as by at from it an were are which this be or has had not first one their its new after but who they have her she two been other when there all during into school time may years more most only over city some world would where later up such used many can state about national out known university united then made system user assistant hello model token replica slot cache prefix engine route question answer please thank you what how why write code function return value number list file data test'.split(' ');
+const WORDS =
+  'the of and to in is was for on that with as by at from it an were are which this be or has had not first one their its new after but who they have her she two been other when there all during into school time may years more most only over city some world would where later up such used many can state about national out known university united then made system user assistant hello model token replica slot cache prefix engine route question answer please thank you what how why write code function return value number list file data test'.split(
+    ' ',
+  );
 
 /** `words` seeded random words from a small English list (each one token or a few in the test model's vocabulary). */
 export function sentence(random: () => number, words: number): string {
@@ -91,7 +94,16 @@ export async function streamRequest(
   let tokens: number[] = [];
   let serverTimings: ServerTimings | undefined;
   let events = 0;
-  const common = { model, max_tokens: answerTokens, temperature, seed, stream: true, stream_options: { include_usage: true }, ignore_eos: true, return_tokens: true };
+  const common = {
+    model,
+    max_tokens: answerTokens,
+    temperature,
+    seed,
+    stream: true,
+    stream_options: { include_usage: true },
+    ignore_eos: true,
+    return_tokens: true,
+  };
   // llama-server's chat stream gives no token ids but its logprobs name the sampled one (Manifold gives `manifold.tokens`).
   const sampledIds = body.kind === 'chat' && askLogprobIds ? { logprobs: true, top_logprobs: 1 } : {};
   const logprobIds: number[] = [];
@@ -112,7 +124,9 @@ export async function streamRequest(
       }
     }
     for await (const chunk of stream as AsyncIterable<OpenAI.ChatCompletionChunk | OpenAI.Completion>) {
-      const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string; finish_reason: string | null; logprobs?: { content?: { id?: number }[] | null } | null } | undefined;
+      const choice = chunk.choices[0] as
+        | { delta?: { content?: string | null }; text?: string; finish_reason: string | null; logprobs?: { content?: { id?: number }[] | null } | null }
+        | undefined;
       for (const sampled of choice?.logprobs?.content ?? []) if (sampled.id !== undefined) logprobIds.push(sampled.id);
       const piece = choice ? (choice.delta ? choice.delta.content : choice.text) : undefined;
       if (typeof piece === 'string' && choice!.finish_reason === null) {
@@ -122,7 +136,10 @@ export async function streamRequest(
       if (piece) text += piece;
       if (chunk.usage) usage = chunk.usage;
       // Token chunks carry their own ids (`manifold.tokens`); the finishing chunk says who served it and all the ids.
-      const extra = chunk as unknown as { manifold?: { replica?: number; failed_over?: number[]; tokens?: number[]; timings?: ServerTimings }; timings?: ServerTimings };
+      const extra = chunk as unknown as {
+        manifold?: { replica?: number; failed_over?: number[]; tokens?: number[]; timings?: ServerTimings };
+        timings?: ServerTimings;
+      };
       const served = extra.manifold;
       if (served?.replica !== undefined) {
         replica = served.replica;
@@ -152,14 +169,27 @@ export async function streamRequest(
       ...(typeof serverTimings?.front_ms === 'number' ? { frontMs: serverTimings.front_ms } : {}),
     };
   } catch (error) {
-    return { text, tokens, events, ttftMs: 0, decodeTokensPerSecond: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replica, failedOver, error: withCause(error) };
+    return {
+      text,
+      tokens,
+      events,
+      ttftMs: 0,
+      decodeTokensPerSecond: 0,
+      promptTokens: 0,
+      cachedTokens: 0,
+      completionTokens: 0,
+      replica,
+      failedOver,
+      error: withCause(error),
+    };
   }
 }
 
 /** An error's message and its causes' (the `openai` client's "Connection error." says why only in its cause). */
 function withCause(error: unknown): string {
   const messages: string[] = [];
-  for (let e = error as { message?: string; cause?: unknown } | undefined; e && messages.length < 4; e = e.cause as typeof e) messages.push(e.message ?? String(e));
+  for (let e = error as { message?: string; cause?: unknown } | undefined; e && messages.length < 4; e = e.cause as typeof e)
+    messages.push(e.message ?? String(e));
   return messages.join(': ');
 }
 
@@ -219,7 +249,12 @@ export async function multiTurn(target: ClientTarget, options: MultiTurnOptions,
     const message = sentence(random, options.userWords);
     const prompt =
       turn === 0
-        ? (await tokenizer.applyChatTemplate([{ role: 'system', content: system }, { role: 'user', content: message }])).tokens
+        ? (
+            await tokenizer.applyChatTemplate([
+              { role: 'system', content: system },
+              { role: 'user', content: message },
+            ])
+          ).tokens
         : [...history, ...(await tokenizer.tokenize(`<|im_end|>\n<|im_start|>user\n${message}<|im_end|>\n<|im_start|>assistant\n`, { special: true }))];
     const result = await streamRequest(client, target.model, { kind: 'completion', prompt }, options.answerTokens, options.seed * 1000 + user * 10 + turn);
     results.push({ ...result, user, turn });
@@ -249,7 +284,11 @@ export async function sharedPrefix(target: ClientTarget, options: SharedPrefixOp
   const results: RequestResult[] = [];
   // Prompts arrive in a seeded random order across groups, as independent clients would send them
   // (a fixed interleaving would let round-robin land each group on the same replica by accident).
-  const order = Array.from({ length: options.groups * options.promptsPerGroup }, (_, i) => ({ g: i % options.groups, p: Math.floor(i / options.groups), key: random() }));
+  const order = Array.from({ length: options.groups * options.promptsPerGroup }, (_, i) => ({
+    g: i % options.groups,
+    p: Math.floor(i / options.groups),
+    key: random(),
+  }));
   order.sort((a, b) => a.key - b.key);
   for (const { g, p } of order) {
     {

@@ -17,14 +17,20 @@ import { WRITER_VERSION, describeLlamaModel, modelCacheDir, writeModelFile, type
 
 /** The shape of every family model: the tiny model's architecture, narrower, since the vocabulary dominates its size. */
 export const FAMILY_MODEL_SPEC: Readonly<TestModelSpec> = {
-  seed: 5, layers: 2, width: 64, heads: 4, kvHeads: 2, feedForward: 128, contextLength: 4096, tensorType: 'f16',
+  seed: 5,
+  layers: 2,
+  width: 64,
+  heads: 4,
+  kvHeads: 2,
+  feedForward: 128,
+  contextLength: 4096,
+  tensorType: 'f16',
 };
 
 /** Bumped whenever the bytes this file writes for a family change (the test-model writer's version is keyed too). */
 const FAMILY_WRITER_VERSION = 1;
 
-const numbered = (first: number, texts: readonly string[]): Readonly<Record<number, string>> =>
-  Object.fromEntries(texts.map((text, i) => [first + i, text]));
+const numbered = (first: number, texts: readonly string[]): Readonly<Record<number, string>> => Object.fromEntries(texts.map((text, i) => [first + i, text]));
 
 /**
  * Tokens a family's real tokenizer has where llama.cpp's test vocab of the same lineage holds a placeholder
@@ -33,10 +39,29 @@ const numbered = (first: number, texts: readonly string[]): Readonly<Record<numb
 const ADDED_TOKENS = {
   // Qwen2.5's added tokens (151646–151664) and Qwen3's (151665–151668).
   qwen3: numbered(151646, [
-    '<|object_ref_start|>', '<|object_ref_end|>', '<|box_start|>', '<|box_end|>', '<|quad_start|>', '<|quad_end|>',
-    '<|vision_start|>', '<|vision_end|>', '<|vision_pad|>', '<|image_pad|>', '<|video_pad|>', '<tool_call>', '</tool_call>',
-    '<|fim_prefix|>', '<|fim_middle|>', '<|fim_suffix|>', '<|fim_pad|>', '<|repo_name|>', '<|file_sep|>',
-    '<tool_response>', '</tool_response>', '<think>', '</think>',
+    '<|object_ref_start|>',
+    '<|object_ref_end|>',
+    '<|box_start|>',
+    '<|box_end|>',
+    '<|quad_start|>',
+    '<|quad_end|>',
+    '<|vision_start|>',
+    '<|vision_end|>',
+    '<|vision_pad|>',
+    '<|image_pad|>',
+    '<|video_pad|>',
+    '<tool_call>',
+    '</tool_call>',
+    '<|fim_prefix|>',
+    '<|fim_middle|>',
+    '<|fim_suffix|>',
+    '<|fim_pad|>',
+    '<|repo_name|>',
+    '<|file_sep|>',
+    '<tool_response>',
+    '</tool_response>',
+    '<think>',
+    '</think>',
   ]),
   // Llama 3.1's (also 3.2's and 3.3's) renamed reserved tokens.
   'llama3.1': { 128004: '<|finetune_right_pad_id|>', 128008: '<|eom_id|>', 128010: '<|python_tag|>' },

@@ -101,22 +101,42 @@ class HeaderBytes {
 
 /** One scalar of `type`; throws when its JS type is not the one that type is read as. */
 function writeScalar(out: HeaderBytes, type: GgufValueType, value: GgufScalar, what: string): void {
-  const expected = type === GgufValueType.STRING ? 'string' : type === GgufValueType.BOOL ? 'boolean' : type === GgufValueType.UINT64 || type === GgufValueType.INT64 ? 'bigint' : 'number';
+  const expected =
+    type === GgufValueType.STRING
+      ? 'string'
+      : type === GgufValueType.BOOL
+        ? 'boolean'
+        : type === GgufValueType.UINT64 || type === GgufValueType.INT64
+          ? 'bigint'
+          : 'number';
   if (typeof value !== expected) throw new Error(`${what}: a ${GgufValueType[type]} value must be a ${expected}, got ${typeof value}`);
   switch (type) {
-    case GgufValueType.UINT8: return out.u8(value as number);
-    case GgufValueType.INT8: return out.i8(value as number);
-    case GgufValueType.UINT16: return out.u16(value as number);
-    case GgufValueType.INT16: return out.i16(value as number);
-    case GgufValueType.UINT32: return out.u32(value as number);
-    case GgufValueType.INT32: return out.i32(value as number);
-    case GgufValueType.FLOAT32: return out.f32(value as number);
-    case GgufValueType.FLOAT64: return out.f64(value as number);
-    case GgufValueType.UINT64: return out.u64(value as bigint);
-    case GgufValueType.INT64: return out.i64(value as bigint);
-    case GgufValueType.BOOL: return out.u8(value ? 1 : 0);
-    case GgufValueType.STRING: return out.string(value as string);
-    default: throw new Error(`${what}: ${GgufValueType[type] ?? type} is not a scalar type`);
+    case GgufValueType.UINT8:
+      return out.u8(value as number);
+    case GgufValueType.INT8:
+      return out.i8(value as number);
+    case GgufValueType.UINT16:
+      return out.u16(value as number);
+    case GgufValueType.INT16:
+      return out.i16(value as number);
+    case GgufValueType.UINT32:
+      return out.u32(value as number);
+    case GgufValueType.INT32:
+      return out.i32(value as number);
+    case GgufValueType.FLOAT32:
+      return out.f32(value as number);
+    case GgufValueType.FLOAT64:
+      return out.f64(value as number);
+    case GgufValueType.UINT64:
+      return out.u64(value as bigint);
+    case GgufValueType.INT64:
+      return out.i64(value as bigint);
+    case GgufValueType.BOOL:
+      return out.u8(value ? 1 : 0);
+    case GgufValueType.STRING:
+      return out.string(value as string);
+    default:
+      throw new Error(`${what}: ${GgufValueType[type] ?? type} is not a scalar type`);
   }
 }
 

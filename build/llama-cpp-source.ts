@@ -13,10 +13,11 @@ import { LLAMA_CPP_BUNDLE, bundledLlamaCommit } from '../common/node/llama-serve
 
 const run = promisify(execFile);
 
-const exists = (path: string): Promise<boolean> => access(path).then(
-  () => true,
-  () => false,
-);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** Where the checkout is or will be: `$MANIFOLD_LLAMA_CPP_SOURCE`, else `~/.cache/manifold/llama.cpp/<commit>`. */
 export function llamaCppSourceDir(): string {
@@ -52,7 +53,10 @@ export function templatePath(source: string, name: string): string {
 /** The names of every chat template in the checkout, sorted. */
 export async function templateNames(source: string): Promise<string[]> {
   const files = await readdir(join(source, 'models', 'templates'));
-  return files.filter((file) => file.endsWith('.jinja')).map((file) => file.slice(0, -'.jinja'.length)).sort();
+  return files
+    .filter((file) => file.endsWith('.jinja'))
+    .map((file) => file.slice(0, -'.jinja'.length))
+    .sort();
 }
 
 /** The vocab-only GGUF `name` (`models/ggml-vocab-<name>.gguf`). */

@@ -17,10 +17,11 @@ import { LLAMA_CPP_BUNDLE as BUNDLE, llamaServerPath } from '../common/node/llam
 
 const run = promisify(execFile);
 
-const exists = (path: string): Promise<boolean> => access(path).then(
-  () => true,
-  () => false,
-);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** A build older than this is taken to have died without removing its lock. */
 const STALE_BUILD_MS = 60 * 60_000;
@@ -41,7 +42,10 @@ export async function ensureLlamaServer(log: (line: string) => void = () => {}):
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const since = await stat(lock).then((s) => s.mtimeMs, () => Date.now());
+      const since = await stat(lock).then(
+        (s) => s.mtimeMs,
+        () => Date.now(),
+      );
       if (Date.now() - since > STALE_BUILD_MS) await rm(lock, { recursive: true, force: true });
       else {
         log(`llama-server: another build is running (${lock}); waiting for it`);
@@ -66,7 +70,22 @@ async function buildLlamaServer(target: string, log: (line: string) => void): Pr
     await run('git', ['clone', '--quiet', BUNDLE, source]);
     const build = join(work, 'build');
     log('llama-server: configuring (cmake)');
-    await run('cmake', ['-S', source, '-B', build, '-DCMAKE_BUILD_TYPE=Release', '-DLLAMA_CURL=OFF', '-DBUILD_SHARED_LIBS=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_SERVER=ON'], { maxBuffer: 64 << 20 });
+    await run(
+      'cmake',
+      [
+        '-S',
+        source,
+        '-B',
+        build,
+        '-DCMAKE_BUILD_TYPE=Release',
+        '-DLLAMA_CURL=OFF',
+        '-DBUILD_SHARED_LIBS=OFF',
+        '-DLLAMA_BUILD_TESTS=OFF',
+        '-DLLAMA_BUILD_EXAMPLES=OFF',
+        '-DLLAMA_BUILD_SERVER=ON',
+      ],
+      { maxBuffer: 64 << 20 },
+    );
     log(`llama-server: building (about 10 minutes on 2 cores) into ${target}`);
     await run('cmake', ['--build', build, '--target', 'llama-server', '--parallel', String(os.availableParallelism())], { maxBuffer: 256 << 20 });
     const staged = `${target}.${process.pid}.tmp`;

@@ -32,12 +32,20 @@ function readReport(path: string, count: (json: never) => Counts, what: string):
 }
 
 for (const stale of [vitestReport, playwrightReport]) rmSync(stale, { force: true });
-const vitest = spawnSync(process.execPath, [join('node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`, ...args], { stdio: 'inherit' });
-readReport(vitestReport, (json: { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }) => ({
-  passed: json.numPassedTests,
-  failed: json.numFailedTests,
-  skipped: json.numPendingTests + json.numTodoTests,
-}), 'vitest');
+const vitest = spawnSync(
+  process.execPath,
+  [join('node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`, ...args],
+  { stdio: 'inherit' },
+);
+readReport(
+  vitestReport,
+  (json: { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }) => ({
+    passed: json.numPassedTests,
+    failed: json.numFailedTests,
+    skipped: json.numPendingTests + json.numTodoTests,
+  }),
+  'vitest',
+);
 
 let playwrightOk = true;
 if (e2e) {
@@ -48,11 +56,15 @@ if (e2e) {
   } else {
     const playwright = spawnSync(process.execPath, [join('node_modules', '@playwright', 'test', 'cli.js'), 'test'], { stdio: 'inherit' });
     playwrightOk = playwright.status === 0;
-    readReport(playwrightReport, (json: { stats: { expected: number; unexpected: number; flaky: number; skipped: number } }) => ({
-      passed: json.stats.expected + json.stats.flaky,
-      failed: json.stats.unexpected,
-      skipped: json.stats.skipped,
-    }), 'playwright');
+    readReport(
+      playwrightReport,
+      (json: { stats: { expected: number; unexpected: number; flaky: number; skipped: number } }) => ({
+        passed: json.stats.expected + json.stats.flaky,
+        failed: json.stats.unexpected,
+        skipped: json.stats.skipped,
+      }),
+      'playwright',
+    );
   }
 }
 

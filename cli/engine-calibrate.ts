@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import { PREFIX_CACHE_OFF } from '../common/prefix-cache.js';
 import { llamaServerFound } from '../core/engine-kinds/default-engine-kind.js';
 import { writeFileAtomic } from '../core/chat/atomic-file.js';
-import { CALIBRATED_KINDS, CALIBRATION_FILE, fasterKind, thisMachine, type CalibratedKind, type EngineCalibration, type KindFigures } from '../core/config/engine-calibration.js';
+import {
+  CALIBRATED_KINDS,
+  CALIBRATION_FILE,
+  fasterKind,
+  thisMachine,
+  type CalibratedKind,
+  type EngineCalibration,
+  type KindFigures,
+} from '../core/config/engine-calibration.js';
 import { parseRunConfig } from '../core/config/run-config.js';
 import { serve } from '../core/serve.js';
 
@@ -36,7 +44,11 @@ const WORDS = 'the model of a world where each replica serves its own slot and e
 async function measure(kind: CalibratedKind, options: Required<Omit<CalibrateOptions, 'onMeasured' | 'dataDir' | 'gpus'>>): Promise<KindFigures> {
   const { model, threads, promptTokens, answerTokens } = options;
   const dataDir = await mkdtemp(join(tmpdir(), 'manifold-calibrate-'));
-  const config = parseRunConfig({ model, replicas: 1, engine: { kind, slots: 1, ...(threads > 0 ? { threads } : {}), contextSize: promptTokens + answerTokens + 64, prefixCache: PREFIX_CACHE_OFF } });
+  const config = parseRunConfig({
+    model,
+    replicas: 1,
+    engine: { kind, slots: 1, ...(threads > 0 ? { threads } : {}), contextSize: promptTokens + answerTokens + 64, prefixCache: PREFIX_CACHE_OFF },
+  });
   const served = await serve(config, { dataDir, logFile: null, front: { port: 0 } });
   try {
     const { workstation } = served;
@@ -60,14 +72,22 @@ async function measure(kind: CalibratedKind, options: Required<Omit<CalibrateOpt
 
 /** Measures both kinds and writes the verdict; refuses where llama-server's binary is not installed. */
 export async function calibrateEngines(options: CalibrateOptions): Promise<{ calibration: EngineCalibration; path: string }> {
-  if (!llamaServerFound()) throw new Error('llama-server is not installed, so node-llama-cpp is the only engine kind here: install it with `manifold engine install` first');
+  if (!llamaServerFound())
+    throw new Error('llama-server is not installed, so node-llama-cpp is the only engine kind here: install it with `manifold engine install` first');
   const settings = { model: options.model, threads: options.threads, promptTokens: options.promptTokens ?? 1024, answerTokens: options.answerTokens ?? 128 };
   const kinds = {} as Record<CalibratedKind, KindFigures>;
   for (const kind of CALIBRATED_KINDS) {
     kinds[kind] = await measure(kind, settings);
     options.onMeasured?.(kind, kinds[kind]);
   }
-  const calibration: EngineCalibration = { version: 1, machine: thisMachine(options.gpus), measuredAt: new Date().toISOString(), ...settings, kinds, faster: fasterKind(kinds) };
+  const calibration: EngineCalibration = {
+    version: 1,
+    machine: thisMachine(options.gpus),
+    measuredAt: new Date().toISOString(),
+    ...settings,
+    kinds,
+    faster: fasterKind(kinds),
+  };
   return { calibration, path: await writeCalibration(options.dataDir, calibration) };
 }
 

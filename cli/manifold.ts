@@ -1,7 +1,8 @@
 /**
  * `manifold`, the command line for a headless box (in the style of `lms` / `ollama`): `serve` (as
  * `npm run serve`), `pull <hf-uri>`, `ls`, `ps`, `rm <name>`, `unload`, `engine install`, `engine calibrate`,
- * each described by `--help` (commander parses them). Each takes `--json` (one JSON line for scripts). It talks to the `serve` of the data dir through `serve.json`
+ * each described by `--help` (commander parses them). Each takes `--json` (one JSON line for scripts). It talks to the `serve` of the data dir
+ * through `serve.json`
  * (URL and control token) and the admin routes; `pull`, `ls` and `rm` work on the models folder
  * directly when no serve runs there.
  */
@@ -100,7 +101,8 @@ async function search(ctx: Context, words: string, files: boolean): Promise<unkn
   const found = await (files ? hub.hubFiles(words) : hub.searchHub(words)).catch((error: unknown) => Promise.reject(new CliError((error as Error).message)));
   if (!ctx.json) {
     if (found.length === 0) console.log(files ? `no GGUF file in ${words}` : `no GGUF repository matches ${words}`);
-    for (const item of found) console.log('uri' in item ? `${item.uri}  ${formatBytes(item.bytes)}` : `${item.id}  ${item.downloads.toLocaleString('en')} downloads`);
+    for (const item of found)
+      console.log('uri' in item ? `${item.uri}  ${formatBytes(item.bytes)}` : `${item.id}  ${item.downloads.toLocaleString('en')} downloads`);
   }
   return files ? { repo: words, files: found } : { query: words, models: found };
 }
@@ -110,7 +112,13 @@ async function ls(ctx: Context): Promise<unknown> {
   if (!ctx.json) {
     if (listing.models.length === 0) console.log(`no models in ${listing.modelsDir ?? 'a models folder'}`);
     for (const m of listing.models) {
-      const facts = [m.architecture, m.parameters === null ? null : `${(m.parameters / 1e6).toFixed(1)} M params`, m.quantisation, formatBytes(m.bytes), m.contextLength === null ? null : `ctx ${m.contextLength}`];
+      const facts = [
+        m.architecture,
+        m.parameters === null ? null : `${(m.parameters / 1e6).toFixed(1)} M params`,
+        m.quantisation,
+        formatBytes(m.bytes),
+        m.contextLength === null ? null : `ctx ${m.contextLength}`,
+      ];
       console.log(`${m.loaded ? '* ' : '  '}${m.file}  ${facts.filter((f) => f !== null).join(', ')}${m.error ? `  (${m.error})` : ''}`);
     }
   }
@@ -133,7 +141,9 @@ async function ps(ctx: Context): Promise<unknown> {
     admin<{ running: number; waiting: number; tokensPerSecond: number }>(serve, 'throughput'),
   ]);
   if (!ctx.json) {
-    console.log(`${info.model || 'no model'} · ${info.status} · ${info.replicas_alive}/${info.replicas} replicas · ${throughput.running} running, ${throughput.waiting} queued · ${throughput.tokensPerSecond.toFixed(1)} tok/s`);
+    console.log(
+      `${info.model || 'no model'} · ${info.status} · ${info.replicas_alive}/${info.replicas} replicas · ${throughput.running} running, ${throughput.waiting} queued · ${throughput.tokensPerSecond.toFixed(1)} tok/s`,
+    );
     for (const r of replicas) console.log(`  replica ${r.replica}: ${r.state}, ${r.running}/${r.slots} slots busy${r.pid === null ? '' : `, pid ${r.pid}`}`);
   }
   return { info, replicas, slots, queue: throughput };
@@ -142,7 +152,11 @@ async function ps(ctx: Context): Promise<unknown> {
 async function rm(ctx: Context, name: string): Promise<unknown> {
   const result = ctx.serve
     ? await admin<{ deleted: string[] }>(ctx.serve, 'rm', { path: name })
-    : { deleted: await new (await library()).ModelLibrary(ctx.dataDir, ctx.modelsDir).remove(name, null).catch((error: unknown) => Promise.reject(new CliError((error as Error).message))) };
+    : {
+        deleted: await new (await library()).ModelLibrary(ctx.dataDir, ctx.modelsDir)
+          .remove(name, null)
+          .catch((error: unknown) => Promise.reject(new CliError((error as Error).message))),
+      };
   if (!ctx.json) for (const file of result.deleted) console.log(`deleted ${file}`);
   return result;
 }
@@ -180,7 +194,18 @@ async function engineInstall(ctx: Context, backendArg: string): Promise<unknown>
     backend,
     ...(process.env.MANIFOLD_GITHUB_API ? { apiBase: process.env.MANIFOLD_GITHUB_API } : {}),
     ...(process.env.GITHUB_TOKEN ? { githubToken: process.env.GITHUB_TOKEN } : {}),
-    onProgress: (p) => show({ uri: p.file, file: p.file, state: 'downloading', downloadedBytes: p.bytes, totalBytes: p.totalBytes, bytesPerSecond: p.bytesPerSecond, etaSeconds: null, path: null, error: null }),
+    onProgress: (p) =>
+      show({
+        uri: p.file,
+        file: p.file,
+        state: 'downloading',
+        downloadedBytes: p.bytes,
+        totalBytes: p.totalBytes,
+        bytesPerSecond: p.bytesPerSecond,
+        etaSeconds: null,
+        path: null,
+        error: null,
+      }),
   }).catch((error: unknown) => Promise.reject(new CliError((error as Error).message)));
   if (process.stderr.isTTY && !ctx.json) process.stderr.write('\n');
   if (!ctx.json) console.log(`installed llama-server ${result.tag} (${backend}): ${result.binary}\n${result.version}`);
@@ -200,7 +225,8 @@ async function engineCalibrate(ctx: Context, model: string, threadsArg: string):
     dataDir: ctx.dataDir,
     gpus: await detectedGpuCount(),
     onMeasured: (kind, f) => {
-      if (!ctx.json) console.log(`${kind}: prefill ${rate(f.prefillTokensPerSecond)}, decode ${rate(f.decodeTokensPerSecond)}, the request ${f.seconds.toFixed(2)} s`);
+      if (!ctx.json)
+        console.log(`${kind}: prefill ${rate(f.prefillTokensPerSecond)}, decode ${rate(f.decodeTokensPerSecond)}, the request ${f.seconds.toFixed(2)} s`);
     },
   }).catch((error: unknown) => Promise.reject(new CliError((error as Error).message)));
   if (!ctx.json) console.log(`faster here: ${calibration.faster} (a config without engine.kind runs it; written to ${written})`);
@@ -252,19 +278,32 @@ function program(): Command {
     .argument('<words...>', 'what to look for, or with --files the repository (owner/name)')
     .option('--files', "list the named repository's GGUF files instead")
     .action(run((ctx, words: string[], options: { files?: boolean }) => search(ctx, words.join(' '), options.files === true)));
-  cli.command('ls').description('the models folder with each model\'s metadata; the loaded model marked *').action(run((ctx) => ls(ctx)));
-  cli.command('ps').description("the running serve: its model, replicas, slots, queue and pace").action(run((ctx) => ps(ctx)));
+  cli
+    .command('ls')
+    .description("the models folder with each model's metadata; the loaded model marked *")
+    .action(run((ctx) => ls(ctx)));
+  cli
+    .command('ps')
+    .description('the running serve: its model, replicas, slots, queue and pace')
+    .action(run((ctx) => ps(ctx)));
   cli
     .command('rm')
     .description('delete a model of the models folder (all parts of a split one; never the loaded one)')
     .argument('<name>', 'its file name in the models folder, as `manifold ls` shows it')
     .action(run((ctx, name: string) => rm(ctx, name)));
-  cli.command('unload').description("unload the running serve's model").action(run((ctx) => unload(ctx)));
+  cli
+    .command('unload')
+    .description("unload the running serve's model")
+    .action(run((ctx) => unload(ctx)));
   const engine = cli.command('engine').description('the llama-server engine: install its release build, or measure which engine kind is faster here');
   engine
     .command('install')
     .description("install llama.cpp's llama-server release build where Manifold looks for it")
-    .addOption(new Option('--backend <backend>', 'the build: auto picks Metal on a Mac, Vulkan or CUDA with a GPU, else the CPU build').choices(['auto', 'cpu', 'vulkan', 'cuda', 'metal']).default('auto'))
+    .addOption(
+      new Option('--backend <backend>', 'the build: auto picks Metal on a Mac, Vulkan or CUDA with a GPU, else the CPU build')
+        .choices(['auto', 'cpu', 'vulkan', 'cuda', 'metal'])
+        .default('auto'),
+    )
     .action(run((ctx, options: { backend: string }) => engineInstall(ctx, options.backend)));
   engine
     .command('calibrate')

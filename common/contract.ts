@@ -261,7 +261,12 @@ export const loadModelRequestSchema = z
     replicas: z.number().int().min(1).max(64).default(1),
     /** Card numbers to split among the replicas; "cpu" for CPU engines; absent: the detected cards. */
     gpus: z.union([z.literal('cpu'), z.array(z.number().int().nonnegative()).max(64)]).optional(),
-    contextSize: z.number().int().min(64).max(1 << 20).default(4096),
+    contextSize: z
+      .number()
+      .int()
+      .min(64)
+      .max(1 << 20)
+      .default(4096),
     slots: z.number().int().min(1).max(256).default(2),
     sharedArena: z.boolean().default(false),
     /** Loading while a model serves replaces it only when this says so (the UI asks first). */
@@ -287,18 +292,36 @@ export const contract = {
     getArena: { args: noArgs, result: arenaStatusSchema },
     /** A policy core does not know is refused in words (core/router/router.ts, UnknownRoutingError). */
     setRoutingPolicy: { args: z.object({ policy: z.string().min(1) }).strict(), result: z.object({ policy: z.string() }) },
-    restartReplica: { args: z.object({ replica: z.number().int().nonnegative() }).strict(), result: z.object({ replica: z.number().int(), state: z.string() }) },
+    restartReplica: {
+      args: z.object({ replica: z.number().int().nonnegative() }).strict(),
+      result: z.object({ replica: z.number().int(), state: z.string() }),
+    },
     /** The pre-check of a live resize, per replica; touches nothing. */
     precheckRebuild: { args: precheckRequestSchema, result: z.array(replicaVerdictSchema) },
     /** A live resize of one replica or a rolling one of all; one outcome per replica. */
     rebuild: { args: rebuildRequestSchema, result: z.array(replicaRebuildOutcomeSchema) },
     /** Reads a GGUF's header (bounded) and says whether it fits each card group. */
     inspectModel: {
-      args: z.object({ path: z.string().min(1).max(4096), replicas: z.number().int().min(1).max(64).default(1), contextSize: z.number().int().min(64).max(1 << 20).default(4096), slots: z.number().int().min(1).max(256).default(2) }).strict(),
+      args: z
+        .object({
+          path: z.string().min(1).max(4096),
+          replicas: z.number().int().min(1).max(64).default(1),
+          contextSize: z
+            .number()
+            .int()
+            .min(64)
+            .max(1 << 20)
+            .default(4096),
+          slots: z.number().int().min(1).max(256).default(2),
+        })
+        .strict(),
       result: modelInspectionSchema,
     },
     /** Recently loaded models and the GGUF files in the models folder. */
-    listModels: { args: noArgs, result: z.object({ modelsDir: z.string().nullable(), recent: z.array(z.string()), found: z.array(z.object({ path: z.string(), bytes: z.number() })) }) },
+    listModels: {
+      args: noArgs,
+      result: z.object({ modelsDir: z.string().nullable(), recent: z.array(z.string()), found: z.array(z.object({ path: z.string(), bytes: z.number() })) }),
+    },
     /** Loads this model (replacing the one loaded only with `replace: true`); `load` events say each step. */
     loadModel: { args: loadModelRequestSchema, result: workstationInfoSchema },
     /** Stops the loaded model's replicas; the workstation is idle after. */
@@ -314,16 +337,27 @@ export const contract = {
     /** The downloads running and the last ones ended. */
     listDownloads: { args: noArgs, result: z.array(downloadProgressSchema) },
     /** The Hub's GGUF repositories matching the words, most downloaded first. */
-    searchHub: { args: z.object({ query: z.string().trim().min(1).max(200) }).strict(), result: z.object({ models: z.array(z.object({ id: z.string(), downloads: z.number() })) }) },
+    searchHub: {
+      args: z.object({ query: z.string().trim().min(1).max(200) }).strict(),
+      result: z.object({ models: z.array(z.object({ id: z.string(), downloads: z.number() })) }),
+    },
     /** A Hub repository's GGUF files, with their sizes and the URI each downloads by. */
-    hubFiles: { args: z.object({ repo: z.string().min(3).max(200) }).strict(), result: z.object({ files: z.array(z.object({ path: z.string(), bytes: z.number(), uri: z.string() })) }) },
+    hubFiles: {
+      args: z.object({ repo: z.string().min(3).max(200) }).strict(),
+      result: z.object({ files: z.array(z.object({ path: z.string(), bytes: z.number(), uri: z.string() })) }),
+    },
     /** Tokens per second, running requests and the queue now. */
     getThroughput: { args: noArgs, result: throughputSchema },
     listConversations: { args: noArgs, result: z.array(conversationSummarySchema) },
     getConversation: { args: conversationIdArgs, result: conversationSchema },
-    createConversation: { args: z.object({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional() }).strict(), result: conversationSchema },
+    createConversation: {
+      args: z.object({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional() }).strict(),
+      result: conversationSchema,
+    },
     updateConversation: {
-      args: conversationIdArgs.extend({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional(), sampling: chatSamplingChangeSchema.optional() }).strict(),
+      args: conversationIdArgs
+        .extend({ title: z.string().max(200).optional(), systemPrompt: z.string().max(20000).optional(), sampling: chatSamplingChangeSchema.optional() })
+        .strict(),
       result: conversationSchema,
     },
     deleteConversation: { args: conversationIdArgs, result: z.object({ id: z.string() }) },
@@ -333,7 +367,10 @@ export const contract = {
         .extend({
           content: z.string().min(1).max(100000),
           /** Answer in JSON: of this JSON schema, or any JSON object when `schema` is null (the chat's "JSON" toggle). */
-          json: z.object({ schema: z.record(z.string(), z.unknown()).nullable() }).strict().optional(),
+          json: z
+            .object({ schema: z.record(z.string(), z.unknown()).nullable() })
+            .strict()
+            .optional(),
         })
         .strict(),
       result: chatMessageSchema,
@@ -341,7 +378,10 @@ export const contract = {
     /** Answers the last user message again, replacing the last answer. */
     regenerate: { args: conversationIdArgs, result: chatMessageSchema },
     /** Edit-and-resend: a user message gets new text, what followed it is dropped, and it is answered again. */
-    editMessage: { args: conversationIdArgs.extend({ messageId: z.string().min(1).max(200), content: z.string().min(1).max(100000) }).strict(), result: chatMessageSchema },
+    editMessage: {
+      args: conversationIdArgs.extend({ messageId: z.string().min(1).max(200), content: z.string().min(1).max(100000) }).strict(),
+      result: chatMessageSchema,
+    },
     /** Stops the answer streaming in this conversation (it is kept as far as it got). */
     stopGeneration: { args: conversationIdArgs, result: z.object({ stopped: z.boolean() }) },
     /** The desktop's file dialog for a GGUF; in a browser there is none (path null, with why). */

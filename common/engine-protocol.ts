@@ -25,36 +25,45 @@ import { prefixBorrowSchema, prefixCacheOptionsSchema, prefixCacheReportSchema, 
 const tokenId = z.number().int().nonnegative();
 const requestId = z.number().int().nonnegative();
 
-
 export const flashAttentionSchema = z.union([z.literal('auto'), z.boolean()]);
 
 export const loadOptionsSchema = z
   .object({
-  modelPath: z.string().min(1),
-  gpuLayers: gpuLayersSchema.default('auto'),
-  /** Tokens each slot can hold. */
-  contextSize: z.number().int().min(64).max(1 << 22).default(4096),
-  slots: z.number().int().min(1).max(256).default(1),
-  /** Threads for evaluation; 0 lets node-llama-cpp choose. */
-  threads: z.number().int().nonnegative().max(1024).default(0),
-  /** `auto` lets llama.cpp decide (node-llama-cpp's default), except that a llama-server child on the CPU runs without it (llama-server-args.ts). */
-  flashAttention: flashAttentionSchema.default('auto'),
-  kvType: kvTypeSchema.default('f16'),
-  batchSize: z.number().int().min(1).max(1 << 16).optional(),
-  /** The tiered prefix cache of evicted conversations (common/prefix-cache.ts). */
-  prefixCache: prefixCacheOptionsSchema.default(prefixCacheOptionsSchema.parse({})),
-  /** Test-only fault injection for live resize; never set outside tests (no config or API reaches it). */
-  testOnlyFaults: z
-    .object({
-      /** Fail the rebuild's allocation before or after the teardown mark. */
-      failAllocation: z.enum(['before_teardown', 'after_teardown']).optional(),
-      /** Fail the rollback's restore of the old sizes. */
-      failRestore: z.boolean().optional(),
-      /** Hold each save of an evicted conversation this long first (a slow disk): the time between a request's dispatch and its start. */
-      delayPrefixSaveMs: z.number().int().min(0).max(60_000).optional(),
-    })
-    .optional(),
-})
+    modelPath: z.string().min(1),
+    gpuLayers: gpuLayersSchema.default('auto'),
+    /** Tokens each slot can hold. */
+    contextSize: z
+      .number()
+      .int()
+      .min(64)
+      .max(1 << 22)
+      .default(4096),
+    slots: z.number().int().min(1).max(256).default(1),
+    /** Threads for evaluation; 0 lets node-llama-cpp choose. */
+    threads: z.number().int().nonnegative().max(1024).default(0),
+    /** `auto` lets llama.cpp decide (node-llama-cpp's default), except that a llama-server child on the CPU runs without it (llama-server-args.ts). */
+    flashAttention: flashAttentionSchema.default('auto'),
+    kvType: kvTypeSchema.default('f16'),
+    batchSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(1 << 16)
+      .optional(),
+    /** The tiered prefix cache of evicted conversations (common/prefix-cache.ts). */
+    prefixCache: prefixCacheOptionsSchema.default(prefixCacheOptionsSchema.parse({})),
+    /** Test-only fault injection for live resize; never set outside tests (no config or API reaches it). */
+    testOnlyFaults: z
+      .object({
+        /** Fail the rebuild's allocation before or after the teardown mark. */
+        failAllocation: z.enum(['before_teardown', 'after_teardown']).optional(),
+        /** Fail the rollback's restore of the old sizes. */
+        failRestore: z.boolean().optional(),
+        /** Hold each save of an evicted conversation this long first (a slow disk): the time between a request's dispatch and its start. */
+        delayPrefixSaveMs: z.number().int().min(0).max(60_000).optional(),
+      })
+      .optional(),
+  })
   .refine((o) => o.contextSize * o.slots <= MAX_CONTEXT_CELLS, { message: `contextSize × slots may be at most ${MAX_CONTEXT_CELLS} tokens` });
 export type LoadOptions = z.infer<typeof loadOptionsSchema>;
 export type LoadOptionsInput = z.input<typeof loadOptionsSchema>;
@@ -78,7 +87,10 @@ export const samplingSchema = z.object({
   /** Subtracted from a token's logit once per time it is among the last `repeatLastN` (OpenAI's frequency_penalty). */
   frequencyPenalty: z.number().min(-2).max(2).default(0),
   /** `[token, bias]`: added to the token's logit (OpenAI's logit_bias); -100 bans the token. */
-  logitBias: z.array(z.tuple([tokenId, z.number().min(-100).max(100)])).max(MAX_LOGIT_BIAS_ENTRIES).default([]),
+  logitBias: z
+    .array(z.tuple([tokenId, z.number().min(-100).max(100)]))
+    .max(MAX_LOGIT_BIAS_ENTRIES)
+    .default([]),
 });
 export type Sampling = z.infer<typeof samplingSchema>;
 
@@ -117,7 +129,14 @@ export const generateRequestSchema = z.object({
    * A thinking budget: at most `tokens` tokens between the template's thinking tags (`open`: the prompt
    * opened them), then the end tag is written and the answer goes on (llama-server's reasoning budget).
    */
-  thinkingBudget: z.object({ tokens: z.number().int().min(0).max(MAX_GENERATE_TOKENS), start: z.string().max(MAX_STOP_LENGTH), end: z.string().min(1).max(MAX_STOP_LENGTH), open: z.boolean() }).optional(),
+  thinkingBudget: z
+    .object({
+      tokens: z.number().int().min(0).max(MAX_GENERATE_TOKENS),
+      start: z.string().max(MAX_STOP_LENGTH),
+      end: z.string().min(1).max(MAX_STOP_LENGTH),
+      open: z.boolean(),
+    })
+    .optional(),
   /** Control tokens written out in the text (llama-server's `preserved_tokens`): a thinking model's tags, so core can read them. */
   preservedTokens: z.array(z.string().min(1).max(MAX_STOP_LENGTH)).max(MAX_STOP_STRINGS).default([]),
   /** Another local replica's saved prefix-cache entry this engine may restore (common/prefix-cache.ts); absent: only its own. */
@@ -130,7 +149,10 @@ export type GenerateRequestInput = z.input<typeof generateRequestSchema>;
 export const MAX_EMBED_INPUTS = 2048;
 
 /** The inputs of an `embed` request: each a non-empty list of token ids, embedded on its own. */
-export const embedInputsSchema = z.array(tokenIdsSchema({ min: 1 })).min(1).max(MAX_EMBED_INPUTS);
+export const embedInputsSchema = z
+  .array(tokenIdsSchema({ min: 1 }))
+  .min(1)
+  .max(MAX_EMBED_INPUTS);
 
 export const engineRequestSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('load'), id: requestId, options: loadOptionsSchema }),
@@ -311,7 +333,8 @@ function asTokensMessage(raw: unknown): EngineMessageOf<'tokens'> | undefined {
   const { type, id, tokens, text, logprobs } = raw as Record<string, unknown>;
   // With logprobs (asked for, so off the common path) the schema checks the message.
   // A request id is checked as a token id is: a whole number ≥ 0 (zod's `int()` means a safe integer).
-  if (type !== 'tokens' || logprobs !== undefined || !isTokenId(id) || typeof text !== 'string' || !Array.isArray(tokens) || !areTokenIds(tokens)) return undefined;
+  if (type !== 'tokens' || logprobs !== undefined || !isTokenId(id) || typeof text !== 'string' || !Array.isArray(tokens) || !areTokenIds(tokens))
+    return undefined;
   return { type, id, tokens, text };
 }
 

@@ -37,7 +37,14 @@ const TYPE_WORDS: Readonly<Record<string, string>> = {
   undefined: 'nothing',
 };
 const typeInWords = (expected: string): string => TYPE_WORDS[expected] ?? `a ${expected}`;
-const PLURAL_TYPE_WORDS: Readonly<Record<string, string>> = { string: 'strings', number: 'numbers', int: 'whole numbers', boolean: 'booleans', object: 'objects', array: 'arrays' };
+const PLURAL_TYPE_WORDS: Readonly<Record<string, string>> = {
+  string: 'strings',
+  number: 'numbers',
+  int: 'whole numbers',
+  boolean: 'booleans',
+  object: 'objects',
+  array: 'arrays',
+};
 
 const joinOr = (words: readonly string[]): string => (words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)!}`);
 

@@ -8,7 +8,8 @@
  * (`{}`, `true`) spelled out. Pure: no node-llama-cpp here (core checks, the tokenizer child converts).
  */
 
-export type JsonSchemaCheck = { readonly ok: true; readonly schema: Record<string, unknown> } | { readonly ok: false; readonly keyword: string; readonly message: string };
+export type JsonSchemaCheck =
+  { readonly ok: true; readonly schema: Record<string, unknown> } | { readonly ok: false; readonly keyword: string; readonly message: string };
 
 /** Keywords that say nothing about which values are valid: dropped. */
 const ANNOTATIONS = new Set(['title', 'description', '$schema', '$id', '$comment', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly']);
@@ -105,7 +106,8 @@ function normalize(schema: unknown, at: string, defs: ReadonlySet<string>, depth
   const sub = (value: unknown, where: string): Record<string, unknown> => normalize(value, `${at}/${where}`, defs, depth + 1);
 
   const definitions = { ...(isRecord(own.definitions) ? own.definitions : {}), ...(isRecord(own.$defs) ? own.$defs : {}) };
-  if (('definitions' in own && !isRecord(own.definitions)) || ('$defs' in own && !isRecord(own.$defs))) refuse('$defs', at, 'definitions are an object of schemas');
+  if (('definitions' in own && !isRecord(own.definitions)) || ('$defs' in own && !isRecord(own.$defs)))
+    refuse('$defs', at, 'definitions are an object of schemas');
   if (Object.keys(definitions).length > 0) out.$defs = Object.fromEntries(Object.entries(definitions).map(([name, def]) => [name, sub(def, `$defs/${name}`)]));
   delete own.definitions;
   delete own.$defs;
@@ -135,27 +137,39 @@ function normalize(schema: unknown, at: string, defs: ReadonlySet<string>, depth
     return { ...out, const: own.const };
   }
   if ('enum' in own) {
-    if (!Array.isArray(own.enum) || own.enum.length === 0 || !own.enum.every(isPrimitive)) refuse('enum', at, 'only a non-empty list of strings, numbers, booleans or nulls can be expressed');
+    if (!Array.isArray(own.enum) || own.enum.length === 0 || !own.enum.every(isPrimitive))
+      refuse('enum', at, 'only a non-empty list of strings, numbers, booleans or nulls can be expressed');
     return { ...out, enum: own.enum };
   }
 
   let type = own.type;
   if (type === undefined) {
     const implied = new Set(rest.map((key) => IMPLIED_TYPE[key]).filter((t) => t !== undefined));
-    if (implied.size > 1) refuse(rest.find((key) => IMPLIED_TYPE[key] !== undefined)!, at, 'a schema without "type" whose keywords belong to several types');
+    if (implied.size > 1)
+      refuse(
+        rest.find((key) => IMPLIED_TYPE[key] !== undefined)!,
+        at,
+        'a schema without "type" whose keywords belong to several types',
+      );
     if (implied.size === 0) {
       const unknown = rest[0];
-      if (unknown !== undefined) refuse(unknown, at, WHY[unknown] ?? 'node-llama-cpp\'s JSON-schema grammar does not know it');
+      if (unknown !== undefined) refuse(unknown, at, WHY[unknown] ?? "node-llama-cpp's JSON-schema grammar does not know it");
       return Object.keys(out).length > 0 ? { ...out, ...ANY_VALUE } : ANY_VALUE;
     }
     type = [...implied][0];
   }
   const types = Array.isArray(type) ? type : [type];
-  if (types.length === 0 || !types.every((t) => typeof t === 'string' && TYPES.has(t))) refuse('type', at, `a type is one of ${[...TYPES].join(', ')} (or a list of them), not ${JSON.stringify(type)}`);
+  if (types.length === 0 || !types.every((t) => typeof t === 'string' && TYPES.has(t)))
+    refuse('type', at, `a type is one of ${[...TYPES].join(', ')} (or a list of them), not ${JSON.stringify(type)}`);
   const allowed = new Set(types.flatMap((t) => [...(KEYWORDS_OF[t as string] ?? [])]));
   for (const key of rest) {
     if (key === 'type') continue;
-    if (!allowed.has(key)) refuse(key, at, WHY[key] ?? (IMPLIED_TYPE[key] ? `it does not apply to type ${types.join(' | ')}` : "node-llama-cpp's JSON-schema grammar does not know it"));
+    if (!allowed.has(key))
+      refuse(
+        key,
+        at,
+        WHY[key] ?? (IMPLIED_TYPE[key] ? `it does not apply to type ${types.join(' | ')}` : "node-llama-cpp's JSON-schema grammar does not know it"),
+      );
   }
   const typeKeywords = rest.filter((key) => key !== 'type' && key !== 'minimum' && key !== 'maximum');
   if (types.length > 1 && (types.some((t) => !PRIMITIVE_TYPES.has(t as string)) || typeKeywords.length > 0)) {
@@ -168,7 +182,9 @@ function normalize(schema: unknown, at: string, defs: ReadonlySet<string>, depth
     case 'object': {
       if ('properties' in own) {
         if (!isRecord(own.properties)) refuse('properties', at, 'properties are an object of schemas');
-        out.properties = Object.fromEntries(Object.entries(own.properties as Record<string, unknown>).map(([name, property]) => [name, sub(property, `properties/${name}`)]));
+        out.properties = Object.fromEntries(
+          Object.entries(own.properties as Record<string, unknown>).map(([name, property]) => [name, sub(property, `properties/${name}`)]),
+        );
       }
       if ('required' in own) {
         if (!Array.isArray(own.required) || !own.required.every((name) => typeof name === 'string')) refuse('required', at, 'it is a list of property names');
@@ -197,7 +213,8 @@ function normalize(schema: unknown, at: string, defs: ReadonlySet<string>, depth
     }
     case 'string': {
       if ('format' in own) {
-        if (typeof own.format !== 'string' || !FORMATS.has(own.format)) refuse('format', at, `of the formats only ${[...FORMATS].join(', ')} can be expressed, not ${JSON.stringify(own.format)}`);
+        if (typeof own.format !== 'string' || !FORMATS.has(own.format))
+          refuse('format', at, `of the formats only ${[...FORMATS].join(', ')} can be expressed, not ${JSON.stringify(own.format)}`);
         if ('minLength' in own || 'maxLength' in own) refuse('format', at, 'a format with minLength or maxLength cannot be expressed');
         out.format = own.format;
       }

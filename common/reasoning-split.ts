@@ -137,6 +137,10 @@ export class ReasoningSplit {
 export function splitReasoning(tags: ThinkingTags, open: boolean, text: string): { reasoning: string; content: string } {
   const split = new ReasoningSplit(tags, open);
   const events = [...split.push(text), ...split.end()];
-  const of = (type: ReasoningEvent['type']): string => events.filter((e) => e.type === type).map((e) => e.text).join('');
+  const of = (type: ReasoningEvent['type']): string =>
+    events
+      .filter((e) => e.type === type)
+      .map((e) => e.text)
+      .join('');
   return { reasoning: of('reasoning'), content: of('content') };
 }

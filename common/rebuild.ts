@@ -28,7 +28,12 @@ export const gpuLayersSchema = z.union([z.literal('auto'), z.number().int().nonn
 /** What a rebuild changes; fields left out keep their current value. `gpuLayers` is the weights pool. */
 export const rebuildChangeSchema = z
   .object({
-    contextSize: z.number().int().min(64).max(1 << 22).optional(),
+    contextSize: z
+      .number()
+      .int()
+      .min(64)
+      .max(1 << 22)
+      .optional(),
     slots: z.number().int().min(1).max(256).optional(),
     kvType: kvTypeSchema.optional(),
     gpuLayers: gpuLayersSchema.optional(),

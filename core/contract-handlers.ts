@@ -74,9 +74,17 @@ export function contractHandlers(workstation: Workstation, shell: ShellServices 
     inspectModel: async ({ path, ...plan }) => inspect(workstation, path, plan),
     listModels: async () => ({ modelsDir: workstation.models.modelsDir, recent: await workstation.models.recent(), found: await workstation.models.found() }),
     loadModel: async (request) => {
-      const inspection = await inspect(workstation, request.path, { replicas: request.replicas, contextSize: request.contextSize, slots: request.slots }, request.gpus);
+      const inspection = await inspect(
+        workstation,
+        request.path,
+        { replicas: request.replicas, contextSize: request.contextSize, slots: request.slots },
+        request.gpus,
+      );
       const short = inspection.fits.find((f) => !f.fits);
-      if (short) throw new ContractCallError(`${request.path} does not fit: ${short.group} needs ${formatBytes(short.needBytes)}, ${formatBytes(short.freeBytes)} is free`);
+      if (short)
+        throw new ContractCallError(
+          `${request.path} does not fit: ${short.group} needs ${formatBytes(short.needBytes)}, ${formatBytes(short.freeBytes)} is free`,
+        );
       const serving = workstation.modelPath;
       if (serving && !request.replace) {
         throw new ContractCallError(`replace: ${serving} is loaded; loading ${request.path} would replace it (say replace: true, or unload first)`);

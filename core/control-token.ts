@@ -35,7 +35,12 @@ export async function controlToken(dataDir: string, options: ControlTokenOptions
     await chmod(path, 0o600);
     return kept;
   }
-  if (kept !== null) options.note?.(options.rotate ? `control token: a new one replaces the one kept in ${path}; open dashboards must use the new link` : `control token: ${path} did not hold a token; a new one is written`);
+  if (kept !== null)
+    options.note?.(
+      options.rotate
+        ? `control token: a new one replaces the one kept in ${path}; open dashboards must use the new link`
+        : `control token: ${path} did not hold a token; a new one is written`,
+    );
   const token = randomBytes(24).toString('hex');
   await mkdir(dataDir, { recursive: true });
   await writeFileAtomic(path, `${token}\n`);

@@ -90,7 +90,10 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
   const verdict = calibrationRead.calibration;
   if (verdict) {
     const measured = `${verdict.kinds['node-llama-cpp'].seconds.toFixed(2)} s on node-llama-cpp, ${verdict.kinds['llama-server'].seconds.toFixed(2)} s on llama-server`;
-    const runs = engineKind === verdict.faster ? 'a config without engine.kind runs it' : `a config without engine.kind runs ${engineKind} (${ENGINE_KIND_VARIABLE} names it, or llama-server is not installed)`;
+    const runs =
+      engineKind === verdict.faster
+        ? 'a config without engine.kind runs it'
+        : `a config without engine.kind runs ${engineKind} (${ENGINE_KIND_VARIABLE} names it, or llama-server is not installed)`;
     workstation.log.info(`engine calibration of ${verdict.measuredAt}: ${verdict.faster} is the faster kind here (${measured}); ${runs}`);
   }
   const front = await controlToken(dataDir, { rotate: options.newToken ?? false, note: (line) => workstation.log.warn(line) })
@@ -116,9 +119,13 @@ export async function serve(config: RunConfig | null, options: ServeOptions = {}
     workstation,
     front,
     stop: async (graceMs = options.shutdownGraceMs ?? config?.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, signal) => {
-      workstation.log.info(`stopping: ${front.openGenerations} requests and ${workstation.chat.answering} chat answers running get ${graceMs} ms to finish; new requests get 503`);
+      workstation.log.info(
+        `stopping: ${front.openGenerations} requests and ${workstation.chat.answering} chat answers running get ${graceMs} ms to finish; new requests get 503`,
+      );
       const [http, chat] = await Promise.all([front.drain(graceMs, signal), workstation.chat.drain(graceMs, signal)]);
-      workstation.log.info(`stopping: ${http.finished + chat.finished} answers finished, ${http.cut + chat.cut} cut at the end of the grace period; stopping the engines`);
+      workstation.log.info(
+        `stopping: ${http.finished + chat.finished} answers finished, ${http.cut + chat.cut} cut at the end of the grace period; stopping the engines`,
+      );
       await close();
       return { graceMs, http, chat };
     },

@@ -81,7 +81,14 @@ export class Tokenizer {
       return tokens ? [{ message, tokens }] : [];
     });
     const reply = await this.supervisor.call(
-      { type: 'applyChatTemplate', messages: [...messages], addGenerationPrompt, ...(tools ? { tools: [...tools] } : {}), ...(answers.length ? { answers } : {}), ...(template ? { options: template } : {}) },
+      {
+        type: 'applyChatTemplate',
+        messages: [...messages],
+        addGenerationPrompt,
+        ...(tools ? { tools: [...tools] } : {}),
+        ...(answers.length ? { answers } : {}),
+        ...(template ? { options: template } : {}),
+      },
       'templated',
     );
     return { text: reply.text, tokens: reply.tokens, thinkingOpen: reply.thinkingOpen };

@@ -235,7 +235,9 @@ export class Workstation implements ChatBackend {
     replicas.loadModelFrom(loaded.arena.modelPath);
     validated.tokenizer.reopenFrom(loaded.arena.modelPath);
     this.step({ step: 'replicas', detail: `starting ${replicas.size} replicas`, fraction: 0 });
-    const offReady = replicas.onReady((ready) => this.step({ step: 'replicas', detail: `${ready} of ${replicas.size} replicas ready`, fraction: ready / replicas.size }));
+    const offReady = replicas.onReady((ready) =>
+      this.step({ step: 'replicas', detail: `${ready} of ${replicas.size} replicas ready`, fraction: ready / replicas.size }),
+    );
     try {
       await replicas.start();
     } finally {
@@ -259,7 +261,12 @@ export class Workstation implements ChatBackend {
   /** The largest private memory one engine's plan is estimated to take (the arena's RAM warning). */
   private enginePrivateBytes(loaded: LoadedModel, header: GgufHeader): number {
     const estimates = loaded.replicas.localPlans.map(({ engine }) =>
-      enginePrivateBytes(header, { contextSize: engine.contextSize ?? 4096, slots: engine.slots ?? 1, kvType: engine.kvType ?? 'f16', gpuLayers: engine.gpuLayers ?? 'auto' }),
+      enginePrivateBytes(header, {
+        contextSize: engine.contextSize ?? 4096,
+        slots: engine.slots ?? 1,
+        kvType: engine.kvType ?? 'f16',
+        gpuLayers: engine.gpuLayers ?? 'auto',
+      }),
     );
     return Math.max(0, ...estimates);
   }
@@ -305,7 +312,17 @@ export class Workstation implements ChatBackend {
 
   arenaStatus(): ArenaStatus {
     return (
-      this.loaded.arena?.status() ?? { state: 'off', kind: null, reason: 'no model is loaded', modelBytes: 0, filledBytes: 0, sha256: null, enginePath: null, warning: null, fillMs: null }
+      this.loaded.arena?.status() ?? {
+        state: 'off',
+        kind: null,
+        reason: 'no model is loaded',
+        modelBytes: 0,
+        filledBytes: 0,
+        sha256: null,
+        enginePath: null,
+        warning: null,
+        fillMs: null,
+      }
     );
   }
 
@@ -326,7 +343,9 @@ export class Workstation implements ChatBackend {
     if (this.loading) return { status: 'loading', reasons: ['the model is loading'] };
     if (!this.loaded.started) return { status: 'idle', reasons: ['no model is loaded'] };
     const views = this.replicas.replicaView();
-    const reasons = views.filter((r) => r.state !== 'ready').map((r) => `replica ${r.replica} is ${r.state === 'maintenance' ? 'in maintenance (a rebuild)' : r.state}`);
+    const reasons = views
+      .filter((r) => r.state !== 'ready')
+      .map((r) => `replica ${r.replica} is ${r.state === 'maintenance' ? 'in maintenance (a rebuild)' : r.state}`);
     // A replica in maintenance comes back by itself, and requests wait for it meanwhile: not an error.
     if (!views.some((r) => r.alive || r.state === 'maintenance')) return { status: 'error', reasons: reasons.length ? reasons : ['no replica is alive'] };
     return { status: reasons.length ? 'degraded' : 'ok', reasons };
@@ -358,7 +377,8 @@ export class Workstation implements ChatBackend {
     const outcomes = await this.replicas.rebuild(request, (progress) => {
       for (const listener of this.rebuildListeners) listener(progress);
     });
-    for (const o of outcomes) this.log.write(o.outcome === 'Applied' ? 'info' : 'warn', `rebuild of replica ${o.replica}: ${o.outcome}${'reason' in o ? ` (${o.reason})` : ''}`);
+    for (const o of outcomes)
+      this.log.write(o.outcome === 'Applied' ? 'info' : 'warn', `rebuild of replica ${o.replica}: ${o.outcome}${'reason' in o ? ` (${o.reason})` : ''}`);
     return outcomes;
   }
 

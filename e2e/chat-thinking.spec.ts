@@ -29,8 +29,17 @@ test('a thinking answer shows its thinking in a collapsed block apart from its a
   server = await startServe(['--model', model, '--replicas', '1', '--port', '0', '--data-dir', dataDir]);
   const client = new OpenAI({ baseURL: `${new URL(server.dashboard).origin}/v1`, apiKey: 'unused', maxRetries: 0 });
   const grammar = 'root ::= "The user asks about the sky.\\nIt is blue because of Rayleigh scattering.\\n" "</think>" "\\n\\nThe sky is blue."';
-  const stored = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: 'Why is the sky blue?' }], max_tokens: 80, temperature: 0, store: true, grammar } as OpenAI.ChatCompletionCreateParamsNonStreaming);
-  expect((stored.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe('The user asks about the sky.\nIt is blue because of Rayleigh scattering.');
+  const stored = await client.chat.completions.create({
+    model: 'default',
+    messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+    max_tokens: 80,
+    temperature: 0,
+    store: true,
+    grammar,
+  } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  expect((stored.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe(
+    'The user asks about the sky.\nIt is blue because of Rayleigh scattering.',
+  );
 
   await page.goto(server.dashboard);
   await page.getByRole('button', { name: 'Chat' }).click();

@@ -31,10 +31,23 @@ test('a tool round trip stored through the API opens with its call and result as
   const { api, dashboard } = await serveModel();
   const client = new OpenAI({ baseURL: api, apiKey: 'unused', maxRetries: 0 });
   const tools: OpenAI.ChatCompletionTool[] = [
-    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } }, required: ['city'], additionalProperties: false } } },
+    {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } }, required: ['city'], additionalProperties: false },
+      },
+    },
   ];
   const question: OpenAI.ChatCompletionMessageParam = { role: 'user', content: 'What is the weather in Paris?' };
-  const forced = await client.chat.completions.create({ model: 'default', messages: [question], tools, tool_choice: 'required', max_tokens: 100, temperature: 0 });
+  const forced = await client.chat.completions.create({
+    model: 'default',
+    messages: [question],
+    tools,
+    tool_choice: 'required',
+    max_tokens: 100,
+    temperature: 0,
+  });
   const call = forced.choices[0]!.message.tool_calls![0]!;
   if (call.type !== 'function') throw new Error('a function call was forced');
   const result = JSON.stringify({ temperature: 21, sky: 'clear' });

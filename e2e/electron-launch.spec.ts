@@ -15,7 +15,11 @@ test.skip(why !== null, why ?? '');
 
 test('opens the window, which reaches core over IPC and has no Node in the page', async () => {
   for (const script of ['build:ui', 'build:electron']) expect(spawnSync('npm', ['run', script, '--silent']).status).toBe(0);
-  const app = await electron.launch({ executablePath: (binary as { path: string }).path, args: ['.', '--no-sandbox'], env: { ...process.env, MANIFOLD_PORT: '0' } });
+  const app = await electron.launch({
+    executablePath: (binary as { path: string }).path,
+    args: ['.', '--no-sandbox'],
+    env: { ...process.env, MANIFOLD_PORT: '0' },
+  });
   const window = await app.firstWindow();
   await expect(window.getByTestId('status')).toContainText('no model · idle');
   expect(await window.evaluate(() => typeof (globalThis as { require?: unknown }).require)).toBe('undefined');

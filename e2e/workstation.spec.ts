@@ -111,7 +111,9 @@ test('chats two conversations of two turns: streaming, and reused prompt tokens 
     // A fixed seed makes the noise model's answers the same on every run (some seeds end at once).
     await newChat(page, { 'Max tokens': '160', Seed: '3' });
     // Longer than one 64-token block with the system prompt, so the router's prefix index sees the conversation.
-    const one = await turn(`Tell me about the ${topic} topic, at length please: where it comes from, what people say about it, why it matters, and what you would read next if you wanted to know more about the ${topic} topic.`);
+    const one = await turn(
+      `Tell me about the ${topic} topic, at length please: where it comes from, what people say about it, why it matters, and what you would read next if you wanted to know more about the ${topic} topic.`,
+    );
     const two = await turn(`And more about the ${topic} one?`);
     expect(two, `the second turn of the ${topic} conversation reuses more of its prompt`).toBeGreaterThan(one);
     expect(two).toBeGreaterThan(0);
@@ -162,7 +164,12 @@ test('the slot view shows a conversation evicted from its slot, saved in the RAM
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        messages: [{ role: 'user', content: `${topic}: ${`Say everything you know about ${topic}, how they form, where they are found, and why people travel to see them. `.repeat(3)}` }],
+        messages: [
+          {
+            role: 'user',
+            content: `${topic}: ${`Say everything you know about ${topic}, how they form, where they are found, and why people travel to see them. `.repeat(3)}`,
+          },
+        ],
         max_tokens: 4,
         seed: 3,
       }),
@@ -172,7 +179,8 @@ test('the slot view shows a conversation evicted from its slot, saved in the RAM
   }
   await expect.poll(routed).toBeGreaterThanOrEqual(7);
   const cache = page.getByRole('table', { name: 'prefix cache' });
-  const ramEntries = async (): Promise<number> => (await cache.locator('tr[data-testid$="-RAM"] [data-testid="tier-entries"]').allTextContents()).reduce((sum, n) => sum + Number(n), 0);
+  const ramEntries = async (): Promise<number> =>
+    (await cache.locator('tr[data-testid$="-RAM"] [data-testid="tier-entries"]').allTextContents()).reduce((sum, n) => sum + Number(n), 0);
   await expect.poll(ramEntries).toBeGreaterThanOrEqual(1);
   await expect(cache.locator('tr[data-testid$="-RAM"]').filter({ hasText: /· \d+/ }).first()).toContainText(/KiB|MiB/);
   await shot('dashboard-prefix-cache');

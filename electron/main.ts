@@ -63,11 +63,20 @@ async function main(): Promise<void> {
 
   const handlers = contractHandlers(server.workstation, {
     pickModelFile: async () => {
-      const picked = await dialog.showOpenDialog(window, { title: 'Load a model', properties: ['openFile'], filters: [{ name: 'GGUF models', extensions: ['gguf'] }] });
+      const picked = await dialog.showOpenDialog(window, {
+        title: 'Load a model',
+        properties: ['openFile'],
+        filters: [{ name: 'GGUF models', extensions: ['gguf'] }],
+      });
       return picked.canceled ? null : (picked.filePaths[0] ?? null);
     },
   });
-  const unregister = registerContractIpc(ipcMain, handlers, () => appUrl, (line) => server.workstation.log.warn(line));
+  const unregister = registerContractIpc(
+    ipcMain,
+    handlers,
+    () => appUrl,
+    (line) => server.workstation.log.warn(line),
+  );
   const toWindow = (channel: string, payload: unknown): void => {
     if (!window.isDestroyed()) window.webContents.send(channel, payload);
   };

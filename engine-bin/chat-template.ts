@@ -55,7 +55,10 @@ export function templateErrorWords(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   const raised = /Jinja Exception: ([\s\S]*)$/.exec(text);
   if (raised) return raised[1]!.trim();
-  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   return (lines.at(-1) ?? text).replace(/^Error: /, '');
 }
 
@@ -63,7 +66,10 @@ export function templateErrorWords(error: unknown): string {
 function patchSource(source: string): string {
   let patched = source;
   if (patched.includes('<|channel|>') && patched.includes('in message.content or')) {
-    patched = patched.replaceAll('{%- if "<|channel|>analysis<|message|>" in message.content or "<|channel|>final<|message|>" in message.content %}', '{%- if false %}');
+    patched = patched.replaceAll(
+      '{%- if "<|channel|>analysis<|message|>" in message.content or "<|channel|>final<|message|>" in message.content %}',
+      '{%- if false %}',
+    );
   }
   if (patched.includes('[TOOL_CALLS]') && patched.includes("if (message['content'] is none or")) {
     patched = patched.replaceAll(
@@ -76,13 +82,24 @@ function patchSource(source: string): string {
 
 /** ASCII, so a template's `tojson(ensure_ascii=True)` leaves it as it is. */
 const MARK = 'MANIFOLD_PROBE_';
-const PROBE_TOOL = { type: 'function', function: { name: 'tool1', description: 'Tool description', parameters: { type: 'object', properties: { arg: { type: 'string', description: 'Arg description' } }, required: ['arg'] } } };
+const PROBE_TOOL = {
+  type: 'function',
+  function: {
+    name: 'tool1',
+    description: 'Tool description',
+    parameters: { type: 'object', properties: { arg: { type: 'string', description: 'Arg description' } }, required: ['arg'] },
+  },
+};
 
 /** The message list of llama.cpp's tool probes, with the call's arguments given. */
 function toolProbe(args: unknown, call = true): Record<string, unknown>[] {
   return [
     { role: 'user', content: 'User message' },
-    { role: 'assistant', content: '', ...(call ? { tool_calls: [{ id: 'call00001', type: 'function', function: { name: `${MARK}call`, arguments: args } }] } : {}) },
+    {
+      role: 'assistant',
+      content: '',
+      ...(call ? { tool_calls: [{ id: 'call00001', type: 'function', function: { name: `${MARK}call`, arguments: args } }] } : {}),
+    },
     { role: 'tool', content: 'Tool response', tool_call_id: 'call00001' },
     { role: 'assistant', content: "The tool response was 'tool response'" },
     { role: 'user', content: 'User message' },
@@ -108,7 +125,11 @@ export class ChatTemplate {
     const tags = this.family?.thinking;
     this.thinking =
       tags === undefined
-        ? analyzeThinking((messages, o) => this.tryDirect(messages, { enable_thinking: o.enableThinking, ...(o.tools ? { tools: o.tools } : {}) }, o.addGenerationPrompt), source, this.caps.toolCalls)
+        ? analyzeThinking(
+            (messages, o) => this.tryDirect(messages, { enable_thinking: o.enableThinking, ...(o.tools ? { tools: o.tools } : {}) }, o.addGenerationPrompt),
+            source,
+            this.caps.toolCalls,
+          )
         : typeof tags === 'function'
           ? tags(source)
           : tags;
@@ -161,7 +182,9 @@ export class ChatTemplate {
   /** `direct` on probe messages (content only as typed parts where the template takes no string); null when it throws. */
   private tryDirect(messages: Record<string, unknown>[], variables: Record<string, unknown>, addGenerationPrompt: boolean): string | null {
     try {
-      const turns = this.caps.onlyTypedContent ? messages.map((m) => (typeof m.content === 'string' ? { ...m, content: [{ type: 'text', text: m.content }] } : m)) : messages;
+      const turns = this.caps.onlyTypedContent
+        ? messages.map((m) => (typeof m.content === 'string' ? { ...m, content: [{ type: 'text', text: m.content }] } : m))
+        : messages;
       return this.direct(turns, variables, addGenerationPrompt);
     } catch {
       return null;
@@ -213,7 +236,9 @@ export class ChatTemplate {
       { role: 'system', content: `${MARK}system` },
       { role: 'user', content: 'User message' },
     ]);
-    const toolsOnly = this.probe([{ role: 'user', content: 'User message' }], { tools: [{ ...PROBE_TOOL, function: { ...PROBE_TOOL.function, name: `${MARK}tool` } }] });
+    const toolsOnly = this.probe([{ role: 'user', content: 'User message' }], {
+      tools: [{ ...PROBE_TOOL, function: { ...PROBE_TOOL.function, name: `${MARK}tool` } }],
+    });
     const withObject = this.probe(toolProbe({ arg: `${MARK}value` }), tools);
     const withString = this.probe(toolProbe(JSON.stringify({ arg: 'value' })), tools);
     const withoutCall = this.probe(toolProbe(null, false), tools);

@@ -18,11 +18,15 @@ export class Embedder {
   embed(loaded: LoadedModel, inputs: readonly (readonly number[])[]): Promise<number[][]> {
     const { options, vocabularySize } = loaded;
     const outside = inputs.flat().find((t) => t >= vocabularySize);
-    if (outside !== undefined) return Promise.reject(new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${vocabularySize} tokens`));
+    if (outside !== undefined)
+      return Promise.reject(new EngineError('bad_message', `token id ${outside} is outside the model's vocabulary of ${vocabularySize} tokens`));
     const tooLong = inputs.findIndex((input) => input.length >= options.contextSize);
     if (tooLong >= 0) {
       return Promise.reject(
-        new EngineError('prompt_too_long', `input ${tooLong} is ${inputs[tooLong]!.length} tokens; an embedding holds fewer than ${options.contextSize} (a slot's context)`),
+        new EngineError(
+          'prompt_too_long',
+          `input ${tooLong} is ${inputs[tooLong]!.length} tokens; an embedding holds fewer than ${options.contextSize} (a slot's context)`,
+        ),
       );
     }
     const result = this.running.then(async () => {

@@ -98,7 +98,11 @@ export class EngineServer {
 
   /** Frees the model and exits; used for shutdown and when the parent is gone. */
   stop(code: number): Promise<void> {
-    return stopWithin(STOP_DEADLINE_MS, () => this.host.dispose(), () => this.exit(code));
+    return stopWithin(
+      STOP_DEADLINE_MS,
+      () => this.host.dispose(),
+      () => this.exit(code),
+    );
   }
 
   private send(message: EngineMessage, at: HandOnAt = 'turn'): void {

@@ -52,7 +52,8 @@ const DETOKENIZE_CONTEXT = 16;
  * thinking model's tags), which are written out, as llama-server writes its `preserved_tokens`.
  */
 function textOfTokens(model: LlamaModel, preserved: readonly string[]): (tokens: readonly number[], previous: readonly number[]) => string {
-  const plain = (tokens: readonly number[], previous: readonly number[]): string => model.detokenize(asTokens(tokens), false, asTokens(previous.slice(-DETOKENIZE_CONTEXT)));
+  const plain = (tokens: readonly number[], previous: readonly number[]): string =>
+    model.detokenize(asTokens(tokens), false, asTokens(previous.slice(-DETOKENIZE_CONTEXT)));
   const kept = new Set(preserved.map((text) => model.tokenize(text, true)).flatMap((ids) => (ids.length === 1 ? [ids[0] as number] : [])));
   if (kept.size === 0) return plain;
   return (tokens, previous) => {
@@ -88,7 +89,8 @@ export function checkPrompt(request: GenerateRequest, contextSize: number, vocab
     throw new EngineError('bad_message', 'ignoreEos cannot be used with a grammar: once the grammar is complete, only end of generation may follow');
   }
   const biased = request.sampling.logitBias.find(([t]) => t >= vocabularySize);
-  if (biased !== undefined) throw new EngineError('bad_message', `logit bias: token id ${biased[0]} is outside the model's vocabulary of ${vocabularySize} tokens`);
+  if (biased !== undefined)
+    throw new EngineError('bad_message', `logit bias: token id ${biased[0]} is outside the model's vocabulary of ${vocabularySize} tokens`);
 }
 
 /** Runs `generation` to its end (a stop string, end of generation, cancel or the token limit). */
@@ -143,7 +145,9 @@ export async function generateOnSlot(generation: Generation): Promise<GenerateDo
       const piece = textStream.push(token);
       const { release, stoppedBy: matched } = stops.push(piece);
       text += release;
-      const logprobs = probabilities ? [generatedLogprob(model, generated.slice(-DETOKENIZE_CONTEXT - 1, -1), token, probabilities, request.logprobs ?? 0)] : undefined;
+      const logprobs = probabilities
+        ? [generatedLogprob(model, generated.slice(-DETOKENIZE_CONTEXT - 1, -1), token, probabilities, request.logprobs ?? 0)]
+        : undefined;
       sink.tokens({ tokens: [token], text: release, ...(logprobs ? { logprobs } : {}) });
       if (matched !== null) stoppedBy = matched;
       else if (generation.cancelled()) finishReason = 'cancelled';
@@ -228,7 +232,8 @@ export function cancelledWhileQueued(request: GenerateRequest, queuedMs: number)
 }
 
 /** Whether any of the penalties (llama.cpp's penalties sampler: repeat, presence, frequency) is on. */
-const penalized = (sampling: Sampling): boolean => sampling.repeatLastN > 0 && (sampling.repeatPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0);
+const penalized = (sampling: Sampling): boolean =>
+  sampling.repeatLastN > 0 && (sampling.repeatPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0);
 
 /**
  * The logits of a token bias, in the map the addon reads: TokenBias.set() ignores end-of-generation

@@ -22,7 +22,10 @@ export class GrammarCache {
     try {
       grammar = await llama.createGrammar({ grammar: text });
     } catch (error) {
-      throw new EngineError('bad_grammar', `the grammar does not parse as GBNF (llama.cpp: ${(error as Error).message}; its parser's reason is in the engine log)`);
+      throw new EngineError(
+        'bad_grammar',
+        `the grammar does not parse as GBNF (llama.cpp: ${(error as Error).message}; its parser's reason is in the engine log)`,
+      );
     }
     this.grammars.set(text, grammar);
     return grammar;

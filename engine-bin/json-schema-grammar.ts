@@ -34,6 +34,7 @@ export async function jsonSchemaGrammar(llama: Llama, schema: Record<string, unk
   }
   let bounded = [root.slice(0, -TRAILING_NEWLINES.length), ...rules].join('\n');
   for (const [from, to] of NUMBER_BOUNDS) bounded = bounded.replaceAll(from, to);
-  if (bounded.includes('[eE]')) throw new Error("node-llama-cpp's JSON-schema grammar writes numbers differently now (its version changed?): they could not be bounded");
+  if (bounded.includes('[eE]'))
+    throw new Error("node-llama-cpp's JSON-schema grammar writes numbers differently now (its version changed?): they could not be bounded");
   return bounded;
 }

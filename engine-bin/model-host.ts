@@ -219,7 +219,8 @@ export class ModelHost {
 
   private requireLoaded(): LoadedModel {
     if (this.loaded) return this.loaded;
-    if (this.resize.isTornDown) throw new EngineError('not_loaded', 'this engine freed its pools for a rebuild and has not allocated them again; restore it or restart the engine');
+    if (this.resize.isTornDown)
+      throw new EngineError('not_loaded', 'this engine freed its pools for a rebuild and has not allocated them again; restore it or restart the engine');
     throw new EngineError('not_loaded', 'no model is loaded in this engine; send load first');
   }
 }

@@ -9,7 +9,16 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import type { LoadOptions, ReadyInfo, ReEvaluation, Rebuilt } from '../common/engine-protocol.js';
-import { changedSizes, MAX_CONTEXT_CELLS, poolSizesOf, touchedPools, type Pool, type PoolSizes, type PrecheckVerdict, type RebuildChange } from '../common/rebuild.js';
+import {
+  changedSizes,
+  MAX_CONTEXT_CELLS,
+  poolSizesOf,
+  touchedPools,
+  type Pool,
+  type PoolSizes,
+  type PrecheckVerdict,
+  type RebuildChange,
+} from '../common/rebuild.js';
 import type { GgufHeader } from '../common/gguf/header-reader.js';
 import { EngineError } from './engine-error.js';
 import { checkKvType, createContext, type LoadedModel } from './model-context.js';
@@ -80,7 +89,8 @@ export class LiveResize {
       if (!verdict.fits) throw new EngineError('does_not_fit', verdict.reason);
     }
     const faults = loaded.options.testOnlyFaults;
-    if (faults?.failAllocation === 'before_teardown') throw new EngineError('rebuild_failed', 'test-only fault: the allocation failed before the teardown mark');
+    if (faults?.failAllocation === 'before_teardown')
+      throw new EngineError('rebuild_failed', 'test-only fault: the allocation failed before the teardown mark');
     let mark = performance.now();
     const saved = await savePrefixes(loaded.slots, loaded.options.kvType, join(STATE_ROOT, `rebuild-${++this.rebuilds}`), this.host.log);
     const saveMs = performance.now() - mark;
@@ -101,7 +111,8 @@ export class LiveResize {
   async restore(pools: readonly Pool[], sizes: Partial<PoolSizes>): Promise<Rebuilt> {
     const torn = this.torn;
     if (!torn) throw new EngineError('rebuild_failed', 'nothing to restore: no rebuild has torn down this engine');
-    if (torn.model === null && !pools.includes('weights')) throw new EngineError('rebuild_failed', 'the weights were freed; a restore must include the weights pool');
+    if (torn.model === null && !pools.includes('weights'))
+      throw new EngineError('rebuild_failed', 'the weights were freed; a restore must include the weights pool');
     if (torn.options.testOnlyFaults?.failRestore) throw new EngineError('rebuild_failed', 'test-only fault: the restore failed');
     return this.allocate({ ...torn.options, ...sizes }, { saveMs: 0, teardownMs: 0 });
   }
@@ -170,7 +181,10 @@ export class LiveResize {
 function targetOf(loaded: LoadedModel, change: RebuildChange): LoadOptions {
   const target: LoadOptions = { ...loaded.options, ...changedSizes(poolSizesOf(loaded.options), change) };
   if (target.contextSize * target.slots > MAX_CONTEXT_CELLS) {
-    throw new EngineError('bad_message', `${target.slots} slots × ${target.contextSize} tokens is more than the ${MAX_CONTEXT_CELLS} tokens a context may have`);
+    throw new EngineError(
+      'bad_message',
+      `${target.slots} slots × ${target.contextSize} tokens is more than the ${MAX_CONTEXT_CELLS} tokens a context may have`,
+    );
   }
   checkKvType(target);
   return target;

@@ -30,7 +30,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { tokenIdsSchema } from '../common/token-ids.js';
-import { PREFIX_CACHE_OFF, PREFIX_TIERS, type PrefixBorrow, type PrefixCacheOptions, type PrefixCacheShare, type PrefixCacheReport, type PrefixTier, type TierMove } from '../common/prefix-cache.js';
+import {
+  PREFIX_CACHE_OFF,
+  PREFIX_TIERS,
+  type PrefixBorrow,
+  type PrefixCacheOptions,
+  type PrefixCacheShare,
+  type PrefixCacheReport,
+  type PrefixTier,
+  type TierMove,
+} from '../common/prefix-cache.js';
 import { PrefixTiers, type TierEntry } from './prefix-tiers.js';
 import { EvictionPressure } from './eviction-pressure.js';
 import { loadSlotState, saveSlotState } from './sequence-state.js';
@@ -78,7 +87,8 @@ export class PrefixCache {
     this.behind.clear();
     this.pressure.reset();
     const engineDir = (root: string): string => join(root, `${ENGINE_DIR_PREFIX}${process.pid}`);
-    const dirs = options && this.tiers.enabled ? { ram: engineDir(RAM_ROOT), disk: engineDir(options.diskDir ?? join(os.tmpdir(), 'manifold-prefix-cache')) } : null;
+    const dirs =
+      options && this.tiers.enabled ? { ram: engineDir(RAM_ROOT), disk: engineDir(options.diskDir ?? join(os.tmpdir(), 'manifold-prefix-cache')) } : null;
     this.chosenDirs = dirs;
     void this.serially(async () => {
       for (const entry of discarded) await this.discard(entry);

@@ -31,7 +31,11 @@ export function commonPrefixLength(a: readonly number[], b: readonly number[]): 
 }
 
 /** The slot to serve `prompt`, with the prefix it shares; null when no slot is idle. */
-export function chooseSlot(slots: readonly SlotCandidate[], prompt: readonly number[], conversationId: string | null = null): { index: number; commonPrefix: number } | null {
+export function chooseSlot(
+  slots: readonly SlotCandidate[],
+  prompt: readonly number[],
+  conversationId: string | null = null,
+): { index: number; commonPrefix: number } | null {
   const idle = slots
     .filter((s) => s.idle)
     .map((s) => {

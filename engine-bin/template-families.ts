@@ -52,7 +52,7 @@ function contentBlocks(messages: Messages): Messages {
 function toolResultsInCallOrder(messages: Messages): Messages {
   const out = [...messages];
   let order = new Map<string, number>();
-  for (let i = 0; i < out.length; ) {
+  for (let i = 0; i < out.length;) {
     const message = out[i]!;
     if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
       order = new Map((message.tool_calls as { id?: string }[]).flatMap((call, index) => (call.id ? [[call.id, index] as const] : [])));
@@ -82,7 +82,7 @@ function toolResultsInCallOrder(messages: Messages): Messages {
 /** Older Gemma 4 templates: an assistant's calls, their results and the answer after them as one turn with `tool_responses`. */
 function gemmaToolResponses(messages: Messages): Messages {
   const out: Messages = [];
-  for (let i = 0; i < messages.length; ) {
+  for (let i = 0; i < messages.length;) {
     const message = messages[i]!;
     const calls = message.tool_calls;
     if (message.role !== 'assistant' || !Array.isArray(calls) || calls.length === 0) {
@@ -146,8 +146,18 @@ export const TEMPLATE_FAMILIES: readonly TemplateFamily[] = [
   { name: 'kimi-k2', matches: (s) => has(s, '<|tool_calls_section_begin|>', '<|tool_call_begin|>'), thinking: think('<think>', '</think>') },
   { name: 'kimi-k3', matches: (s) => has(s, '<|open|>', '<|close|>', '<|end_of_msg|>'), thinking: think('<|open|>think<|sep|>', '<|close|>think<|sep|>') },
   { name: 'cohere2-moe', matches: (s) => has(s, '<|START_TEXT|>', '<|START_ACTION|>'), thinking: think('<|START_THINKING|>', '<|END_THINKING|>') },
-  { name: 'lfm2', matches: (s) => has(s, '<|tool_list_start|>', '<|tool_list_end|>'), thinking: think('<think>', '</think>'), adjust: (m) => reasoningAsThinking(m, false) },
-  { name: 'lfm2.5', matches: (s) => s.includes('List of tools: [') && !s.includes('<|tool_list_start|>'), thinking: think('<think>', '</think>'), adjust: (m) => reasoningAsThinking(m, false) },
+  {
+    name: 'lfm2',
+    matches: (s) => has(s, '<|tool_list_start|>', '<|tool_list_end|>'),
+    thinking: think('<think>', '</think>'),
+    adjust: (m) => reasoningAsThinking(m, false),
+  },
+  {
+    name: 'lfm2.5',
+    matches: (s) => s.includes('List of tools: [') && !s.includes('<|tool_list_start|>'),
+    thinking: think('<think>', '</think>'),
+    adjust: (m) => reasoningAsThinking(m, false),
+  },
   { name: 'gigachat-v3', matches: (s) => has(s, '<|role_sep|>', '<|message_sep|>') && !s.includes('<|function_call|>'), thinking: null },
   { name: 'minimax-m3', matches: (s) => has(s, ']<]minimax[>[', '<tool_call>', '<invoke name='), thinking: think('<mm:think>', '</mm:think>') },
   {
@@ -165,7 +175,11 @@ export const TEMPLATE_FAMILIES: readonly TemplateFamily[] = [
     finish: (prompt, addGenerationPrompt) => (addGenerationPrompt && prompt.endsWith('<turn|>\n') ? `${prompt}<|turn>model\n` : prompt),
   },
   { name: 'minicpm5', matches: (s) => has(s, 'Tool usage guidelines:', '<function name="', '<param name="'), thinking: think('<think>', '</think>') },
-  { name: 'qwen3-coder', matches: (s) => has(s, '<tool_call>', '<function=', '<parameter='), thinking: (s) => (s.includes('<think>') ? think('<think>', '</think>') : null) },
+  {
+    name: 'qwen3-coder',
+    matches: (s) => has(s, '<tool_call>', '<function=', '<parameter='),
+    thinking: (s) => (s.includes('<think>') ? think('<think>', '</think>') : null),
+  },
 ];
 
 /** The family llama.cpp handles this template as, if any. */

@@ -9,7 +9,10 @@
 import { escapeRegExp as escape } from '../common/regexp-text.js';
 
 /** A probe render: the template on raw messages (null when it throws), as llama.cpp's `apply_template` renders. */
-export type ProbeRender = (messages: Record<string, unknown>[], options: { addGenerationPrompt: boolean; enableThinking: boolean; tools?: Record<string, unknown>[] }) => string | null;
+export type ProbeRender = (
+  messages: Record<string, unknown>[],
+  options: { addGenerationPrompt: boolean; enableThinking: boolean; tools?: Record<string, unknown>[] },
+) => string | null;
 
 /** The tags a thinking template puts around its reasoning (either may be empty: a template that only closes it). */
 export interface ThinkingTags {
@@ -136,14 +139,23 @@ export function diffSplit(left: string, right: string): { prefix: string; left: 
   const at = (list: Segment[], index: number): Segment => list[Math.max(0, Math.min(index, list.length - 1))]!;
   const textSuffix = !at(l, le).marker && !at(r, re).marker;
   const textPrefix = !at(r, rs).marker && !at(l, ls).marker;
-  const join = (list: Segment[], from: number, to: number): string => list.slice(from, to).map((s) => s.value).join('');
+  const join = (list: Segment[], from: number, to: number): string =>
+    list
+      .slice(from, to)
+      .map((s) => s.value)
+      .join('');
   const restLeft = join(l, ls, leftDone ? le : le + 1);
   const restRight = join(r, rs, rightDone ? re : re + 1);
   const suffixLength = textSuffix ? commonSuffix(restLeft, restRight) : 0;
   const prefixLength = textPrefix ? commonPrefix(restLeft.slice(0, restLeft.length - suffixLength), restRight.slice(0, restRight.length - suffixLength)) : 0;
   prefix += restLeft.slice(0, prefixLength);
   suffix = restLeft.slice(restLeft.length - suffixLength) + suffix;
-  const result = { prefix, left: restLeft.slice(prefixLength, restLeft.length - suffixLength), right: restRight.slice(prefixLength, restRight.length - suffixLength), suffix };
+  const result = {
+    prefix,
+    left: restLeft.slice(prefixLength, restLeft.length - suffixLength),
+    right: restRight.slice(prefixLength, restRight.length - suffixLength),
+    suffix,
+  };
   if (result.left === '' && result.right === '') return { prefix: left, left: '', right: '', suffix: '' };
   if (result.left === '' && result.right !== '' && right.startsWith(left)) return { prefix: left, left: '', right: right.slice(left.length), suffix: '' };
   return result;
@@ -168,7 +180,10 @@ export function analyzeThinking(render: ProbeRender, source: string, supportsToo
 
   // Reasoning in an earlier assistant turn: the markers the template wraps it in.
   const withoutReasoning = render([user, { role: 'assistant', content: ASSISTANT_MSG }], { addGenerationPrompt: false, enableThinking: true });
-  const withReasoning = render([user, { role: 'assistant', content: ASSISTANT_MSG, reasoning_content: THINKING_CONTENT }], { addGenerationPrompt: false, enableThinking: true });
+  const withReasoning = render([user, { role: 'assistant', content: ASSISTANT_MSG, reasoning_content: THINKING_CONTENT }], {
+    addGenerationPrompt: false,
+    enableThinking: true,
+  });
   if (withoutReasoning !== null && withReasoning !== null && diffSplit(withoutReasoning, withReasoning).right.includes(THINKING_CONTENT)) {
     const tags = tagsAround(withReasoning, THINKING_CONTENT, false);
     if (tags?.pre && tags.post) [thinks, start, end] = [true, tags.pre, tags.post];
@@ -215,9 +230,17 @@ export function analyzeThinking(render: ProbeRender, source: string, supportsToo
 
   // Reasoning rendered only next to tool calls.
   if (supportsToolCalls) {
-    const plain = render([user, { role: 'assistant', content: ASSISTANT_MSG, reasoning_content: THINKING_CONTENT }], { addGenerationPrompt: false, enableThinking: true, tools: PROBE_TOOLS });
+    const plain = render([user, { role: 'assistant', content: ASSISTANT_MSG, reasoning_content: THINKING_CONTENT }], {
+      addGenerationPrompt: false,
+      enableThinking: true,
+      tools: PROBE_TOOLS,
+    });
     const call = { id: 'call00001', type: 'function', function: { name: FUN_FIRST, arguments: { [ARG_FIRST]: 'VVVV', [ARG_SECOND]: 'XXXX' } } };
-    const withCall = render([user, { role: 'assistant', content: null, reasoning_content: THINKING_CONTENT, tool_calls: [call] }], { addGenerationPrompt: false, enableThinking: true, tools: PROBE_TOOLS });
+    const withCall = render([user, { role: 'assistant', content: null, reasoning_content: THINKING_CONTENT, tool_calls: [call] }], {
+      addGenerationPrompt: false,
+      enableThinking: true,
+      tools: PROBE_TOOLS,
+    });
     if (plain !== null && withCall !== null && !plain.includes(THINKING_CONTENT) && withCall.includes(THINKING_CONTENT)) {
       const tags = tagsAround(withCall, THINKING_CONTENT, false);
       if (tags) [thinks, start, end] = [true, tags.pre, tags.post];
@@ -226,9 +249,12 @@ export function analyzeThinking(render: ProbeRender, source: string, supportsToo
   }
 
   // llama.cpp's per-template patches that touch reasoning.
-  if (!thinks && source.includes("content.split('</think>')") && !source.includes('reasoning_content') && !source.includes('<SPECIAL_12>')) [thinks, start, end] = [true, '<think>', '</think>'];
-  if (source.includes('Write your thoughts between <think></think> and write your response between <response></response>')) [thinks, start, end] = [true, '<think>', '</think>'];
-  if (source.includes('<SPECIAL_10>') && source.includes('<SPECIAL_11>') && source.includes('<SPECIAL_12>') && source.includes('<TOOL_RESPONSE>')) [thinks, start, end] = [true, '<think>\n', '</think>'];
+  if (!thinks && source.includes("content.split('</think>')") && !source.includes('reasoning_content') && !source.includes('<SPECIAL_12>'))
+    [thinks, start, end] = [true, '<think>', '</think>'];
+  if (source.includes('Write your thoughts between <think></think> and write your response between <response></response>'))
+    [thinks, start, end] = [true, '<think>', '</think>'];
+  if (source.includes('<SPECIAL_10>') && source.includes('<SPECIAL_11>') && source.includes('<SPECIAL_12>') && source.includes('<TOOL_RESPONSE>'))
+    [thinks, start, end] = [true, '<think>\n', '</think>'];
   return thinks ? { start: trimAscii(start), end: trimAscii(end) } : null;
 }
 
@@ -246,10 +272,18 @@ const HARMONY_HEADERS = ['final', 'commentary']
  */
 const ANSWER_WRAPPERS: readonly { headers: readonly string[]; end?: string; in: (source: string) => boolean }[] = [
   { headers: HARMONY_HEADERS, in: (source) => source.includes('<|channel|>') },
-  { headers: ['<|start|>assistant to=user<|message|>', 'to=user<|message|>', '<|start|>assistant<|message|>', '<|message|>'], end: '<|eom|>', in: (source) => source.includes('<atem:function_calls>') && source.includes('<|eom|>') },
+  {
+    headers: ['<|start|>assistant to=user<|message|>', 'to=user<|message|>', '<|start|>assistant<|message|>', '<|message|>'],
+    end: '<|eom|>',
+    in: (source) => source.includes('<atem:function_calls>') && source.includes('<|eom|>'),
+  },
   { headers: ['<|START_RESPONSE|>'], end: '<|END_RESPONSE|>', in: (source) => source.includes('<|START_RESPONSE|>') },
   // Kimi K3 writes its markers with a macro: `open_tag('response')`.
-  { headers: ['<|open|>response<|sep|>'], end: '<|close|>response<|sep|>', in: (source) => source.includes('<|end_of_msg|>') && source.includes("open_tag('response')") },
+  {
+    headers: ['<|open|>response<|sep|>'],
+    end: '<|close|>response<|sep|>',
+    in: (source) => source.includes('<|end_of_msg|>') && source.includes("open_tag('response')"),
+  },
 ];
 
 export function answerWrapper(source: string): { headers: string[]; end?: string } | undefined {

@@ -18,7 +18,13 @@ const entry = (model: LlamaModel, previous: readonly number[], token: number, pr
  * `token`'s logprob and the `top` likeliest candidates of `probabilities` (fewer when the sampler kept
  * fewer); `previous`: the last tokens generated before it (the detokenizer's context).
  */
-export function generatedLogprob(model: LlamaModel, previous: readonly number[], token: number, probabilities: ReadonlyMap<Token, number>, top: number): GeneratedLogprob {
+export function generatedLogprob(
+  model: LlamaModel,
+  previous: readonly number[],
+  token: number,
+  probabilities: ReadonlyMap<Token, number>,
+  top: number,
+): GeneratedLogprob {
   const alternatives: TokenLogprob[] = [];
   for (const [candidate, probability] of probabilities) {
     if (alternatives.length >= top) break;

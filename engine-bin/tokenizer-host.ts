@@ -87,7 +87,13 @@ export class TokenizerHost {
       const endBefore = thinkingEndsBefore(toolSupport.format);
       const answer = answerWrapper(templateSource ?? '');
       const thinking = template.thinking ? { ...template.thinking, ...(endBefore.length > 0 ? { endBefore } : {}), ...(answer ? { answer } : {}) } : null;
-      return { hasModelTemplate: templateSource !== null, probeMs, toolSupport, thinking, preservedTokens: this.preservedTokens(thinking, formatMarkers(toolSupport.format)) };
+      return {
+        hasModelTemplate: templateSource !== null,
+        probeMs,
+        toolSupport,
+        thinking,
+        preservedTokens: this.preservedTokens(thinking, formatMarkers(toolSupport.format)),
+      };
     } finally {
       this.opening = false;
     }
@@ -133,7 +139,9 @@ export class TokenizerHost {
     const text = render(messages);
     const anchors = answers.length > 0 ? this.anchorsOf(text, messages, render, answers) : [];
     const pieces = spliceSampledAnswers(text, anchors, (ids) => this.sampledTextOf(ids));
-    const tokens = pieces.flatMap((piece, i) => (typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece));
+    const tokens = pieces.flatMap((piece, i) =>
+      typeof piece === 'string' ? this.tokenize(piece, true, i === 0 && model.tokens.shouldPrependBosToken) : piece,
+    );
     return { text, tokens, thinkingOpen: addGenerationPrompt && endsInThinking(text, template.thinking) };
   }
 
@@ -152,7 +160,9 @@ export class TokenizerHost {
     answers: readonly SampledAnswer[],
   ): AnswerAnchor[] {
     const { model } = this.need();
-    const marked = new Map(answers.filter(({ message }) => messages[message]?.role === 'assistant' && messages[message].content !== '').map((answer) => [answer.message, answer]));
+    const marked = new Map(
+      answers.filter(({ message }) => messages[message]?.role === 'assistant' && messages[message].content !== '').map((answer) => [answer.message, answer]),
+    );
     const markerOf = (message: number): string => `\u{F8FF}manifold answer ${message}\u{F8FF}`;
     let markedText: string;
     try {
@@ -174,7 +184,12 @@ export class TokenizerHost {
     return anchors;
   }
 
-  private render(messages: readonly ChatMessage[], addGenerationPrompt: boolean, tools: readonly Record<string, unknown>[] | undefined, options: ChatTemplateOptions): string {
+  private render(
+    messages: readonly ChatMessage[],
+    addGenerationPrompt: boolean,
+    tools: readonly Record<string, unknown>[] | undefined,
+    options: ChatTemplateOptions,
+  ): string {
     try {
       return this.need().template.render(messages, { addGenerationPrompt, tools, ...options });
     } catch (error) {
@@ -193,7 +208,10 @@ export class TokenizerHost {
     return text === model.detokenize(kept, false) ? { text, ids: kept } : null;
   }
 
-  /** The thinking tags, the answer's headers and end, the tool-call markers, and the tag-like pieces of each, that are one control token each: engines write them out in their text. */
+  /**
+   * The thinking tags, the answer's headers and end, the tool-call markers, and the tag-like pieces of each, that are one control token each: engines
+   * write them out in their text.
+   */
   private preservedTokens(thinking: ThinkingTags | null, toolMarkers: readonly string[]): string[] {
     const { model } = this.need();
     const thinkingTags = thinking ? markerPieces([thinking.start, thinking.end, ...(thinking.answer?.headers ?? []), thinking.answer?.end ?? '']) : [];
@@ -267,11 +285,17 @@ type NativeJinja = new (source: string) => { render(context: Record<string, unkn
 /** The model's chat template on llama.cpp's Jinja engine, with the model's BOS and EOS as llama-server gives them. */
 function openTemplate(llama: Llama, model: LlamaModel, source: string): ChatTemplate {
   const Renderer = (llama as unknown as { _bindings?: { AddonJinjaRenderer?: NativeJinja } })._bindings?.AddonJinjaRenderer;
-  if (typeof Renderer !== 'function') throw new TokenizerFailure('internal_error', "node-llama-cpp's native Jinja renderer is missing (is node-llama-cpp 3.21.1 installed?)");
+  if (typeof Renderer !== 'function')
+    throw new TokenizerFailure('internal_error', "node-llama-cpp's native Jinja renderer is missing (is node-llama-cpp 3.21.1 installed?)");
   const compile = (text: string): CompiledTemplate => new Renderer(text);
   const { tokens } = model;
   try {
-    return new ChatTemplate(source, compile, { bos: tokens.bosString ?? '', eos: tokens.eosString ?? '', addBos: tokens.shouldPrependBosToken, addEos: tokens.shouldAppendEosToken });
+    return new ChatTemplate(source, compile, {
+      bos: tokens.bosString ?? '',
+      eos: tokens.eosString ?? '',
+      addBos: tokens.shouldPrependBosToken,
+      addEos: tokens.shouldAppendEosToken,
+    });
   } catch (error) {
     throw new TokenizerFailure('template_invalid', `the chat template does not parse: ${templateErrorWords(error)}`);
   }

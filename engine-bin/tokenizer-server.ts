@@ -58,7 +58,11 @@ export class TokenizerServer {
         send({ type: 'pieces', id, pieces: this.host.pieces(request.tokens) });
         return;
       case 'applyChatTemplate':
-        send({ type: 'templated', id, ...this.host.applyChatTemplate(request.messages, request.addGenerationPrompt, request.tools, request.answers, request.options) });
+        send({
+          type: 'templated',
+          id,
+          ...this.host.applyChatTemplate(request.messages, request.addGenerationPrompt, request.tools, request.answers, request.options),
+        });
         return;
       case 'jsonSchemaGrammar':
         send({ type: 'grammar', id, grammar: await this.host.jsonSchemaGrammar(request.schema) });
@@ -71,6 +75,10 @@ export class TokenizerServer {
 
   /** Frees the model and exits; used for shutdown and when the parent is gone. */
   stop(code: number): Promise<void> {
-    return stopWithin(STOP_DEADLINE_MS, () => this.host.dispose(), () => this.exit(code));
+    return stopWithin(
+      STOP_DEADLINE_MS,
+      () => this.host.dispose(),
+      () => this.exit(code),
+    );
   }
 }

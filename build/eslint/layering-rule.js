@@ -20,7 +20,10 @@ function packageName(specifier) {
 
 /** A path relative to the root, with `/` and without its script extension (an import names `.js` for a `.ts`). */
 function normalise(/** @type {string} */ relative) {
-  return relative.split(path.sep).join('/').replace(/\.(d\.)?[cm]?[jt]sx?$/, '');
+  return relative
+    .split(path.sep)
+    .join('/')
+    .replace(/\.(d\.)?[cm]?[jt]sx?$/, '');
 }
 
 /** Whether `place` (normalised) is the folder or the file `at` names, or inside it. */

@@ -141,17 +141,28 @@ class Cursor {
     if (size === undefined) throw new GgufFormatError('invalid', `${what} has unknown value type ${type}`);
     const v = await this.need(size, what);
     switch (type) {
-      case GgufValueType.UINT8: return v.getUint8(0);
-      case GgufValueType.INT8: return v.getInt8(0);
-      case GgufValueType.UINT16: return v.getUint16(0, true);
-      case GgufValueType.INT16: return v.getInt16(0, true);
-      case GgufValueType.UINT32: return v.getUint32(0, true);
-      case GgufValueType.INT32: return v.getInt32(0, true);
-      case GgufValueType.FLOAT32: return v.getFloat32(0, true);
-      case GgufValueType.BOOL: return v.getUint8(0) !== 0;
-      case GgufValueType.UINT64: return v.getBigUint64(0, true);
-      case GgufValueType.INT64: return v.getBigInt64(0, true);
-      default: return v.getFloat64(0, true);
+      case GgufValueType.UINT8:
+        return v.getUint8(0);
+      case GgufValueType.INT8:
+        return v.getInt8(0);
+      case GgufValueType.UINT16:
+        return v.getUint16(0, true);
+      case GgufValueType.INT16:
+        return v.getInt16(0, true);
+      case GgufValueType.UINT32:
+        return v.getUint32(0, true);
+      case GgufValueType.INT32:
+        return v.getInt32(0, true);
+      case GgufValueType.FLOAT32:
+        return v.getFloat32(0, true);
+      case GgufValueType.BOOL:
+        return v.getUint8(0) !== 0;
+      case GgufValueType.UINT64:
+        return v.getBigUint64(0, true);
+      case GgufValueType.INT64:
+        return v.getBigInt64(0, true);
+      default:
+        return v.getFloat64(0, true);
     }
   }
 }

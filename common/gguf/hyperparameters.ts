@@ -16,8 +16,23 @@ const RECURRENT_ARCHITECTURES = new Set(['mamba', 'mamba2', 'rwkv6', 'rwkv6qwen2
 
 /** Architectures mixing attention with recurrent layers (llm_arch_is_hybrid): a per-layer count may be 0. */
 const HYBRID_ARCHITECTURES = new Set([
-  'jamba', 'falcon-h1', 'plamo2', 'granitehybrid', 'lfm2', 'lfm2moe', 'nemotron_h', 'nemotron_h_moe', 'qwen3next',
-  'kimi-linear', 'bailingmoe3', 'kimi-k3', 'qwen35', 'qwen35moe', 'qwen4exp', 'deepseek4', 'minimax-01',
+  'jamba',
+  'falcon-h1',
+  'plamo2',
+  'granitehybrid',
+  'lfm2',
+  'lfm2moe',
+  'nemotron_h',
+  'nemotron_h_moe',
+  'qwen3next',
+  'kimi-linear',
+  'bailingmoe3',
+  'kimi-k3',
+  'qwen35',
+  'qwen35moe',
+  'qwen4exp',
+  'deepseek4',
+  'minimax-01',
 ]);
 
 /** The names llama.cpp accepts for `<arch>.rope.scaling.type` (any other aborts). */
@@ -40,7 +55,8 @@ interface Count {
 function counts(header: GgufHeader, key: string, layers: number | null): Count[] | null {
   const value = header.metadata.get(key);
   if (value === undefined) return null;
-  if (typeof value === 'object' && !Array.isArray(value)) refuse(`${key} has ${value.length} items; a per-layer array has one per layer (at most ${LLAMA_MAX_LAYERS})`);
+  if (typeof value === 'object' && !Array.isArray(value))
+    refuse(`${key} has ${value.length} items; a per-layer array has one per layer (at most ${LLAMA_MAX_LAYERS})`);
   const items = Array.isArray(value) ? value : [value];
   if (Array.isArray(value) && layers !== null && value.length !== layers) refuse(`${key} has ${value.length} items, but the model has ${layers} layers`);
   return items.map((item, i) => {
@@ -124,7 +140,8 @@ function checkExperts(header: GgufHeader, key: (name: string) => string, layers:
   if (groups >= experts) refuse(`${key('expert_group_count')} = ${groups} must be less than ${expertsLabel}`);
   if (groups > 1) {
     if (experts % groups !== 0) refuse(`${key('expert_group_count')} = ${groups} does not divide ${expertsLabel}`);
-    if (groupsUsed < 1 || groupsUsed >= groups) refuse(`${key('expert_group_used_count')} = ${groupsUsed} is outside 1..${groups - 1} (${key('expert_group_count')} = ${groups})`);
+    if (groupsUsed < 1 || groupsUsed >= groups)
+      refuse(`${key('expert_group_used_count')} = ${groupsUsed} is outside 1..${groups - 1} (${key('expert_group_count')} = ${groups})`);
   }
   return experts;
 }

@@ -42,7 +42,10 @@ export function bundledLlamaCommit(bundle = LLAMA_CPP_BUNDLE): string {
 /** The executable's file name on this platform. */
 export const LLAMA_SERVER_FILE = process.platform === 'win32' ? 'llama-server.exe' : 'llama-server';
 
-/** The cache's folder for the bundle's version: `$MANIFOLD_LLAMA_SERVER_CACHE` (or `cacheRoot`), else `~/.cache/manifold/llama-server`, then `<commit>-<arch>`. */
+/**
+ * The cache's folder for the bundle's version: `$MANIFOLD_LLAMA_SERVER_CACHE` (or `cacheRoot`), else `~/.cache/manifold/llama-server`, then
+ * `<commit>-<arch>`.
+ */
 export function llamaServerCacheDir(cacheRoot = process.env.MANIFOLD_LLAMA_SERVER_CACHE ?? join(os.homedir(), '.cache', 'manifold', 'llama-server')): string {
   return join(cacheRoot, `${bundledLlamaCommit()}-${os.arch()}`);
 }

@@ -28,7 +28,18 @@ export interface ExpressionFormat {
 }
 
 export const EXPRESSION_FORMATS = {
-  gemma4: { markers: ['<|tool_call>call:', '<tool_call|>'], each: true, arguments: ['{', '}'], assign: ':', separator: ',', quotes: [['<|"|>', '<|"|>'], ['"', '"']], words: {} },
+  gemma4: {
+    markers: ['<|tool_call>call:', '<tool_call|>'],
+    each: true,
+    arguments: ['{', '}'],
+    assign: ':',
+    separator: ',',
+    quotes: [
+      ['<|"|>', '<|"|>'],
+      ['"', '"'],
+    ],
+    words: {},
+  },
   lfm2: {
     markers: ['<|tool_call_start|>[', ']<|tool_call_end|>'],
     each: false,
@@ -138,7 +149,10 @@ class Reader {
 
   /** One call: its name, then its arguments. */
   call(): ParsedToolCall {
-    const { arguments: [open, close], assign } = this.format;
+    const {
+      arguments: [open, close],
+      assign,
+    } = this.format;
     const name = this.key(open);
     this.expect(open);
     const args = this.list(close, () => {
@@ -181,7 +195,12 @@ export function parseExpressionCalls(format: ExpressionFormat, text: string): { 
  * in its schema's order, a string as text in the format's first quotes (an enum: one of its values), any other value by its JSON-schema
  * grammar (`valueGrammars[i][j]`, renamed apart: JSON's numbers, booleans, lists and objects read in both).
  */
-export function expressionCallGrammar(format: ExpressionFormat, tools: readonly ToolFunction[], valueGrammars: readonly (readonly (string | null)[])[], parallel: boolean): string {
+export function expressionCallGrammar(
+  format: ExpressionFormat,
+  tools: readonly ToolFunction[],
+  valueGrammars: readonly (readonly (string | null)[])[],
+  parallel: boolean,
+): string {
   const literal = (text: string): string => JSON.stringify(text);
   const [quoteOpen, quoteClose] = format.quotes[0]!;
   const rules: string[] = [];
@@ -194,7 +213,8 @@ export function expressionCallGrammar(format: ExpressionFormat, tools: readonly 
       if (grammar !== null) {
         rules.push(prefixRules(grammar, `v${i}-${j}-`));
         value = `v${i}-${j}-root`;
-      } else if (Array.isArray(values) && values.length > 0) value = `${literal(quoteOpen)} (${values.map((v) => literal(String(v))).join(' | ')}) ${literal(quoteClose)}`;
+      } else if (Array.isArray(values) && values.length > 0)
+        value = `${literal(quoteOpen)} (${values.map((v) => literal(String(v))).join(' | ')}) ${literal(quoteClose)}`;
       return `${literal(name)} ${literal(format.assign)} ${value}`;
     });
     const body = parameters.join(` ${literal(format.separator)} `);

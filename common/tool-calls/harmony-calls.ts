@@ -10,7 +10,8 @@ import { parseJsonOr } from '../parse-json.js';
 import type { ParsedToolCall, ToolFunction } from './tool-call-types.js';
 import { prefixRules } from './tool-call-grammar.js';
 
-const MESSAGE = /(?:<\|start\|>assistant)?((?:\s*to=[^\s<]+)?)\s*<\|channel\|>(analysis|commentary|final)((?:\s+to=[^\s<]+)?)(?:\s*<\|constrain\|>\s*\w+)?\s*<\|message\|>([\s\S]*?)(?=<\|start\|>|<\|end\|>|<\|call\|>|$)/g;
+const MESSAGE =
+  /(?:<\|start\|>assistant)?((?:\s*to=[^\s<]+)?)\s*<\|channel\|>(analysis|commentary|final)((?:\s+to=[^\s<]+)?)(?:\s*<\|constrain\|>\s*\w+)?\s*<\|message\|>([\s\S]*?)(?=<\|start\|>|<\|end\|>|<\|call\|>|$)/g;
 
 /** The function calls among the messages of `text` (recipients `functions.*`), and the text before the first message to a recipient. */
 export function parseHarmonyCalls(text: string): { content: string; calls: ParsedToolCall[] } {

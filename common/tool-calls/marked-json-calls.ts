@@ -52,7 +52,10 @@ function itemsOf(body: string): unknown[] | null {
   if (Array.isArray(value)) return value;
   if (typeof value === 'object' && value !== null) return [value];
   // One object per line (MiniMax M1 writes its calls so).
-  const lines = body.split('\n').filter((line) => line.trim() !== '').map((line) => parseJsonOr(line.trim(), undefined));
+  const lines = body
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => parseJsonOr(line.trim(), undefined));
   return lines.length > 0 && lines.every((line) => typeof line === 'object' && line !== null && !Array.isArray(line)) ? lines : null;
 }
 
@@ -98,7 +101,10 @@ export function markedJsonCallSchema(format: MarkedJsonFormat, name: string, par
   };
 }
 
-/** The whole grammar of a forced answer in the format: its markers around one call (`parallel` and a layout that allows it: one or more), `callGrammar` the call's JSON-schema grammar. */
+/**
+ * The whole grammar of a forced answer in the format: its markers around one call (`parallel` and a layout that allows it: one or more), `callGrammar`
+ * the call's JSON-schema grammar.
+ */
 export function markedJsonGrammar(format: MarkedJsonFormat, callGrammar: string, parallel: boolean): string {
   const rules = asToolCallRule(callGrammar);
   const calls = {

@@ -39,14 +39,24 @@ export const SECTIONED_FORMATS = {
     name: 'function<｜tool▁sep｜>',
     arguments: ['\n```json\n', '\n```'],
   },
-  'deepseek-v3.1': { section: ['<｜tool▁calls▁begin｜>', '<｜tool▁calls▁end｜>'], call: ['<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>'], name: '', arguments: ['<｜tool▁sep｜>', ''] },
+  'deepseek-v3.1': {
+    section: ['<｜tool▁calls▁begin｜>', '<｜tool▁calls▁end｜>'],
+    call: ['<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>'],
+    name: '',
+    arguments: ['<｜tool▁sep｜>', ''],
+  },
   'kimi-k2': {
     section: ['<|tool_calls_section_begin|>', '<|tool_calls_section_end|>'],
     call: ['<|tool_call_begin|>', '<|tool_call_end|>'],
     name: 'functions.',
     arguments: [':{index}<|tool_call_argument_begin|>', ''],
   },
-  'solar-open': { section: ['<|tool_calls|>', '<|calls|>'], call: ['<|tool_call:begin|>', '<|tool_call:end|>'], name: '{id}<|tool_call:name|>', arguments: ['<|tool_call:args|>', ''] },
+  'solar-open': {
+    section: ['<|tool_calls|>', '<|calls|>'],
+    call: ['<|tool_call:begin|>', '<|tool_call:end|>'],
+    name: '{id}<|tool_call:name|>',
+    arguments: ['<|tool_call:args|>', ''],
+  },
   'mistral-args': { section: null, call: ['[TOOL_CALLS]', ''], name: '', arguments: ['[ARGS]', ''] },
   'mistral-call-id': { section: null, call: ['[TOOL_CALLS]', ''], name: '', arguments: ['[CALL_ID]{id}[ARGS]', ''] },
   'functionary-v3.1': { section: null, call: ['<function=', '</function>'], name: '', arguments: ['>', ''] },
@@ -65,7 +75,9 @@ const PLACEHOLDERS = { '{index}': { pattern: '\\d+', grammar: '[0-9]' }, '{id}':
 /** A marker as a pattern (`as: 'pattern'`) or a GBNF sequence (`as: 'grammar'`), its placeholders filled in. */
 function piece(text: string, as: 'pattern' | 'grammar'): string {
   const parts = text.split(/(\{index\}|\{id\})/).filter((part) => part !== '');
-  return parts.map((part) => (part in PLACEHOLDERS ? PLACEHOLDERS[part as keyof typeof PLACEHOLDERS][as] : as === 'pattern' ? escape(part) : JSON.stringify(part))).join(as === 'pattern' ? '' : ' ');
+  return parts
+    .map((part) => (part in PLACEHOLDERS ? PLACEHOLDERS[part as keyof typeof PLACEHOLDERS][as] : as === 'pattern' ? escape(part) : JSON.stringify(part)))
+    .join(as === 'pattern' ? '' : ' ');
 }
 
 /** The calls (each whose arguments parse), and the text before the first (its section's marker). */
@@ -80,8 +92,17 @@ export function parseSectionedCalls(format: SectionedFormat, text: string): { co
   const at = text.indexOf(sectionStart(format));
   if (at < 0) return { content: text, calls: [] };
   // A call with no closing marker ends where the next call, the section's end or the text does.
-  const end = format.arguments[1] || format.call[1] ? `${piece(format.arguments[1], 'pattern')}${escape(format.call[1])}` : `(?=${[format.call[0], format.section?.[1]].filter(Boolean).map((m) => escape(m!)).join('|')}|$)`;
-  const call = new RegExp(`${escape(format.call[0])}${piece(format.name, 'pattern')}([^\\s<\\[]+?)${piece(format.arguments[0], 'pattern')}([\\s\\S]*?)${end}`, 'g');
+  const end =
+    format.arguments[1] || format.call[1]
+      ? `${piece(format.arguments[1], 'pattern')}${escape(format.call[1])}`
+      : `(?=${[format.call[0], format.section?.[1]]
+          .filter(Boolean)
+          .map((m) => escape(m!))
+          .join('|')}|$)`;
+  const call = new RegExp(
+    `${escape(format.call[0])}${piece(format.name, 'pattern')}([^\\s<\\[]+?)${piece(format.arguments[0], 'pattern')}([\\s\\S]*?)${end}`,
+    'g',
+  );
   const calls: ParsedToolCall[] = [];
   for (const [, name, body] of text.slice(at).matchAll(call)) {
     const args = parseJsonOr(body!.trim(), undefined);
@@ -90,16 +111,35 @@ export function parseSectionedCalls(format: SectionedFormat, text: string): { co
   return calls.length > 0 ? { content: text.slice(0, at), calls } : { content: text, calls: [] };
 }
 
-/** The grammar of a forced answer: one call to one of `tools` (`parallel`: one or more), in the section where there is one, each tool's arguments by its JSON-schema grammar (renamed apart). */
+/**
+ * The grammar of a forced answer: one call to one of `tools` (`parallel`: one or more), in the section where there is one, each tool's arguments by
+ * its JSON-schema grammar (renamed apart).
+ */
 export function sectionedCallGrammar(format: SectionedFormat, tools: readonly ToolFunction[], argumentGrammars: readonly string[], parallel: boolean): string {
   const rules: string[] = [];
-  const sequence = (...texts: string[]): string => texts.filter((text) => text !== '').map((text) => piece(text, 'grammar')).join(' ');
+  const sequence = (...texts: string[]): string =>
+    texts
+      .filter((text) => text !== '')
+      .map((text) => piece(text, 'grammar'))
+      .join(' ');
   const alternatives = tools.map((tool, i) => {
     rules.push(prefixRules(argumentGrammars[i]!, `a${i}-`));
-    return [sequence(format.call[0], format.name), JSON.stringify(tool.name), sequence(format.arguments[0]), `a${i}-root`, sequence(format.arguments[1], format.call[1])].filter(Boolean).join(' ');
+    return [
+      sequence(format.call[0], format.name),
+      JSON.stringify(tool.name),
+      sequence(format.arguments[0]),
+      `a${i}-root`,
+      sequence(format.arguments[1], format.call[1]),
+    ]
+      .filter(Boolean)
+      .join(' ');
   });
   const calls = format.bareFirst
     ? `bare-call${parallel ? ' sectioned-call*' : ''}\nbare-call ::= ${alternatives.map((alternative) => alternative.replace(`${JSON.stringify(format.call[0])} `, '')).join(' | ')}`
     : `sectioned-call${parallel ? ' sectioned-call*' : ''}`;
-  return [`root ::= ${format.section ? `${JSON.stringify(format.section[0])} ${calls} ${JSON.stringify(format.section[1])}` : calls}`, `sectioned-call ::= ${alternatives.join(' | ')}`, ...rules].join('\n');
+  return [
+    `root ::= ${format.section ? `${JSON.stringify(format.section[0])} ${calls} ${JSON.stringify(format.section[1])}` : calls}`,
+    `sectioned-call ::= ${alternatives.join(' | ')}`,
+    ...rules,
+  ].join('\n');
 }

@@ -76,7 +76,7 @@ function toolCallFormatOf(templateSource: string | null): ToolCallFormat {
   if (has('<|role_sep|>', '<|message_sep|>')) return has('<|function_call|>') ? 'gigachat3.1' : 'gigachat3';
   if (has(']<]minimax[>[', '<invoke name=')) return 'minimax-m3';
   if (has('dsml_token', 'DSML')) return has('function_calls') ? 'dsml-v3.2' : 'dsml-v4';
-  if (has("<|tool_call>call:")) return 'gemma4';
+  if (has('<|tool_call>call:')) return 'gemma4';
   if (has('<function name="', '<param name="')) return 'minicpm5';
   if (has('<tool_call>', '<function=', '<parameter=') && !has('<seed:tool_call>')) return 'qwen3-xml';
   if (has('<TOOLCALL>')) return 'nemotron-v2';

@@ -8,11 +8,15 @@
 import { argumentsKey, type ToolCallFormat } from './tool-call-format.js';
 import type { ToolFunction } from './tool-call-types.js';
 
-/** The formats whose call is one JSON object with `name` (Qwen3-Coder's XML, gpt-oss's harmony, the sectioned and the marked-array formats have their own: xml-tool-calls.ts, harmony-calls.ts, sectioned-calls.ts, marked-json-calls.ts). */
+/**
+ * The formats whose call is one JSON object with `name` (Qwen3-Coder's XML, gpt-oss's harmony, the sectioned and the marked-array formats have their
+ * own: xml-tool-calls.ts, harmony-calls.ts, sectioned-calls.ts, marked-json-calls.ts).
+ */
 export type JsonToolCallFormat = Extract<ToolCallFormat, 'hermes' | 'llama3' | 'mistral'>;
 
 /** A function's arguments schema; one without parameters takes an empty object (node-llama-cpp reads a schema of `{}` as null). */
-export const argumentsSchema = (tool: ToolFunction): Record<string, unknown> => (tool.parameters && Object.keys(tool.parameters).length > 0 ? tool.parameters : { type: 'object', properties: {} });
+export const argumentsSchema = (tool: ToolFunction): Record<string, unknown> =>
+  tool.parameters && Object.keys(tool.parameters).length > 0 ? tool.parameters : { type: 'object', properties: {} };
 
 /** The JSON schema of one call to any of `tools` (node-llama-cpp's subset: object properties in order, const, oneOf). */
 export function toolCallSchema(format: JsonToolCallFormat, tools: readonly ToolFunction[]): Record<string, unknown> {
@@ -41,7 +45,6 @@ export function prefixRules(grammar: string, prefix: string): string {
   const names = new Set([...grammar.matchAll(/^([A-Za-z][\w-]*) ::=/gm)].map((m) => m[1]!));
   return grammar.replace(/"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[A-Za-z][\w-]*/g, (token) => (names.has(token) ? `${prefix}${token}` : token));
 }
-
 
 /**
  * The whole grammar of a forced answer: the JSON-schema grammar of one call (`callGrammar`, its root

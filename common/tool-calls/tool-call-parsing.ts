@@ -32,7 +32,8 @@ export const MARKERS: Record<ToolCallFormat, string> = {
 };
 
 /** Each marker of `texts` and the tag-like pieces in it (`<|…|>`, `<…>`, `[…]`): those that are one control token are written out. */
-export const markerPieces = (texts: readonly string[]): string[] => [...new Set(texts.flatMap((text) => [text.trim(), ...(text.match(/<[^<>\s]+>|\[[A-Z_/]+\]/g) ?? [])]))].filter((piece) => piece !== '');
+export const markerPieces = (texts: readonly string[]): string[] =>
+  [...new Set(texts.flatMap((text) => [text.trim(), ...(text.match(/<[^<>\s]+>|\[[A-Z_/]+\]/g) ?? [])]))].filter((piece) => piece !== '');
 
 /** The markers a format's calls are written with (an engine writes them out when they are control tokens). */
 export function formatMarkers(format: ToolCallFormat): string[] {
@@ -58,10 +59,15 @@ const CALLS_END_THINKING: ReadonlySet<ToolCallFormat> = new Set(['qwen3-xml', 'd
 export const thinkingEndsBefore = (format: ToolCallFormat): string[] => (CALLS_END_THINKING.has(format) ? [MARKERS[format]] : []);
 
 /** Where else a format's calls may start: Qwen3-Coder's first call without its `<tool_call>`; a harmony or Muse Glimmer message's header or recipient. */
-const OTHER_STARTS: Partial<Record<ToolCallFormat, string[]>> = { 'qwen3-xml': ['<function='], harmony: ['<|start|>assistant', ' to=functions.'], 'muse-glimmer': [' to='] };
+const OTHER_STARTS: Partial<Record<ToolCallFormat, string[]>> = {
+  'qwen3-xml': ['<function='],
+  harmony: ['<|start|>assistant', ' to=functions.'],
+  'muse-glimmer': [' to='],
+};
 
 /** The marker a call closes with, where calls go out as they close (Hermes and the XML formats). */
-const closeOf = (format: ToolCallFormat): string | null => (format === 'hermes' ? HERMES_CLOSE : isXmlFormat(format) ? xmlClose(XML_FORMATS[format]).trim() : null);
+const closeOf = (format: ToolCallFormat): string | null =>
+  format === 'hermes' ? HERMES_CLOSE : isXmlFormat(format) ? xmlClose(XML_FORMATS[format]).trim() : null;
 
 /** One call from a parsed JSON value, or null when it is not one. */
 function callOf(value: unknown): ParsedToolCall | null {
@@ -105,7 +111,12 @@ function parseLlama3(text: string): ParsedOutput {
   const body = marker >= 0 ? text.slice(marker + MARKERS.llama3.length) : text;
   if (marker < 0 && !body.trimStart().startsWith('{')) return { content: text, calls: [] };
   // One object, or several separated by `;` (Llama 3.2's lightweight form).
-  const calls = callsOfJson(body) ?? body.split(';').map(callsOfJson).reduce<ParsedToolCall[] | null>((all, one) => (all && one ? [...all, ...one] : null), []);
+  const calls =
+    callsOfJson(body) ??
+    body
+      .split(';')
+      .map(callsOfJson)
+      .reduce<ParsedToolCall[] | null>((all, one) => (all && one ? [...all, ...one] : null), []);
   return calls && calls.length > 0 ? { content: before, calls } : { content: text, calls: [] };
 }
 
@@ -148,7 +159,8 @@ export function parseToolCalls(format: ToolCallFormat, text: string, tools: read
 }
 
 /** What an answer's text starts with in a format whose first call has no marker of its own (Functionary v3.2's `all\n`); null for the others. */
-const contentHeader = (format: ToolCallFormat): string | null => (isSectionedFormat(format) ? (SECTIONED_FORMATS[format] as SectionedFormat).bareFirst?.content ?? null : null);
+const contentHeader = (format: ToolCallFormat): string | null =>
+  isSectionedFormat(format) ? ((SECTIONED_FORMATS[format] as SectionedFormat).bareFirst?.content ?? null) : null;
 
 /**
  * Where the calls begin in `text`: the marker, or (Llama 3 and Mistral) the JSON that opens the answer;

@@ -20,7 +20,11 @@ function toolsPrompt(tools: readonly ToolFunction[], hermes: boolean): string {
     'You are provided with function signatures within <tools></tools> XML tags:',
     `<tools>\n${signatures}\n</tools>`,
     ...(hermes
-      ? ['', 'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:', '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>']
+      ? [
+          '',
+          'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:',
+          '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>',
+        ]
       : []),
   ].join('\n');
 }
@@ -54,7 +58,10 @@ export function withToolsInPlainTurns(messages: readonly ChatMessage[], tools: r
       if (previous?.role === 'user' && previous.content.startsWith('<tool_response>')) previous.content += `\n${block}`;
       else turns.push({ role: 'user', content: block });
     } else if (message.role === 'assistant' && message.tool_calls?.length) {
-      const calls = message.tool_calls.map((call) => `<tool_call>\n${JSON.stringify({ name: call.function.name, arguments: parseJsonOr(call.function.arguments, call.function.arguments) })}\n</tool_call>`);
+      const calls = message.tool_calls.map(
+        (call) =>
+          `<tool_call>\n${JSON.stringify({ name: call.function.name, arguments: parseJsonOr(call.function.arguments, call.function.arguments) })}\n</tool_call>`,
+      );
       turns.push({ role: 'assistant', content: [message.content, ...calls].filter(Boolean).join('\n') });
     } else {
       turns.push({ role: message.role, content: message.content });

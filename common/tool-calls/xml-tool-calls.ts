@@ -2,18 +2,23 @@
  * The XML-like tool-call formats, one table line each as llama.cpp's parsers read them: each call a
  * function's name and its parameters as key and value, a string parameter's value as its text (a CDATA
  * section's inside) and any other as JSON (its text when it is not JSON), typed by the offered tools' schemas:
- * - `qwen3-xml` (Qwen3-Coder, Qwen3.5, Nemotron 3 Nano, StepFun 3.5): `<tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>\n</tool_call>`,
+ * - `qwen3-xml` (Qwen3-Coder, Qwen3.5, Nemotron 3 Nano, StepFun 3.5):
+ * `<tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>\n</tool_call>`,
  *   the first call also without its `<tool_call>`;
  * - `seed-oss`: `<seed:tool_call>\n<function=NAME>\n<parameter=K>V</parameter>\n</function>\n</seed:tool_call>`;
  * - `minimax-m2`: `<minimax:tool_call>\n<invoke name="NAME">\n<parameter name="K">V</parameter>\n</invoke>\n</minimax:tool_call>`;
  * - `glm`: `<tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call>`;
- * - `dsml-v3.2`, `dsml-v4` (DeepSeek V3.2, V4): `<｜DSML｜function_calls>\n<｜DSML｜invoke name="NAME">\n<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>`
+ * - `dsml-v3.2`, `dsml-v4` (DeepSeek V3.2, V4): `<｜DSML｜function_calls>\n<｜DSML｜invoke name="NAME">\n<｜DSML｜parameter name="K"
+ * string="true|false">V</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>`
  *   (V4: `tool_calls`), all calls in one block;
  * - `hy3` (Tencent Hy3): GLM's keys and values with `:opensource` tags, all calls in one `<tool_calls:opensource>` block;
- * - `minimax-m3`: `]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="NAME">]<]minimax[>[<K>V]<]minimax[>[</K>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>`;
- * - `kimi-k3`: `<|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="K" type="number"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`;
+ * - `minimax-m3`: `]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke
+ * name="NAME">]<]minimax[>[<K>V]<]minimax[>[</K>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>`;
+ * - `kimi-k3`: `<|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="K"
+ * type="number"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`;
  * - `minicpm5`: `<function name="NAME"><param name="K">V</param></function>`, with nothing around the calls;
- * - `muse-glimmer`: a message to the function, ` to=NAME<|message|><atem:function_calls>\n<atem:invoke name="NAME">\n<atem:parameter name="K">V</atem:parameter>\n…`,
+ * - `muse-glimmer`: a message to the function, ` to=NAME<|message|><atem:function_calls>\n<atem:invoke name="NAME">\n<atem:parameter
+ * name="K">V</atem:parameter>\n…`,
  *   one per call (the next after `<|eom|><|start|>assistant`).
  * In the markers, `{name}` is the function's or the parameter's name (again: the same name), `{index}` the
  * call's index, `{type}` the parameter's JSON type and `{string}` whether its value is text.
@@ -42,9 +47,23 @@ export interface XmlFormat {
 const NS = ']<]minimax[>[';
 
 export const XML_FORMATS = {
-  'qwen3-xml': { call: ['<tool_call>\n', '</tool_call>'], function: ['<function={name}>\n', '</function>\n'], parameter: ['<parameter={name}>\n', '\n</parameter>\n'], bareFirst: true },
-  'seed-oss': { call: ['<seed:tool_call>\n', '</seed:tool_call>'], function: ['<function={name}>\n', '</function>\n'], parameter: ['<parameter={name}>', '</parameter>\n'] },
-  'minimax-m2': { call: ['<minimax:tool_call>\n', '</minimax:tool_call>'], function: ['<invoke name="{name}">\n', '</invoke>\n'], parameter: ['<parameter name="{name}">', '</parameter>\n'], shared: true },
+  'qwen3-xml': {
+    call: ['<tool_call>\n', '</tool_call>'],
+    function: ['<function={name}>\n', '</function>\n'],
+    parameter: ['<parameter={name}>\n', '\n</parameter>\n'],
+    bareFirst: true,
+  },
+  'seed-oss': {
+    call: ['<seed:tool_call>\n', '</seed:tool_call>'],
+    function: ['<function={name}>\n', '</function>\n'],
+    parameter: ['<parameter={name}>', '</parameter>\n'],
+  },
+  'minimax-m2': {
+    call: ['<minimax:tool_call>\n', '</minimax:tool_call>'],
+    function: ['<invoke name="{name}">\n', '</invoke>\n'],
+    parameter: ['<parameter name="{name}">', '</parameter>\n'],
+    shared: true,
+  },
   glm: { call: ['<tool_call>', '</tool_call>'], function: ['{name}\n', ''], parameter: ['<arg_key>{name}</arg_key>\n<arg_value>', '</arg_value>\n'] },
   'dsml-v3.2': {
     call: ['<｜DSML｜function_calls>\n', '</｜DSML｜function_calls>'],
@@ -64,7 +83,12 @@ export const XML_FORMATS = {
     parameter: ['<arg_key:opensource>{name}</arg_key:opensource>\n<arg_value:opensource>', '</arg_value:opensource>\n'],
     shared: true,
   },
-  'minimax-m3': { call: [`${NS}<tool_call>\n`, `${NS}</tool_call>`], function: [`${NS}<invoke name="{name}">`, `${NS}</invoke>\n`], parameter: [`${NS}<{name}>`, `${NS}</{name}>`], shared: true },
+  'minimax-m3': {
+    call: [`${NS}<tool_call>\n`, `${NS}</tool_call>`],
+    function: [`${NS}<invoke name="{name}">`, `${NS}</invoke>\n`],
+    parameter: [`${NS}<{name}>`, `${NS}</{name}>`],
+    shared: true,
+  },
   'kimi-k3': {
     call: ['<|open|>tools<|sep|>', '<|close|>tools<|sep|>'],
     function: ['<|open|>call tool="{name}" index="{index}"<|sep|>', '<|close|>call<|sep|>'],
@@ -149,7 +173,12 @@ function argumentsOf(format: XmlFormat, body: string, tool: ToolFunction | undef
 }
 
 /** The calls in `text` (only whole ones with `closedOnly`), and the text before the first. */
-export function parseXmlCalls(format: XmlFormat, text: string, tools: readonly ToolFunction[], closedOnly: boolean): { content: string; calls: ParsedToolCall[] } {
+export function parseXmlCalls(
+  format: XmlFormat,
+  text: string,
+  tools: readonly ToolFunction[],
+  closedOnly: boolean,
+): { content: string; calls: ParsedToolCall[] } {
   const calls: ParsedToolCall[] = [];
   let first = -1;
   const close = xmlClose(format).trim();
@@ -157,7 +186,14 @@ export function parseXmlCalls(format: XmlFormat, text: string, tools: readonly T
     if (closedOnly && !match[0].trimEnd().includes(close)) break;
     if (first < 0) first = match.index;
     const name = match[1]!.trim();
-    calls.push({ name, arguments: argumentsOf(format, match[2]!, tools.find((tool) => tool.name === name)) });
+    calls.push({
+      name,
+      arguments: argumentsOf(
+        format,
+        match[2]!,
+        tools.find((tool) => tool.name === name),
+      ),
+    });
   }
   return { content: first < 0 ? text : text.slice(0, first), calls };
 }
@@ -173,14 +209,27 @@ const typeOf = (schema: unknown): string => {
  * more), each parameter in its schema's order; a string parameter as text with no "<" (an enum: one of its
  * values), any other as its JSON-schema grammar (`valueGrammars[i][j]`, node-llama-cpp's, renamed apart).
  */
-export function xmlToolCallGrammar(format: XmlFormat, tools: readonly ToolFunction[], valueGrammars: readonly (readonly (string | null)[])[], parallel: boolean): string {
+export function xmlToolCallGrammar(
+  format: XmlFormat,
+  tools: readonly ToolFunction[],
+  valueGrammars: readonly (readonly (string | null)[])[],
+  parallel: boolean,
+): string {
   /** A marker as a GBNF sequence, its placeholders filled in. */
   const sequence = (text: string, fill: { name?: string; text?: boolean; schema?: unknown } = {}): string =>
     text
       .split(/(\{name\}|\{index\}|\{type\}|\{string\})/)
       .filter((part) => part !== '')
       .map((part) =>
-        part === '{name}' ? JSON.stringify(fill.name ?? '') : part === '{index}' ? '[1-9]' : part === '{type}' ? JSON.stringify(typeOf(fill.schema)) : part === '{string}' ? JSON.stringify(String(fill.text === true)) : JSON.stringify(part),
+        part === '{name}'
+          ? JSON.stringify(fill.name ?? '')
+          : part === '{index}'
+            ? '[1-9]'
+            : part === '{type}'
+              ? JSON.stringify(typeOf(fill.schema))
+              : part === '{string}'
+                ? JSON.stringify(String(fill.text === true))
+                : JSON.stringify(part),
       )
       .join(' ');
   const rules: string[] = [];

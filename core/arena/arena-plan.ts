@@ -12,10 +12,7 @@ export const ARENA_KINDS = ['memfd', 'shm-file', 'windows-section'] as const;
 export type ArenaKind = (typeof ARENA_KINDS)[number];
 
 export type ArenaPlan =
-  | { kind: 'memfd'; name: string }
-  | { kind: 'shm-file'; path: string }
-  | { kind: 'windows-section'; name: string }
-  | { kind: 'none'; reason: string };
+  { kind: 'memfd'; name: string } | { kind: 'shm-file'; path: string } | { kind: 'windows-section'; name: string } | { kind: 'none'; reason: string };
 
 export interface ArenaFacts {
   /** The config's `shared_arena`. */
@@ -61,7 +58,8 @@ export function planArena(facts: ArenaFacts): ArenaPlan {
     };
   }
   if (facts.memfdAvailable) return { kind: 'memfd', name: 'manifold-model' };
-  if (facts.shmFreeBytes === null) return { kind: 'none', reason: `memfd_create is not available and ${facts.shmDir} does not exist; each replica loads the model file itself` };
+  if (facts.shmFreeBytes === null)
+    return { kind: 'none', reason: `memfd_create is not available and ${facts.shmDir} does not exist; each replica loads the model file itself` };
   if (facts.shmFreeBytes < facts.modelBytes) {
     return {
       kind: 'none',

@@ -113,7 +113,7 @@ async function modelSize(path: string): Promise<number> {
 }
 
 function writeAll(fd: number, chunk: Buffer, position: number): void {
-  for (let written = 0; written < chunk.length; ) written += writeSync(fd, chunk, written, chunk.length - written, position + written);
+  for (let written = 0; written < chunk.length;) written += writeSync(fd, chunk, written, chunk.length - written, position + written);
 }
 
 /** Streams the model through `sink`, checking its magic first and its length last, hashing as it goes. */
@@ -123,7 +123,8 @@ async function streamModel(path: string, sink: (chunk: Buffer, position: number)
   let position = 0;
   for await (const chunk of createReadStream(path, { highWaterMark: FILL_CHUNK_BYTES })) {
     const bytes = chunk as Buffer;
-    if (position === 0 && (bytes.length < 4 || bytes.readUInt32LE(0) !== GGUF_MAGIC)) throw new ArenaError(`${path} is not a GGUF file (it does not start with the GGUF magic)`);
+    if (position === 0 && (bytes.length < 4 || bytes.readUInt32LE(0) !== GGUF_MAGIC))
+      throw new ArenaError(`${path} is not a GGUF file (it does not start with the GGUF magic)`);
     hash.update(bytes);
     sink(bytes, position);
     position += bytes.length;

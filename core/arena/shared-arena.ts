@@ -52,7 +52,8 @@ export class SharedArena {
     const platform = options.facts?.platform ?? process.platform;
     const uid = options.facts?.uid ?? process.getuid?.();
     if (platform === 'linux' && uid !== undefined) {
-      for (const path of await removeStaleArenaFiles(options.facts?.shmDir ?? '/dev/shm', uid)) log(`arena: removed ${path}, left by a workstation that no longer runs`);
+      for (const path of await removeStaleArenaFiles(options.facts?.shmDir ?? '/dev/shm', uid))
+        log(`arena: removed ${path}, left by a workstation that no longer runs`);
     }
     const facts = await readArenaFacts(options.modelPath, true, options.facts);
     const plan = planArena(facts);
@@ -62,7 +63,12 @@ export class SharedArena {
       log(`arena: none (${plan.reason})`);
       return;
     }
-    const warning = arenaRamWarning({ arenaBytes: facts.modelBytes, engines: options.engines, enginePrivateBytes: options.enginePrivateBytes, availableRamBytes: facts.availableRamBytes });
+    const warning = arenaRamWarning({
+      arenaBytes: facts.modelBytes,
+      engines: options.engines,
+      enginePrivateBytes: options.enginePrivateBytes,
+      availableRamBytes: facts.availableRamBytes,
+    });
     if (warning) log(`arena: warning: ${warning}`, 'warn');
     this.statusValue = { ...this.statusValue, state: 'filling', kind: plan.kind, warning };
     log(`arena: reading ${options.modelPath} (${formatBytes(facts.modelBytes)}) into a ${plan.kind}`);
@@ -84,8 +90,17 @@ export class SharedArena {
       return;
     }
     const arena = this.arena;
-    this.statusValue = { ...this.statusValue, state: 'ready', filledBytes: arena.bytes, sha256: arena.sha256, enginePath: arena.enginePath, fillMs: arena.fillMs };
-    log(`arena: ready, ${plan.kind} at ${arena.enginePath}, ${formatBytes(arena.bytes)} in ${Math.round(arena.fillMs)} ms, sha256 ${arena.sha256.slice(0, 16)}…`);
+    this.statusValue = {
+      ...this.statusValue,
+      state: 'ready',
+      filledBytes: arena.bytes,
+      sha256: arena.sha256,
+      enginePath: arena.enginePath,
+      fillMs: arena.fillMs,
+    };
+    log(
+      `arena: ready, ${plan.kind} at ${arena.enginePath}, ${formatBytes(arena.bytes)} in ${Math.round(arena.fillMs)} ms, sha256 ${arena.sha256.slice(0, 16)}…`,
+    );
   }
 
   /** What engines (and the tokenizer) load: the arena when there is one, else the model file. */

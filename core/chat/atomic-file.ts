@@ -50,7 +50,14 @@ export async function sweepStaleTemps(dir: string): Promise<string[]> {
     if (!match) continue;
     const pid = match[1] === undefined ? null : Number(match[1]);
     const path = join(dir, name);
-    const stale = pid === null || pid === process.pid || !processAlive(pid) || (await stat(path).then((s) => Date.now() - s.mtimeMs > ABANDONED_MS, () => false));
+    const stale =
+      pid === null ||
+      pid === process.pid ||
+      !processAlive(pid) ||
+      (await stat(path).then(
+        (s) => Date.now() - s.mtimeMs > ABANDONED_MS,
+        () => false,
+      ));
     if (!stale) continue;
     await unlink(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;

@@ -20,7 +20,10 @@ export interface ChatBackend {
   /** The loaded model's tokenizer; throws (with why) when no model is loaded. */
   readonly tokenizer: {
     /** `thinkingOpen`: the prompt ends inside the model's thinking. */
-    applyChatTemplate(messages: readonly ChatMessage[], options?: { template?: ChatTemplateOptions }): { tokens: number[]; thinkingOpen?: boolean } | Promise<{ tokens: number[]; thinkingOpen?: boolean }>;
+    applyChatTemplate(
+      messages: readonly ChatMessage[],
+      options?: { template?: ChatTemplateOptions },
+    ): { tokens: number[]; thinkingOpen?: boolean } | Promise<{ tokens: number[]; thinkingOpen?: boolean }>;
     /** The template's thinking tags (null: it does not think), and the control tokens engines write out for them. */
     readonly thinking: ThinkingTags | null;
     readonly preservedTokens: readonly string[];

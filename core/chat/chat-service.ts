@@ -6,7 +6,14 @@
  * An answer is saved as it streams (`streaming`, at most once a second) so a crash keeps what was
  * written; a graceful stop gives answers a grace period, then saves the ones left as `interrupted`.
  */
-import { MAX_ANSWER_VERSIONS, type AnswerVersion, type ChatMessageData, type ChatSampling, type Conversation, type EventPayload } from '../../common/contract.js';
+import {
+  MAX_ANSWER_VERSIONS,
+  type AnswerVersion,
+  type ChatMessageData,
+  type ChatSampling,
+  type Conversation,
+  type EventPayload,
+} from '../../common/contract.js';
 import type { ChatBackend } from './chat-backend.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { AnswerSaver } from './answer-saver.js';
@@ -112,7 +119,11 @@ export class ChatService {
    * Claims the conversation's one answer, applies `change` (the new message, or the old answer dropped)
    * and adds the answer as `streaming` in the same save, then streams the answer into it.
    */
-  private async answerAfter(id: string, json: Record<string, unknown> | null | undefined, change: (conversation: Conversation, answer: ChatMessageData) => void): Promise<ChatMessageData> {
+  private async answerAfter(
+    id: string,
+    json: Record<string, unknown> | null | undefined,
+    change: (conversation: Conversation, answer: ChatMessageData) => void,
+  ): Promise<ChatMessageData> {
     if (this.stopping) throw new ConversationError('the server is shutting down; no new answer is started');
     if (this.streaming.has(id)) throw new ConversationError('an answer is still streaming in this conversation; stop it first');
     const controller = new AbortController();
@@ -131,7 +142,12 @@ export class ChatService {
     return this.answer({ ...history, messages: history.messages.filter((m) => m.id !== answer.id) }, answer, controller, json);
   }
 
-  private async answer(conversation: Conversation, answer: ChatMessageData, controller: AbortController, json: Record<string, unknown> | null | undefined): Promise<ChatMessageData> {
+  private async answer(
+    conversation: Conversation,
+    answer: ChatMessageData,
+    controller: AbortController,
+    json: Record<string, unknown> | null | undefined,
+  ): Promise<ChatMessageData> {
     let interrupted = false;
     const untrack = this.open.add({
       cut: () => {
@@ -139,14 +155,19 @@ export class ChatService {
         controller.abort();
       },
     });
-    const saver = new AnswerSaver(this.store, conversation.id, answer, (error) => this.workstation.log.warn(`chat: the answer so far was not saved (${error.message})`));
+    const saver = new AnswerSaver(this.store, conversation.id, answer, (error) =>
+      this.workstation.log.warn(`chat: the answer so far was not saved (${error.message})`),
+    );
     try {
       const { tokenizer } = this.workstation;
       const { temperature, topP, topK, maxTokens, seed, thinking: mode, thinkingBudget } = conversation.sampling;
       const { tokens, thinkingOpen } = await tokenizer.applyChatTemplate(historyTurns(conversation), { template: thinkingOptions(mode) });
       const tags = tokenizer.thinking;
       const thinking = tags ? new ThinkingAnswer(tags, thinkingOpen === true) : null;
-      const budget = tags?.end && thinkingBudget !== null && mode !== 'off' ? { tokens: thinkingBudget, start: tags.start, end: tags.end, open: thinkingOpen === true } : undefined;
+      const budget =
+        tags?.end && thinkingBudget !== null && mode !== 'off'
+          ? { tokens: thinkingBudget, start: tags.start, end: tags.end, open: thinkingOpen === true }
+          : undefined;
       const grammar = json === undefined ? undefined : await this.workstation.tokenizer.jsonSchemaGrammar(json);
       const sentAt = performance.now();
       let firstAt: number | undefined;
@@ -169,7 +190,8 @@ export class ChatService {
             for (const { type, text } of parts) {
               if (type === 'reasoning') answer.reasoning = (answer.reasoning ?? '') + text;
               else answer.content += text;
-              for (const listener of this.listeners) listener({ conversationId: conversation.id, messageId: answer.id, text, part: type === 'reasoning' ? 'reasoning' : 'content' });
+              for (const listener of this.listeners)
+                listener({ conversationId: conversation.id, messageId: answer.id, text, part: type === 'reasoning' ? 'reasoning' : 'content' });
             }
             if (thinking) answer.thinkingMs = thinking.thinkingMs();
             saver.grew();

@@ -82,10 +82,15 @@ export class ConversationStore {
     try {
       raw = JSON.parse(text);
     } catch (error) {
-      return { damaged: `its file is not valid JSON (${(error as Error).message}; ${text.length} bytes, a torn write?); it is kept as it is at ${this.pathOf(id)}` };
+      return {
+        damaged: `its file is not valid JSON (${(error as Error).message}; ${text.length} bytes, a torn write?); it is kept as it is at ${this.pathOf(id)}`,
+      };
     }
     const parsed = conversationSchema.safeParse(raw);
-    if (!parsed.success) return { damaged: `its file does not hold a conversation (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); it is kept at ${this.pathOf(id)}` };
+    if (!parsed.success)
+      return {
+        damaged: `its file does not hold a conversation (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); it is kept at ${this.pathOf(id)}`,
+      };
     if (parsed.data.id !== id) return { damaged: `its file holds conversation ${parsed.data.id}; it is kept at ${this.pathOf(id)}` };
     for (const message of parsed.data.messages) {
       if (message.state === 'streaming' && message.writer !== this.run) Object.assign(message, { state: 'interrupted', writer: null });
@@ -148,9 +153,11 @@ export class ConversationStore {
       () => this.applyChange(id, change),
     );
     this.queues.set(id, next);
-    void next.finally(() => {
-      if (this.queues.get(id) === next) this.queues.delete(id);
-    }).catch(() => {});
+    void next
+      .finally(() => {
+        if (this.queues.get(id) === next) this.queues.delete(id);
+      })
+      .catch(() => {});
     return next;
   }
 

@@ -1,4 +1,7 @@
-/** Where a workstation keeps its conversations, logs, control token and models when no `--data-dir` says: `$XDG_DATA_HOME/manifold`, else `~/.local/share/manifold`. */
+/**
+ * Where a workstation keeps its conversations, logs, control token and models when no `--data-dir` says: `$XDG_DATA_HOME/manifold`, else
+ * `~/.local/share/manifold`.
+ */
 import os from 'node:os';
 import { join } from 'node:path';
 

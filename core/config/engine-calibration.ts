@@ -74,7 +74,12 @@ export function readCalibration(dataDir: string, machine: string): { calibration
     return { calibration: null, ignored: `${path} is not JSON (${(error as Error).message}); run \`manifold engine calibrate\` again` };
   }
   const parsed = engineCalibrationSchema.safeParse(json);
-  if (!parsed.success) return { calibration: null, ignored: `${path} is not a calibration (${firstIssueInWords(parsed.error).message}); run \`manifold engine calibrate\` again` };
-  if (parsed.data.machine !== machine) return { calibration: null, ignored: `${path} was measured on another machine (${parsed.data.machine}, this is ${machine}); run \`manifold engine calibrate\` again` };
+  if (!parsed.success)
+    return { calibration: null, ignored: `${path} is not a calibration (${firstIssueInWords(parsed.error).message}); run \`manifold engine calibrate\` again` };
+  if (parsed.data.machine !== machine)
+    return {
+      calibration: null,
+      ignored: `${path} was measured on another machine (${parsed.data.machine}, this is ${machine}); run \`manifold engine calibrate\` again`,
+    };
   return { calibration: parsed.data };
 }

@@ -105,7 +105,9 @@ const replicaEntrySchema = z
     slots: z
       .number()
       .int()
-      .min(1, { error: (issue) => `${valueInWords(issue.input)} slots cannot serve anything; use 1 or more, or leave "slots" out to take what the server reports` })
+      .min(1, {
+        error: (issue) => `${valueInWords(issue.input)} slots cannot serve anything; use 1 or more, or leave "slots" out to take what the server reports`,
+      })
       .max(MAX_REMOTE_SLOTS)
       .optional(),
     model: z.string().min(1).optional(),
@@ -118,11 +120,17 @@ const replicaEntrySchema = z
     };
     if (entry.url === undefined) {
       for (const field of REMOTE_ONLY_FIELDS) {
-        misplaced(field, `"${field}" is for a remote replica and this entry has no "url"; add the server's "url" (e.g. "http://gpu-box-2:8080"), or remove "${field}"`);
+        misplaced(
+          field,
+          `"${field}" is for a remote replica and this entry has no "url"; add the server's "url" (e.g. "http://gpu-box-2:8080"), or remove "${field}"`,
+        );
       }
     } else {
       for (const field of LOCAL_ONLY_FIELDS) {
-        misplaced(field, `"${field}" is for a local engine and means nothing for a remote replica ("url": "${entry.url}"), which runs on its own machine; remove "${field}", or remove "url" for a local group`);
+        misplaced(
+          field,
+          `"${field}" is for a local engine and means nothing for a remote replica ("url": "${entry.url}"), which runs on its own machine; remove "${field}", or remove "url" for a local group`,
+        );
       }
     }
   });
@@ -135,7 +143,12 @@ const replicaEntriesSchema = z.array(replicaEntrySchema).superRefine((entries, c
     if (url === undefined) return;
     const earlier = first.get(url);
     if (earlier === undefined) first.set(url, index);
-    else ctx.addIssue({ code: 'custom', path: [index, 'url'], message: `"${url}" is already replicas[${earlier}]; list each server once (its "slots" say how many requests it takes at a time)` });
+    else
+      ctx.addIssue({
+        code: 'custom',
+        path: [index, 'url'],
+        message: `"${url}" is already replicas[${earlier}]; list each server once (its "slots" say how many requests it takes at a time)`,
+      });
   });
 });
 
@@ -146,7 +159,9 @@ function replicasShapeError(issue: z.core.$ZodRawIssue): string | undefined {
   if (Array.isArray(value)) {
     // A list whose entries are all objects is reported by the entry that is wrong, not here.
     const index = value.findIndex((entry) => typeof entry !== 'object' || entry === null || Array.isArray(entry));
-    return index < 0 ? undefined : `entry ${index} is ${valueInWords(value[index])}, not a replica; each entry is a local group {"gpus": [0, 1]} or a remote server {"url": "http://gpu-box-2:8080"}`;
+    return index < 0
+      ? undefined
+      : `entry ${index} is ${valueInWords(value[index])}, not a replica; each entry is a local group {"gpus": [0, 1]} or a remote server {"url": "http://gpu-box-2:8080"}`;
   }
   return (
     `${valueInWords(value)} is neither a replica count nor a list of groups; use a number ("replicas": 2), false for one engine, ` +
@@ -172,7 +187,12 @@ export const runConfigSchema = z
     log: z.string().min(1).optional(),
     routing: z
       .string()
-      .refine((name) => routePolicy(name) !== undefined, { error: (issue) => `${valueInWords(issue.input)} is not a routing policy; use ${routePolicyNames().map((n) => `"${n}"`).join(', ')}` })
+      .refine((name) => routePolicy(name) !== undefined, {
+        error: (issue) =>
+          `${valueInWords(issue.input)} is not a routing policy; use ${routePolicyNames()
+            .map((n) => `"${n}"`)
+            .join(', ')}`,
+      })
       .optional(),
     /** Pin each replica to its own whole physical cores (Linux). */
     pinCores: z.boolean().optional(),
@@ -279,21 +299,26 @@ interface LocalEntry {
 
 /** The cards of each local group of a list (DESIGN §3's rules: every group has cards, a card serves one group; none on CPU). */
 function localGroupCards(locals: readonly LocalEntry[], cpu: boolean): number[][] {
-  const cardsOf = ({ entry, index }: LocalEntry): number[] => (entry.gpus === undefined ? [] : parseCards(entry.gpus, `replicas[${index}].gpus`, `replica ${index}`));
+  const cardsOf = ({ entry, index }: LocalEntry): number[] =>
+    entry.gpus === undefined ? [] : parseCards(entry.gpus, `replicas[${index}].gpus`, `replica ${index}`);
   if (cpu) {
     const named = locals.find((local) => cardsOf(local).length > 0);
     if (named) {
-      throw new ConfigError(`replicas[${named.index}].gpus: the group names cards but "gpu" is "cpu" (or no GPU was detected); remove the cards or the "cpu" setting`);
+      throw new ConfigError(
+        `replicas[${named.index}].gpus: the group names cards but "gpu" is "cpu" (or no GPU was detected); remove the cards or the "cpu" setting`,
+      );
     }
     return locals.map(() => []);
   }
   const owner = new Map<number, number>();
   return locals.map((local) => {
     const gpus = cardsOf(local);
-    if (gpus.length === 0) throw new ConfigError(`replicas[${local.index}]: every local group needs cards, e.g. {"gpus": [0, 1]} (or a "url" for a remote server)`);
+    if (gpus.length === 0)
+      throw new ConfigError(`replicas[${local.index}]: every local group needs cards, e.g. {"gpus": [0, 1]} (or a "url" for a remote server)`);
     for (const card of gpus) {
       const other = owner.get(card);
-      if (other !== undefined) throw new ConfigError(`replicas[${local.index}].gpus: card ${card} is in replica ${other} and replica ${local.index}; each card may serve one replica`);
+      if (other !== undefined)
+        throw new ConfigError(`replicas[${local.index}].gpus: card ${card} is in replica ${other} and replica ${local.index}; each card may serve one replica`);
       owner.set(card, local.index);
     }
     return gpus;
@@ -327,7 +352,8 @@ export function planReplicas(config: RunConfig, machine: MachineFacts): ReplicaP
   const cpu = config.gpu === 'cpu' || (config.gpu === undefined && machine.detectedGpus.length === 0);
   const cards = config.gpu === undefined ? [...machine.detectedGpus] : config.gpu === 'cpu' ? [] : parseCards(config.gpu, 'gpu');
   // Fewer than two groups is a single engine: no count, a count ≤ 1, false, or an empty list.
-  const replicas = config.replicas === undefined || config.replicas === false || (Array.isArray(config.replicas) && config.replicas.length === 0) ? 1 : config.replicas;
+  const replicas =
+    config.replicas === undefined || config.replicas === false || (Array.isArray(config.replicas) && config.replicas.length === 0) ? 1 : config.replicas;
   const total = typeof replicas === 'number' ? Math.max(1, replicas) : replicas.length;
   const logFor = (index: number): string | null => (config.log ? (total > 1 ? `${config.log}.r${index}` : config.log) : null);
 
@@ -336,7 +362,9 @@ export function planReplicas(config: RunConfig, machine: MachineFacts): ReplicaP
     gpus,
     cpu,
     env: { ...cardVisibilityEnv(gpus), ...baseEnv, ...entry?.env },
-    engine: cpu ? mergeEngineOptions({ threads: Math.max(1, Math.floor(machine.cpuCores / localCount)), ...base, gpuLayers: 0 }, entry?.args) : mergeEngineOptions(base, entry?.args),
+    engine: cpu
+      ? mergeEngineOptions({ threads: Math.max(1, Math.floor(machine.cpuCores / localCount)), ...base, gpuLayers: 0 }, entry?.args)
+      : mergeEngineOptions(base, entry?.args),
     engineKind,
     logFile: logFor(index),
     remote: null,

@@ -23,10 +23,16 @@
 export const LIBUV_DEFAULT_THREADPOOL = 4;
 
 /** The threads libuv's pool gets in an engine with `slots` slots on `cpus` CPUs. */
-export const engineThreadpoolSize = (slots: number, cpus: number): number => (cpus <= 1 ? LIBUV_DEFAULT_THREADPOOL : Math.min(Math.max(1, slots), LIBUV_DEFAULT_THREADPOOL));
+export const engineThreadpoolSize = (slots: number, cpus: number): number =>
+  cpus <= 1 ? LIBUV_DEFAULT_THREADPOOL : Math.min(Math.max(1, slots), LIBUV_DEFAULT_THREADPOOL);
 
 /** The child's env: `replicaEnv`, with UV_THREADPOOL_SIZE set to `engineThreadpoolSize` unless the user set it, or left to libuv's default on one CPU. */
-export function engineChildEnv(replicaEnv: Readonly<Record<string, string>>, slots: number, cpus: number, inherited: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function engineChildEnv(
+  replicaEnv: Readonly<Record<string, string>>,
+  slots: number,
+  cpus: number,
+  inherited: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   if (replicaEnv.UV_THREADPOOL_SIZE !== undefined || inherited.UV_THREADPOOL_SIZE !== undefined || cpus <= 1) return { ...replicaEnv };
   return { ...replicaEnv, UV_THREADPOOL_SIZE: String(engineThreadpoolSize(slots, cpus)) };
 }

@@ -78,9 +78,11 @@ export class EngineClient {
   }
 
   load(options: LoadOptionsInput, onProgress?: (stage: 'model' | 'context', progress: number) => void): Promise<ReadyInfo> {
-    return this.channel.call({ type: 'load', options }, 'ready', (m) => {
-      if (m.type === 'progress') onProgress?.(m.stage, m.progress);
-    }).then((m) => m.info);
+    return this.channel
+      .call({ type: 'load', options }, 'ready', (m) => {
+        if (m.type === 'progress') onProgress?.(m.stage, m.progress);
+      })
+      .then((m) => m.info);
   }
 
   generate(request: GenerateRequestInput, onTokens?: (chunk: TokenChunk) => void): GenerationHandle {
@@ -91,15 +93,18 @@ export class EngineClient {
       markStarted = resolve;
       failStart = reject;
     });
-    const done = this.channel.call(
-      { type: 'generate', request },
-      'done',
-      (m) => {
-        if (m.type === 'started') markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs, ...(m.prefixCache ? { prefixCache: m.prefixCache } : {}) });
-        else if (m.type === 'tokens') onTokens?.({ tokens: m.tokens, text: m.text, ...(m.logprobs ? { logprobs: m.logprobs } : {}) });
-      },
-      id,
-    ).then((m) => m.result);
+    const done = this.channel
+      .call(
+        { type: 'generate', request },
+        'done',
+        (m) => {
+          if (m.type === 'started')
+            markStarted({ slot: m.slot, reusedTokens: m.reusedTokens, queuedMs: m.queuedMs, ...(m.prefixCache ? { prefixCache: m.prefixCache } : {}) });
+          else if (m.type === 'tokens') onTokens?.({ tokens: m.tokens, text: m.text, ...(m.logprobs ? { logprobs: m.logprobs } : {}) });
+        },
+        id,
+      )
+      .then((m) => m.result);
     // `started` settles even for a request that ends without one (an error, or cancelled while queued).
     done.then(() => failStart(new Error('generation ended before it started')), failStart);
     started.catch(() => {});
@@ -130,9 +135,11 @@ export class EngineClient {
 
   /** Rebuilds the pools `change` touches; `onTeardown` runs when the engine says it starts freeing them. */
   rebuild(change: RebuildChange, options: { skipPrecheck: boolean; onTeardown: () => void }): Promise<Rebuilt> {
-    return this.channel.call({ type: 'rebuild', change, skipPrecheck: options.skipPrecheck }, 'rebuilt', (m) => {
-      if (m.type === 'teardown') options.onTeardown();
-    }).then((m) => m.result);
+    return this.channel
+      .call({ type: 'rebuild', change, skipPrecheck: options.skipPrecheck }, 'rebuilt', (m) => {
+        if (m.type === 'teardown') options.onTeardown();
+      })
+      .then((m) => m.result);
   }
 
   restore(pools: readonly Pool[], sizes: Partial<PoolSizes>): Promise<Rebuilt> {

@@ -29,18 +29,16 @@ export function gpuReport(nvmlCards: readonly NvmlCard[] | null, engines: readon
   if (onGpu.length > 0) {
     return {
       source: 'engines',
-      cards: onGpu.map(
-        (e): GpuCard => ({
-          card: null,
-          name: `replica ${e.replica} (${e.backend}${e.gpus.length ? `, cards ${e.gpus.join(',')}` : ''})`,
-          memoryUsedBytes: e.vram!.used,
-          memoryTotalBytes: e.vram!.total,
-          utilizationPercent: null,
-          temperatureC: null,
-          powerW: null,
-          replica: e.replica,
-        }),
-      ),
+      cards: onGpu.map((e): GpuCard => ({
+        card: null,
+        name: `replica ${e.replica} (${e.backend}${e.gpus.length ? `, cards ${e.gpus.join(',')}` : ''})`,
+        memoryUsedBytes: e.vram!.used,
+        memoryTotalBytes: e.vram!.total,
+        utilizationPercent: null,
+        temperatureC: null,
+        powerW: null,
+        replica: e.replica,
+      })),
       note: `${nvmlNote}; memory as the engines report it`,
     };
   }

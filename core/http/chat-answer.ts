@@ -17,7 +17,10 @@ export interface ReasoningPlan {
   rawInContent: boolean;
 }
 
-/** The reasoning plan of a request to a model whose template thinks (`tags`); null when its answer is read as plain content (`reasoning_format: none`, or no thinking). */
+/**
+ * The reasoning plan of a request to a model whose template thinks (`tags`); null when its answer is read as plain content (`reasoning_format: none`,
+ * or no thinking).
+ */
 export function reasoningPlan(body: ChatCompletionRequest, tags: ThinkingTags | null, open: boolean): ReasoningPlan | null {
   if (!tags || body.reasoning_format === 'none') return null;
   return { tags, open, rawInContent: body.reasoning_format === 'deepseek-legacy' };

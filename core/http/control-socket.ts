@@ -1,7 +1,8 @@
 /**
  * The control API for the browser UI: the contract served over a WebSocket at `/control`. Calls are
  * `{type: "call", id, name, args}` answered by `{type: "result", id, ok, value | error}`; events
- * (replicas, slots, throughput and GPU figures every `eventIntervalMs`, log lines, rebuild progress, load steps and chat pieces as they come) are pushed to every
+ * (replicas, slots, throughput and GPU figures every `eventIntervalMs`, log lines, rebuild progress, load steps and chat pieces as they come) are
+ * pushed to every
  * client. Only upgrades that passed the front's Host, Origin and token checks reach it.
  */
 import type { IncomingMessage } from 'node:http';
@@ -25,7 +26,12 @@ export class ControlSocket {
     eventIntervalMs = 1000,
   ) {
     this.server.on('connection', (socket) => this.onConnection(socket));
-    this.stopFeed = feedEvents(workstation, (name, payload) => this.broadcast(name, payload), eventIntervalMs, () => this.server.clients.size > 0);
+    this.stopFeed = feedEvents(
+      workstation,
+      (name, payload) => this.broadcast(name, payload),
+      eventIntervalMs,
+      () => this.server.clients.size > 0,
+    );
   }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {

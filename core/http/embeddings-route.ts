@@ -32,8 +32,10 @@ export function base64Vector(vector: readonly number[]): string {
 function mapEmbeddingError(error: unknown): unknown {
   if (error instanceof EmbeddingsUnsupportedError) return new HttpError(501, error.message, 'not_supported_error', null, 'embeddings_unsupported');
   if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica', { 'retry-after': '5' });
-  if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, `input: ${error.message}`, 'invalid_request_error', 'input', 'context_length_exceeded');
-  if (error instanceof EngineRequestError && error.code === 'bad_message') return new HttpError(400, `input: ${error.message}`, 'invalid_request_error', 'input');
+  if (error instanceof EngineRequestError && error.code === 'prompt_too_long')
+    return new HttpError(400, `input: ${error.message}`, 'invalid_request_error', 'input', 'context_length_exceeded');
+  if (error instanceof EngineRequestError && error.code === 'bad_message')
+    return new HttpError(400, `input: ${error.message}`, 'invalid_request_error', 'input');
   if (error instanceof EngineRequestError) return new HttpError(500, error.message, 'server_error');
   return error;
 }
@@ -45,7 +47,8 @@ export async function handleEmbeddings(workstation: Workstation, raw: unknown, r
   const vocabulary = workstation.vocabularySize;
   for (const [i, input] of inputs.entries()) {
     const outside = vocabulary > 0 ? input.find((token) => token >= vocabulary) : undefined;
-    if (outside !== undefined) throw new HttpError(400, `input[${i}]: token id ${outside} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'input');
+    if (outside !== undefined)
+      throw new HttpError(400, `input[${i}]: token id ${outside} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'input');
   }
   const vectors = await workstation.replicas.embed(inputs).catch((error: unknown) => {
     throw mapEmbeddingError(error);

@@ -1,7 +1,8 @@
 /**
  * The front (DESIGN §7): one HTTP server on loopback by default, serving the OpenAI-compatible API
  * (`/v1/*` and llama-server's `/tokenize` and `/detokenize`, optional API key), `/health`, `/metrics`, `/slots`, the control WebSocket (`/control`, the
- * control token; a plain `GET /control` answers 204 with it, 401 without, for the UI to tell a refused token from a server that is gone), the admin calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
+ * control token; a plain `GET /control` answers 204 with it, 401 without, for the UI to tell a refused token from a server that is gone), the admin
+ * calls (`/admin/*`, the same token), and the UI's page. Every request passes the Host and Origin checks first; bodies
  * are size-limited JSON; every failure is a 4xx/5xx with a message, never a crash of the process.
  * `drain` is the front's part of a graceful stop: new requests get 503, open generations get a grace
  * period and are then ended cleanly (`../open-generations.ts`).
@@ -85,10 +86,14 @@ function decodeModelName(text: string): string {
 
 /** The answer to a request that arrives while the server drains, and the end of a generation cut short. */
 function shuttingDown(retryAfterSeconds: number): HttpError {
-  return new HttpError(503, 'the server is shutting down', 'server_error', null, 'server_shutdown', { 'retry-after': String(retryAfterSeconds), connection: 'close' });
+  return new HttpError(503, 'the server is shutting down', 'server_error', null, 'server_shutdown', {
+    'retry-after': String(retryAfterSeconds),
+    connection: 'close',
+  });
 }
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const UI_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -138,7 +143,8 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     };
     const adminCall = ADMIN_CALLS.get(path);
     if (adminCall || path === '/control') {
-      if (!sameSecret(bearer(req, url, !adminCall), token)) throw new HttpError(401, 'the control token is required: Authorization: Bearer <token> (printed at start)', 'authentication_error');
+      if (!sameSecret(bearer(req, url, !adminCall), token))
+        throw new HttpError(401, 'the control token is required: Authorization: Bearer <token> (printed at start)', 'authentication_error');
     }
     if (path === '/control') {
       only('GET');
@@ -205,7 +211,8 @@ export async function startFront(workstation: Workstation, options: FrontOptions
     route(req, res).catch((error: unknown) => {
       const failure = toHttpError(error, (line) => workstation.log.error(`${line} (${req.method} ${req.url})`));
       // A 503 (no replica, no model, shutting down) is a state the workstation reports elsewhere; a 500 is a fault.
-      if (failure.status >= 500 && failure.code !== 'server_shutdown') workstation.log.write(failure.status === 503 ? 'warn' : 'error', `front: ${req.method} ${req.url}: ${failure.status} ${failure.message}`);
+      if (failure.status >= 500 && failure.code !== 'server_shutdown')
+        workstation.log.write(failure.status === 503 ? 'warn' : 'error', `front: ${req.method} ${req.url}: ${failure.status} ${failure.message}`);
       sendError(res, failure);
     });
   });

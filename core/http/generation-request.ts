@@ -68,7 +68,13 @@ export async function prepareGeneration(workstation: Workstation, input: Generat
   const request = generateRequest(body, tokens, maxTokens, { grammar: finalGrammar, logprobs, preservedTokens, thinkingBudget });
   const vocabulary = workstation.vocabularySize;
   const outside = vocabulary > 0 ? body.logit_bias?.find(([token]) => token >= vocabulary) : undefined;
-  if (outside) throw new HttpError(400, `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', 'logit_bias');
+  if (outside)
+    throw new HttpError(
+      400,
+      `logit_bias: token id ${outside[0]} is outside the model's vocabulary of ${vocabulary} tokens`,
+      'invalid_request_error',
+      'logit_bias',
+    );
   const context = workstation.replicas.maxContext;
   if (context > 0 && tokens.length >= context) {
     throw new HttpError(
@@ -101,7 +107,12 @@ export function generateRequest(
     logprobs,
     preservedTokens = [],
     thinkingBudget,
-  }: { grammar?: string | undefined; logprobs?: number | undefined; preservedTokens?: readonly string[]; thinkingBudget?: GenerateRequest['thinkingBudget'] } = {},
+  }: {
+    grammar?: string | undefined;
+    logprobs?: number | undefined;
+    preservedTokens?: readonly string[];
+    thinkingBudget?: GenerateRequest['thinkingBudget'];
+  } = {},
 ): GenerateRequestInput {
   const stop = body.stop === undefined || body.stop === null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const conversationId = body.prompt_cache_key ?? body.user;
@@ -141,9 +152,11 @@ export function mapGenerationError(workstation: Workstation, error: unknown): Ht
   if (error instanceof QueueFullError) return new HttpError(429, error.message, 'rate_limit_error', null, 'rate_limit_exceeded', retryAfter());
   if (error instanceof QueueTimeoutError) return new HttpError(503, error.message, 'server_error', null, 'queue_timeout', retryAfter());
   if (error instanceof RequestCancelledError) return new HttpError(499, error.message, 'invalid_request_error', null, 'cancelled');
-  if (error instanceof EngineRequestError && error.code === 'prompt_too_long') return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
+  if (error instanceof EngineRequestError && error.code === 'prompt_too_long')
+    return new HttpError(400, error.message, 'invalid_request_error', 'messages', 'context_length_exceeded');
   if (error instanceof EngineRequestError && error.code === 'bad_message') return new HttpError(400, error.message, 'invalid_request_error', 'prompt');
-  if (error instanceof EngineRequestError && error.code === 'bad_grammar') return new HttpError(400, `grammar: ${error.message}`, 'invalid_request_error', 'grammar');
+  if (error instanceof EngineRequestError && error.code === 'bad_grammar')
+    return new HttpError(400, `grammar: ${error.message}`, 'invalid_request_error', 'grammar');
   if (error instanceof EngineRequestError && error.code === 'generate_failed') return new HttpError(500, `generation failed: ${error.message}`, 'server_error');
   if (error instanceof NoReplicaError) return new HttpError(503, error.message, 'server_error', null, 'no_replica', retryAfter());
   if (error instanceof ReplicaDiedError) return new HttpError(502, error.message, 'server_error', null, 'replica_died');
@@ -158,7 +171,8 @@ export async function tokensOf<T>(workstation: Workstation, tokenize: () => Prom
   try {
     return await tokenize();
   } catch (error) {
-    if (error instanceof TokenizerUnavailableError) throw new HttpError(503, error.message, 'server_error', null, 'tokenizer_unavailable', { 'retry-after': '5' });
+    if (error instanceof TokenizerUnavailableError)
+      throw new HttpError(503, error.message, 'server_error', null, 'tokenizer_unavailable', { 'retry-after': '5' });
     if (error instanceof TokenizerError) throw new HttpError(400, `${param}: ${error.message}`, 'invalid_request_error', param);
     if (error instanceof NoReplicaError) throw mapGenerationError(workstation, error);
     throw error;

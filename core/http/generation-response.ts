@@ -74,9 +74,19 @@ async function respondJson(generation: Generation, { workstation, open, res }: R
   }
   if (res.headersSent) return;
   const answer = plan ? answerMessage(tools, plan.reasoning, result.text, finishReason(result)) : null;
-  const choice = answer ? { index: 0, ...answer, logprobs: logprobsOf(generation, collected, 0) } : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: logprobsOf(generation, collected, 0) };
+  const choice = answer
+    ? { index: 0, ...answer, logprobs: logprobsOf(generation, collected, 0) }
+    : { index: 0, text: result.text, finish_reason: finishReason(result), logprobs: logprobsOf(generation, collected, 0) };
   if (answer) await keep?.({ message: answer.message, finishReason: answer.finish_reason, result });
-  sendJson(res, 200, { id, object, created, model, choices: [choice], usage: usage(result), manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)) });
+  sendJson(res, 200, {
+    id,
+    object,
+    created,
+    model,
+    choices: [choice],
+    usage: usage(result),
+    manifold: servedBy(result, body.return_tokens === true, frontMs(result, arrivedAt, firstTokenAt)),
+  });
 }
 
 /** The answer as server-sent events: each turn's tokens as one event, then the finish, usage when asked, and `[DONE]`. */
@@ -101,7 +111,14 @@ async function respondStream(generation: Generation, { workstation, open, res }:
       model,
       choices:
         kind === 'chat'
-          ? [{ index: 0, delta: delta === null ? {} : typeof delta === 'string' ? { content: delta } : delta, finish_reason: finish, ...(choiceLogprobs ? { logprobs: choiceLogprobs } : {}) }]
+          ? [
+              {
+                index: 0,
+                delta: delta === null ? {} : typeof delta === 'string' ? { content: delta } : delta,
+                finish_reason: finish,
+                ...(choiceLogprobs ? { logprobs: choiceLogprobs } : {}),
+              },
+            ]
           : [{ index: 0, text: typeof delta === 'string' ? delta : '', finish_reason: finish, logprobs: choiceLogprobs }],
       ...extra,
     };
@@ -205,4 +222,3 @@ const servedBy = (result: ReplicaGenerateResult, withTokens: boolean, front: num
     front_ms: front,
   },
 });
-

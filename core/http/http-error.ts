@@ -33,7 +33,12 @@ export function schemaError(error: z.ZodError): HttpError {
     const field = fieldName([...issue.path, issue.keys[0]!]);
     const shown = /^[\w[\].]{1,60}$/.test(field) ? field : `${fieldName(issue.path) || 'the request body'}: a field named ${valueInWords(issue.keys[0])}`;
     const more = issue.keys.length > 1 ? ` (and ${issue.keys.length - 1} more)` : '';
-    return new HttpError(400, `${shown}: not a parameter this server takes${more}; it refuses what it does not honour rather than ignore it`, 'invalid_request_error', field);
+    return new HttpError(
+      400,
+      `${shown}: not a parameter this server takes${more}; it refuses what it does not honour rather than ignore it`,
+      'invalid_request_error',
+      field,
+    );
   }
   const { field, message } = firstIssueInWords(error, 'the request body');
   return new HttpError(400, message, 'invalid_request_error', field);

@@ -17,7 +17,12 @@ type Labels = Record<string, string | number>;
 export function metricsRegistry(workstation: Workstation): Registry {
   const state = new Registry();
   /** A gauge set at each scrape; its series are replaced, so a replica or card that went away goes with them. */
-  const gauge = (name: string, help: string, samples: () => { labels?: Labels; value: number }[] | Promise<{ labels?: Labels; value: number }[]>, labelNames: string[] = []): void => {
+  const gauge = (
+    name: string,
+    help: string,
+    samples: () => { labels?: Labels; value: number }[] | Promise<{ labels?: Labels; value: number }[]>,
+    labelNames: string[] = [],
+  ): void => {
     new Gauge({
       name: `manifold_${name}`,
       help,
@@ -51,7 +56,9 @@ export function metricsRegistry(workstation: Workstation): Registry {
     );
 
   gauge('queue_waiting', 'Requests waiting in the core-held queue for a slot.', () => [{ value: workstation.replicas.waiting }]);
-  gauge('requests_deferred', "Requests waiting for a slot (llama-server's name; the same figure as manifold_queue_waiting).", () => [{ value: workstation.replicas.waiting }]);
+  gauge('requests_deferred', "Requests waiting for a slot (llama-server's name; the same figure as manifold_queue_waiting).", () => [
+    { value: workstation.replicas.waiting },
+  ]);
   new Counter({
     name: 'manifold_queue_rejected_total',
     help: 'Requests refused by the queue: full (429) or waited past queue.timeoutMs (503).',
@@ -67,13 +74,17 @@ export function metricsRegistry(workstation: Workstation): Registry {
   gauge(
     'replica_info',
     'Where each replica runs: kind "local" for an engine child, else the remote peer\'s kind and URL.',
-    () => workstation.replicas.replicaView().map((v) => ({ labels: { replica: v.replica, kind: v.remote?.kind ?? 'local', url: v.remote?.url ?? '' }, value: 1 })),
+    () =>
+      workstation.replicas.replicaView().map((v) => ({ labels: { replica: v.replica, kind: v.remote?.kind ?? 'local', url: v.remote?.url ?? '' }, value: 1 })),
     ['replica', 'kind', 'url'],
   );
   gauge(
     'remote_latency_seconds',
     "A remote replica's last health check round trip.",
-    () => workstation.replicas.replicaView().flatMap((v) => (v.remote?.latencyMs == null ? [] : [{ labels: { replica: v.replica }, value: v.remote.latencyMs / 1000 }])),
+    () =>
+      workstation.replicas
+        .replicaView()
+        .flatMap((v) => (v.remote?.latencyMs == null ? [] : [{ labels: { replica: v.replica }, value: v.remote.latencyMs / 1000 }])),
     ['replica'],
   );
   perReplica('requests_processing', 'Requests bound to the replica and running there.', (v) => v.running);
@@ -83,7 +94,9 @@ export function metricsRegistry(workstation: Workstation): Registry {
     'Slots of the replica in prefill or decode.',
     async () => {
       const all = await slots();
-      return workstation.replicas.replicaView().map((v) => ({ labels: { replica: v.replica }, value: all.filter((s) => s.replica === v.replica && s.state !== 'idle').length }));
+      return workstation.replicas
+        .replicaView()
+        .map((v) => ({ labels: { replica: v.replica }, value: all.filter((s) => s.replica === v.replica && s.state !== 'idle').length }));
     },
     ['replica'],
   );
@@ -101,7 +114,9 @@ export function metricsRegistry(workstation: Workstation): Registry {
     },
     ['replica'],
   );
-  gauge('tokens_per_second', 'Tokens generated per second over the last 10 seconds, all replicas.', () => [{ value: workstation.throughput.tokensPerSecond() }]);
+  gauge('tokens_per_second', 'Tokens generated per second over the last 10 seconds, all replicas.', () => [
+    { value: workstation.throughput.tokensPerSecond() },
+  ]);
   perCard('memory_used_bytes', 'GPU memory in use.', (c) => c.memoryUsedBytes);
   perCard('memory_total_bytes', 'GPU memory in all.', (c) => c.memoryTotalBytes);
   perCard('utilization_percent', 'How busy the GPU was over the last sample period (NVML).', (c) => c.utilizationPercent);

@@ -28,24 +28,45 @@ export function checkModel(workstation: Workstation, model: string | undefined):
 }
 
 /** `arrivedAt`: when the request reached the front (performance.now()), for `timings.front_ms`. */
-export async function handleChatCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {
+export async function handleChatCompletions(
+  workstation: Workstation,
+  open: OpenGenerations<HttpError>,
+  raw: unknown,
+  res: ServerResponse,
+  arrivedAt: number,
+): Promise<void> {
   const body = parseRequest(chatCompletionRequestSchema, raw);
   checkModel(workstation, body.model);
   const { tokens, tools, thinkingOpen } = await tokensOf(workstation, () => chatPrompt(workstation.tokenizer, body), 'messages');
   // An answer held by a grammar Manifold made (a forced call, response_format) is that grammar's from its first token: no thinking to read.
-  const reasoning = tools?.grammar || (body.response_format && body.response_format.type !== 'text') ? null : reasoningPlan(body, workstation.tokenizer.thinking, thinkingOpen);
+  const reasoning =
+    tools?.grammar || (body.response_format && body.response_format.type !== 'text') ? null : reasoningPlan(body, workstation.tokenizer.thinking, thinkingOpen);
   // A store that fails is logged: the answer the client waits for is still sent.
   const keep = body.store
     ? (answer: CompletedAnswer) =>
-        storeCompletion(workstation.chat.store, body, answer).catch(
-          (error: Error) => workstation.log.warn(`store: the completion was not stored as a conversation (${error.message})`),
+        storeCompletion(workstation.chat.store, body, answer).catch((error: Error) =>
+          workstation.log.warn(`store: the completion was not stored as a conversation (${error.message})`),
         )
     : null;
-  const generation = await prepareGeneration(workstation, { kind: 'chat', body, tokens, maxTokens: body.max_completion_tokens ?? body.max_tokens, arrivedAt, plan: { tools, reasoning }, keep });
+  const generation = await prepareGeneration(workstation, {
+    kind: 'chat',
+    body,
+    tokens,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens,
+    arrivedAt,
+    plan: { tools, reasoning },
+    keep,
+  });
   await respond(generation, { workstation, open, res });
 }
 
-export async function handleCompletions(workstation: Workstation, open: OpenGenerations<HttpError>, raw: unknown, res: ServerResponse, arrivedAt: number): Promise<void> {
+export async function handleCompletions(
+  workstation: Workstation,
+  open: OpenGenerations<HttpError>,
+  raw: unknown,
+  res: ServerResponse,
+  arrivedAt: number,
+): Promise<void> {
   const body = parseRequest(completionRequestSchema, raw);
   checkModel(workstation, body.model);
   const prompt = body.prompt;
@@ -68,7 +89,12 @@ function modelObject(workstation: Workstation) {
     created: 0,
     owned_by: 'manifold',
     aliases: namesOf(served).slice(1),
-    meta: { replicas: info.replicas, replicas_alive: info.replicas_alive, context: workstation.replicas.maxContext, architecture: info.model?.architecture ?? null },
+    meta: {
+      replicas: info.replicas,
+      replicas_alive: info.replicas_alive,
+      context: workstation.replicas.maxContext,
+      architecture: info.model?.architecture ?? null,
+    },
   };
 }
 

@@ -13,7 +13,15 @@
  */
 import { z } from 'zod';
 import { tokenIdsSchema } from '../../common/token-ids.js';
-import { MAX_EMBED_INPUTS, MAX_GENERATE_TOKENS, MAX_GRAMMAR_LENGTH, MAX_LOGIT_BIAS_ENTRIES, MAX_REPEAT_LAST_N, MAX_STOP_LENGTH, MAX_STOP_STRINGS } from '../../common/engine-protocol.js';
+import {
+  MAX_EMBED_INPUTS,
+  MAX_GENERATE_TOKENS,
+  MAX_GRAMMAR_LENGTH,
+  MAX_LOGIT_BIAS_ENTRIES,
+  MAX_REPEAT_LAST_N,
+  MAX_STOP_LENGTH,
+  MAX_STOP_STRINGS,
+} from '../../common/engine-protocol.js';
 import { expectedOneOf } from '../../common/issue-words.js';
 import { chatLogprobsFields, completionLogprobsFields } from './logprobs.js';
 import { responseFormatSchema } from './response-format.js';
@@ -27,9 +35,15 @@ const stopStringSchema = z
   .max(MAX_STOP_LENGTH, { error: (issue) => `a stop string is at most ${MAX_STOP_LENGTH} characters (got ${lengthOf(issue.input)})` });
 
 const stopSchema = z
-  .union([stopStringSchema, z.array(stopStringSchema).max(MAX_STOP_STRINGS, { error: (issue) => `at most ${MAX_STOP_STRINGS} stop strings (got ${lengthOf(issue.input)})` })], {
-    error: expectedOneOf(`a string or an array of at most ${MAX_STOP_STRINGS} strings`),
-  })
+  .union(
+    [
+      stopStringSchema,
+      z.array(stopStringSchema).max(MAX_STOP_STRINGS, { error: (issue) => `at most ${MAX_STOP_STRINGS} stop strings (got ${lengthOf(issue.input)})` }),
+    ],
+    {
+      error: expectedOneOf(`a string or an array of at most ${MAX_STOP_STRINGS} strings`),
+    },
+  )
   .nullish();
 
 /** A token budget: a whole number ≥ 1, clamped to the most the engine protocol takes. */
@@ -111,7 +125,9 @@ const contentPartSchema = z.object({ type: z.literal('text'), text: z.string() }
 export const chatMessageSchema = z
   .object({
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-    content: z.union([z.string(), z.array(contentPartSchema)], { error: expectedOneOf('a string, an array of text parts ({"type": "text", "text": …}) or null') }).nullable(),
+    content: z
+      .union([z.string(), z.array(contentPartSchema)], { error: expectedOneOf('a string, an array of text parts ({"type": "text", "text": …}) or null') })
+      .nullable(),
     /** OpenAI's participant name, passed to the template as `name` (a few templates render it). */
     name: z.string().nullish(),
     /** An assistant turn's thinking as this server returned it, handed back for templates that keep it in history. */
@@ -129,7 +145,9 @@ export const chatMessageSchema = z
  * (`thinking_budget_tokens` or llama-server's `reasoning_budget_tokens`; -1 is no limit).
  */
 const thinkingFields = {
-  reasoning_format: z.enum(['none', 'auto', 'deepseek', 'deepseek-legacy'], { error: expectedOneOf('"none", "auto", "deepseek" or "deepseek-legacy"') }).nullish(),
+  reasoning_format: z
+    .enum(['none', 'auto', 'deepseek', 'deepseek-legacy'], { error: expectedOneOf('"none", "auto", "deepseek" or "deepseek-legacy"') })
+    .nullish(),
   chat_template_kwargs: z
     .record(z.string(), z.unknown())
     .refine((kwargs) => kwargs.enable_thinking === undefined || typeof kwargs.enable_thinking === 'boolean', { error: 'enable_thinking must be true or false' })
@@ -181,13 +199,12 @@ export const embeddingRequestSchema = z
   .object({
     model: z.string().optional(),
     input: z.union(
-      [
-        z.string().min(1),
-        z.array(z.string().min(1)).min(1).max(MAX_EMBED_INPUTS),
-        promptIdsSchema,
-        z.array(promptIdsSchema).min(1).max(MAX_EMBED_INPUTS),
-      ],
-      { error: expectedOneOf(`a non-empty string, an array of at most ${MAX_EMBED_INPUTS} non-empty strings, an array of token ids, or an array of such arrays`) },
+      [z.string().min(1), z.array(z.string().min(1)).min(1).max(MAX_EMBED_INPUTS), promptIdsSchema, z.array(promptIdsSchema).min(1).max(MAX_EMBED_INPUTS)],
+      {
+        error: expectedOneOf(
+          `a non-empty string, an array of at most ${MAX_EMBED_INPUTS} non-empty strings, an array of token ids, or an array of such arrays`,
+        ),
+      },
     ),
     encoding_format: z.enum(['float', 'base64']).nullish(),
     dimensions: onlyNull("is not supported: the model's embeddings have one fixed size"),

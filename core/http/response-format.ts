@@ -46,7 +46,10 @@ export interface GrammarFields {
  * The grammar a request asks for, if any. `schemaGrammar` makes GBNF of a schema in node-llama-cpp's
  * terms (null: any JSON object), in the tokenizer child.
  */
-export async function requestGrammar(body: GrammarFields, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string | undefined> {
+export async function requestGrammar(
+  body: GrammarFields,
+  schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>,
+): Promise<string | undefined> {
   const format = body.response_format;
   const structured = format !== undefined && format !== null && format.type !== 'text';
   if (structured && body.grammar) throw new HttpError(400, 'grammar: give either response_format or grammar, not both', 'invalid_request_error', 'grammar');
@@ -56,12 +59,25 @@ export async function requestGrammar(body: GrammarFields, schemaGrammar: (schema
 /** A grammar (response_format's, `grammar`, a forced tool call's) leaves nothing for ignore_eos to do: once the output is complete, only its end may follow. */
 export function checkIgnoreEos(body: GrammarFields, grammar: string | undefined): void {
   if (grammar !== undefined && body.ignore_eos) {
-    throw new HttpError(400, 'ignore_eos: cannot be used with a grammar, response_format or a forced tool call (once the output is complete, only its end may follow)', 'invalid_request_error', 'ignore_eos');
+    throw new HttpError(
+      400,
+      'ignore_eos: cannot be used with a grammar, response_format or a forced tool call (once the output is complete, only its end may follow)',
+      'invalid_request_error',
+      'ignore_eos',
+    );
   }
 }
 
-function formatGrammar(format: Exclude<ResponseFormat, { type: 'text' }>, schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>): Promise<string> {
-  return grammarOfSchema(schemaGrammar, format.type === 'json_object' ? null : (format.json_schema.schema ?? null), 'response_format', 'response_format.json_schema.schema');
+function formatGrammar(
+  format: Exclude<ResponseFormat, { type: 'text' }>,
+  schemaGrammar: (schema: Record<string, unknown> | null) => Promise<string>,
+): Promise<string> {
+  return grammarOfSchema(
+    schemaGrammar,
+    format.type === 'json_object' ? null : (format.json_schema.schema ?? null),
+    'response_format',
+    'response_format.json_schema.schema',
+  );
 }
 
 /**
@@ -79,8 +95,10 @@ export async function grammarOfSchema(
   try {
     return await schemaGrammar(schema);
   } catch (error) {
-    if (error instanceof UnsupportedSchemaError) throw new HttpError(400, `${where}: ${error.message}`, 'invalid_request_error', param, 'unsupported_schema_keyword');
-    if (error instanceof TokenizerError && error.code === 'schema_failed') throw new HttpError(400, `${param}: ${error.message}`, 'invalid_request_error', param);
+    if (error instanceof UnsupportedSchemaError)
+      throw new HttpError(400, `${where}: ${error.message}`, 'invalid_request_error', param, 'unsupported_schema_keyword');
+    if (error instanceof TokenizerError && error.code === 'schema_failed')
+      throw new HttpError(400, `${param}: ${error.message}`, 'invalid_request_error', param);
     throw error;
   }
 }

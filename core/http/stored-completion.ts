@@ -31,7 +31,8 @@ export async function storeCompletion(store: ConversationStore, body: ChatComple
     const content = textOf(turn.content);
     if (turn.role === 'system' || turn.role === 'developer') system.push(content);
     else if (turn.role === 'tool') messages.push(newMessage('tool', content, { toolCallId: turn.tool_call_id ?? '' }));
-    else messages.push(newMessage(turn.role, content, { ...callsOf(turn.tool_calls), ...(turn.reasoning_content ? { reasoning: turn.reasoning_content } : {}) }));
+    else
+      messages.push(newMessage(turn.role, content, { ...callsOf(turn.tool_calls), ...(turn.reasoning_content ? { reasoning: turn.reasoning_content } : {}) }));
   }
   const { result } = answer;
   messages.push(
@@ -39,7 +40,13 @@ export async function storeCompletion(store: ConversationStore, body: ChatComple
       ...callsOf(answer.message.tool_calls),
       ...(answer.message.reasoning_content ? { reasoning: answer.message.reasoning_content } : {}),
       finishReason: answer.finishReason,
-      servedBy: { replica: result.replica, slot: result.globalSlot, reusedTokens: result.reusedTokens, promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens },
+      servedBy: {
+        replica: result.replica,
+        slot: result.globalSlot,
+        reusedTokens: result.reusedTokens,
+        promptTokens: result.usage.promptTokens,
+        completionTokens: result.usage.completionTokens,
+      },
     }),
   );
   const firstUser = messages.find((m) => m.role === 'user');

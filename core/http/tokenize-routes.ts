@@ -30,7 +30,11 @@ const detokenizeRequestSchema = z.object({ tokens: tokenIdsSchema({ max: MAX_TOK
 
 export async function handleTokenize(workstation: Workstation, raw: unknown, res: ServerResponse): Promise<void> {
   const body = parseRequest(tokenizeRequestSchema, raw);
-  const tokens = await tokensOf(workstation, () => workstation.tokenizer.tokenize(body.content, { special: body.parse_special, addBos: body.add_special }), 'content');
+  const tokens = await tokensOf(
+    workstation,
+    () => workstation.tokenizer.tokenize(body.content, { special: body.parse_special, addBos: body.add_special }),
+    'content',
+  );
   if (!body.with_pieces) return sendJson(res, 200, { tokens });
   const pieces = await tokensOf(workstation, () => workstation.tokenizer.pieces(tokens), 'content');
   sendJson(res, 200, { tokens: tokens.map((id, i) => ({ id, piece: pieces[i]! })) });
@@ -40,7 +44,13 @@ export async function handleDetokenize(workstation: Workstation, raw: unknown, r
   const body = parseRequest(detokenizeRequestSchema, raw);
   const vocabulary = workstation.vocabularySize;
   const outside = vocabulary > 0 ? body.tokens.findIndex((token) => token >= vocabulary) : -1;
-  if (outside >= 0) throw new HttpError(400, `tokens[${outside}]: token id ${body.tokens[outside]} is outside the model's vocabulary of ${vocabulary} tokens`, 'invalid_request_error', `tokens[${outside}]`);
+  if (outside >= 0)
+    throw new HttpError(
+      400,
+      `tokens[${outside}]: token id ${body.tokens[outside]} is outside the model's vocabulary of ${vocabulary} tokens`,
+      'invalid_request_error',
+      `tokens[${outside}]`,
+    );
   const content = await tokensOf(workstation, () => workstation.tokenizer.detokenize(body.tokens), 'tokens');
   sendJson(res, 200, { content });
 }

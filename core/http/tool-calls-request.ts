@@ -34,7 +34,8 @@ export interface ToolPlan {
 type Message = ChatCompletionRequest['messages'][number];
 
 /** A message's text: text parts joined by newlines, as llama-server joins them for a template that reads strings; empty when null. */
-export const textOf = (content: Message['content']): string => (content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('\n'));
+export const textOf = (content: Message['content']): string =>
+  content === null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('\n');
 
 /** A request's thinking budget in tokens (`thinking_budget_tokens`, or llama-server's `reasoning_budget_tokens`); -1 is none. */
 export const thinkingBudgetOf = (body: ChatCompletionRequest): number => body.thinking_budget_tokens ?? body.reasoning_budget_tokens ?? -1;
@@ -77,19 +78,35 @@ function forcedTools(body: ChatCompletionRequest): ToolFunction[] {
 }
 
 /** The grammar of a forced answer in the family's format: one call to one of `forced` (`parallel`: one or more). */
-async function forcedCallGrammar(format: ToolCallFormat, forced: readonly ToolFunction[], parallel: boolean, schemaGrammar: (schema: Record<string, unknown>) => Promise<string>): Promise<string> {
+async function forcedCallGrammar(
+  format: ToolCallFormat,
+  forced: readonly ToolFunction[],
+  parallel: boolean,
+  schemaGrammar: (schema: Record<string, unknown>) => Promise<string>,
+): Promise<string> {
   if (isXmlFormat(format)) {
     const valueGrammars = await Promise.all(
-      forced.map((tool) => Promise.all(Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>))))),
+      forced.map((tool) =>
+        Promise.all(
+          Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>))),
+        ),
+      ),
     );
     return xmlToolCallGrammar(XML_FORMATS[format], forced, valueGrammars, parallel);
   }
   if (isExpressionFormat(format)) {
-    const valueGrammars = await Promise.all(forced.map((tool) => Promise.all(Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>))))));
+    const valueGrammars = await Promise.all(
+      forced.map((tool) =>
+        Promise.all(
+          Object.values(tool.parameters?.properties ?? {}).map((schema) => (isTextParameter(schema) ? null : schemaGrammar(schema as Record<string, unknown>))),
+        ),
+      ),
+    );
     return expressionCallGrammar(EXPRESSION_FORMATS[format], forced, valueGrammars, parallel);
   }
   if (format === 'harmony') return harmonyCallGrammar(forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))));
-  if (isSectionedFormat(format)) return sectionedCallGrammar(SECTIONED_FORMATS[format], forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))), parallel);
+  if (isSectionedFormat(format))
+    return sectionedCallGrammar(SECTIONED_FORMATS[format], forced, await Promise.all(forced.map((tool) => schemaGrammar(argumentsSchema(tool)))), parallel);
   if (isMarkedJsonFormat(format)) {
     const marked = MARKED_JSON_FORMATS[format];
     const calls = forced.map((tool) => markedJsonCallSchema(marked, tool.name, argumentsSchema(tool)));
@@ -120,7 +137,9 @@ export async function chatPrompt(tokenizer: Tokenizer, body: ChatCompletionReque
   const template = templateOptions(body);
   const { text, tokens, thinkingOpen } = templateTakesTools
     ? await tokenizer.applyChatTemplate(messages, { ...(offered.length > 0 ? { tools: offered } : {}), template })
-    : await tokenizer.applyChatTemplate(templateTakesCalls ? withToolsInSystemPrompt(messages, functions) : withToolsInPlainTurns(messages, functions), { template });
+    : await tokenizer.applyChatTemplate(templateTakesCalls ? withToolsInSystemPrompt(messages, functions) : withToolsInPlainTurns(messages, functions), {
+        template,
+      });
   const prompt = { text, tokens, thinkingOpen };
   if (offered.length === 0) return { ...prompt, tools: null };
   // A named function is called once, as OpenAI does; otherwise as many calls as parallel_tool_calls allows.

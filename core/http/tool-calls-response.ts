@@ -18,7 +18,11 @@ const toolCall = (call: ParsedToolCall) => ({ id: callId(), type: 'function' as 
 const finishWith = (finish: 'stop' | 'length', called: boolean): 'stop' | 'length' | 'tool_calls' => (finish === 'stop' && called ? 'tool_calls' : finish);
 
 /** The whole answer's message and finish reason. */
-export function toolCallMessage(plan: ToolPlan, text: string, finish: 'stop' | 'length'): { message: { role: 'assistant'; content: string | null; tool_calls?: ReturnType<typeof toolCall>[] }; finish_reason: 'stop' | 'length' | 'tool_calls' } {
+export function toolCallMessage(
+  plan: ToolPlan,
+  text: string,
+  finish: 'stop' | 'length',
+): { message: { role: 'assistant'; content: string | null; tool_calls?: ReturnType<typeof toolCall>[] }; finish_reason: 'stop' | 'length' | 'tool_calls' } {
   const { content, calls } = parseToolCalls(plan.format, text, plan.tools);
   const kept = calls.slice(0, plan.maxCalls);
   if (kept.length === 0) return { message: { role: 'assistant', content: text }, finish_reason: finish };
@@ -64,7 +68,10 @@ export class ToolCallDeltas {
       const call = toolCall(event.call);
       this.sent.push(call);
       const { id, type, function: fn } = call;
-      return [{ tool_calls: [{ index, id, type, function: { name: fn.name, arguments: '' } }] }, { tool_calls: [{ index, function: { arguments: fn.arguments } }] }];
+      return [
+        { tool_calls: [{ index, id, type, function: { name: fn.name, arguments: '' } }] },
+        { tool_calls: [{ index, function: { arguments: fn.arguments } }] },
+      ];
     });
   }
 }

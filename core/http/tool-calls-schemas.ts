@@ -27,9 +27,12 @@ const toolSchema = z
 export type Tool = z.infer<typeof toolSchema>;
 
 const toolChoiceSchema = z
-  .union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: functionNameSchema }).strict() }).strict()], {
-    error: expectedOneOf('"none", "auto", "required" or {"type": "function", "function": {"name": …}}'),
-  })
+  .union(
+    [z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: functionNameSchema }).strict() }).strict()],
+    {
+      error: expectedOneOf('"none", "auto", "required" or {"type": "function", "function": {"name": …}}'),
+    },
+  )
   .nullish();
 export type ToolChoice = z.infer<typeof toolChoiceSchema>;
 
@@ -63,9 +66,12 @@ interface ToolFieldsOfMessage {
 
 /** The rules across a message's fields: `tool_calls` only on an assistant turn, `tool_call_id` exactly on a `tool` turn. */
 export function checkToolMessage(message: ToolFieldsOfMessage, ctx: z.RefinementCtx): void {
-  if (message.tool_calls != null && message.role !== 'assistant') ctx.addIssue({ code: 'custom', path: ['tool_calls'], message: 'only an assistant message carries tool_calls' });
-  if (message.role === 'tool' && !message.tool_call_id) ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'a tool message needs the tool_call_id of the call it answers' });
-  if (message.role !== 'tool' && message.tool_call_id != null) ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'only a tool message carries tool_call_id' });
+  if (message.tool_calls != null && message.role !== 'assistant')
+    ctx.addIssue({ code: 'custom', path: ['tool_calls'], message: 'only an assistant message carries tool_calls' });
+  if (message.role === 'tool' && !message.tool_call_id)
+    ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'a tool message needs the tool_call_id of the call it answers' });
+  if (message.role !== 'tool' && message.tool_call_id != null)
+    ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'only a tool message carries tool_call_id' });
 }
 
 interface ToolFieldsOfRequest {
@@ -91,7 +97,8 @@ export function checkToolRequest(body: ToolFieldsOfRequest, ctx: z.RefinementCtx
       ctx.addIssue({
         code: 'custom',
         path: [field],
-        message: 'cannot be combined with a forced tool call (tool_choice "required" or a named function): the answer is then the call, under the grammar of the tool\'s parameters',
+        message:
+          'cannot be combined with a forced tool call (tool_choice "required" or a named function): the answer is then the call, under the grammar of the tool\'s parameters',
       });
     }
   }

@@ -76,7 +76,14 @@ async function fetchRelease(apiBase: string, repo: string, tag: string, token: s
 
 async function download({ asset, sha256 }: ChosenAsset, directory: string, onProgress: EngineInstallOptions['onProgress']): Promise<string> {
   const downloader = await downloadFile({ url: asset.browser_download_url, directory, fileName: asset.name, cliProgress: false, parallelStreams: 1 });
-  downloader.on('progress', (status) => onProgress?.({ file: asset.name, bytes: status.transferredBytes, totalBytes: status.totalBytes, bytesPerSecond: status.transferAction === 'Downloading' ? status.speed : 0 }));
+  downloader.on('progress', (status) =>
+    onProgress?.({
+      file: asset.name,
+      bytes: status.transferredBytes,
+      totalBytes: status.totalBytes,
+      bytesPerSecond: status.transferAction === 'Downloading' ? status.speed : 0,
+    }),
+  );
   try {
     await downloader.download();
   } catch (error) {
@@ -86,7 +93,8 @@ async function download({ asset, sha256 }: ChosenAsset, directory: string, onPro
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), hash);
   const actual = hash.digest('hex');
-  if (actual !== sha256) throw new EngineInstallError(`${asset.name} does not match the release's checksum (sha256 ${actual}, the release says ${sha256}); nothing was installed`);
+  if (actual !== sha256)
+    throw new EngineInstallError(`${asset.name} does not match the release's checksum (sha256 ${actual}, the release says ${sha256}); nothing was installed`);
   return path;
 }
 
@@ -132,9 +140,22 @@ export async function installLlamaServer(options: EngineInstallOptions): Promise
       const why = (run.stderr || run.stdout || run.error?.message || `exit ${run.status ?? run.signal}`).trim().split('\n').slice(-3).join(' ');
       throw new EngineInstallError(`the downloaded llama-server does not run on this machine (${why}); nothing was installed`);
     }
-    const version = `${run.stdout}\n${run.stderr}`.split('\n').find((line) => /version/i.test(line))?.trim() ?? '';
-    const result: EngineInstallResult = { binary: join(target, LLAMA_SERVER_FILE), tag, asset: choice.archive.asset.name, sha256: choice.archive.sha256, version };
-    await writeFile(join(folder, 'install.json'), `${JSON.stringify({ source: 'release', repo, ...result, backend: options.backend, installedAt: new Date().toISOString() }, null, 2)}\n`);
+    const version =
+      `${run.stdout}\n${run.stderr}`
+        .split('\n')
+        .find((line) => /version/i.test(line))
+        ?.trim() ?? '';
+    const result: EngineInstallResult = {
+      binary: join(target, LLAMA_SERVER_FILE),
+      tag,
+      asset: choice.archive.asset.name,
+      sha256: choice.archive.sha256,
+      version,
+    };
+    await writeFile(
+      join(folder, 'install.json'),
+      `${JSON.stringify({ source: 'release', repo, ...result, backend: options.backend, installedAt: new Date().toISOString() }, null, 2)}\n`,
+    );
     // Into place: the old folder aside, the new one in (one rename each), the old one removed.
     await mkdir(dirname(target), { recursive: true });
     const previous = `${target}.previous-${process.pid}`;
@@ -149,4 +170,3 @@ export async function installLlamaServer(options: EngineInstallOptions): Promise
     await rm(work, { recursive: true, force: true });
   }
 }
-

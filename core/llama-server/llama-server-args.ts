@@ -72,7 +72,20 @@ export type ListenAddress = { readonly socketPath: string } | { readonly port: n
 export function llamaServerArgs(input: LoadOptionsInput, listen: ListenAddress, slotFolder: string, ramMib: number): string[] {
   const load = loadOptionsSchema.parse(input);
   const args = ['-m', load.modelPath, ...('socketPath' in listen ? ['--host', listen.socketPath] : ['--host', '127.0.0.1', '--port', String(listen.port)])];
-  args.push('-np', String(load.slots), '-c', String(load.slots * load.contextSize), '--no-kv-unified', '--no-webui', '--slot-save-path', slotFolder, '--cache-ram', String(ramMib), '-sps', String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY));
+  args.push(
+    '-np',
+    String(load.slots),
+    '-c',
+    String(load.slots * load.contextSize),
+    '--no-kv-unified',
+    '--no-webui',
+    '--slot-save-path',
+    slotFolder,
+    '--cache-ram',
+    String(ramMib),
+    '-sps',
+    String(LLAMA_SERVER_SLOT_PROMPT_SIMILARITY),
+  );
   if (load.threads > 0) args.push('-t', String(load.threads));
   if (load.gpuLayers !== 'auto') args.push('-ngl', String(load.gpuLayers));
   if (load.batchSize !== undefined) args.push('-b', String(load.batchSize));

@@ -9,7 +9,13 @@ import type { PeerDescription } from '../remote/peer-probe.js';
 import { resolvedFlashAttention } from './llama-server-args.js';
 
 /** `architecture`: the GGUF's `general.architecture` (llama-server's metadata does not carry it). */
-export function readyInfoOf(description: PeerDescription, input: LoadOptionsInput, loadMs: number, lentSlotFolder: string | null, architecture: string | null = null): ReadyInfo {
+export function readyInfoOf(
+  description: PeerDescription,
+  input: LoadOptionsInput,
+  loadMs: number,
+  lentSlotFolder: string | null,
+  architecture: string | null = null,
+): ReadyInfo {
   const load = loadOptionsSchema.parse(input);
   const model = description.models[0];
   const meta = model?.meta;

@@ -47,7 +47,6 @@ interface SavedSlot {
   file: string;
 }
 
-
 /** What a resize asks of the replica's llama-server supervisor (llama-server-supervisor.ts): a quiet restart at other sizes. */
 export interface RestartableServer {
   readonly state: SupervisorState;
@@ -82,7 +81,14 @@ export class LlamaServerRebuild {
     const none = { ram: 0, vram: 0 };
     const cells = next.contextSize * next.slots;
     if (cells > MAX_CONTEXT_CELLS) {
-      return { fits: false, pools, needed: none, available: none, shortfall: none, reason: `contextSize × slots = ${cells} is more than the ${MAX_CONTEXT_CELLS} cells one context may have` };
+      return {
+        fits: false,
+        pools,
+        needed: none,
+        available: none,
+        shortfall: none,
+        reason: `contextSize × slots = ${cells} is more than the ${MAX_CONTEXT_CELLS} cells one context may have`,
+      };
     }
     const header = await readModelFileHeader(this.supervisor.loadOptions.modelPath);
     const needed = kvCacheBytes(header, next) ?? 0;
@@ -93,7 +99,14 @@ export class LlamaServerRebuild {
       shortfall > 0
         ? `the KV cache at the new sizes needs ${formatBytes(needed)} (${needed} bytes) of RAM and ${formatBytes(available)} (${available} bytes) is free with the current cache freed: ${shortfall} bytes short`
         : `the KV cache at the new sizes (${formatBytes(needed)}) fits in the ${formatBytes(available)} of RAM free with the current cache freed`;
-    return { fits: shortfall === 0, pools, needed: { ram: needed, vram: 0 }, available: { ram: available, vram: 0 }, shortfall: { ram: shortfall, vram: 0 }, reason };
+    return {
+      fits: shortfall === 0,
+      pools,
+      needed: { ram: needed, vram: 0 },
+      available: { ram: available, vram: 0 },
+      shortfall: { ram: shortfall, vram: 0 },
+      reason,
+    };
   }
 
   async activity(): Promise<Activity> {
@@ -101,7 +114,13 @@ export class LlamaServerRebuild {
     const slots = await client.slots();
     const prefill = slots.filter((s) => s.state === 'prefill').length;
     const decode = slots.filter((s) => s.state === 'decode').length;
-    return { pending_prefill: prefill, running_decode: decode, undrained_replies: Math.max(0, client.runningCount - prefill - decode), finished: 0, re_evaluation: null };
+    return {
+      pending_prefill: prefill,
+      running_decode: decode,
+      undrained_replies: Math.max(0, client.runningCount - prefill - decode),
+      finished: 0,
+      re_evaluation: null,
+    };
   }
 
   async rebuild(change: RebuildChange, options: { skipPrecheck: boolean; onTeardown: () => void }): Promise<Rebuilt> {
@@ -139,7 +158,13 @@ export class LlamaServerRebuild {
   /** Restarts the child at `sizes` and brings the saved prefixes back; the files are removed after an Applied one. */
   private async restartAt(sizes: PoolSizes, saveMs: number): Promise<Rebuilt> {
     const teardownAt = performance.now();
-    const load: LoadOptionsInput = { ...this.supervisor.loadOptions, contextSize: sizes.contextSize, slots: sizes.slots, kvType: sizes.kvType, gpuLayers: sizes.gpuLayers };
+    const load: LoadOptionsInput = {
+      ...this.supervisor.loadOptions,
+      contextSize: sizes.contextSize,
+      slots: sizes.slots,
+      kvType: sizes.kvType,
+      gpuLayers: sizes.gpuLayers,
+    };
     const info = await this.supervisor.restartWith(load);
     const allocateMs = performance.now() - teardownAt;
     const restoreAt = performance.now();

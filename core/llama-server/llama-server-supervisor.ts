@@ -135,7 +135,13 @@ export class LlamaServerSupervisor extends LocalSupervisor implements ReplicaDri
     // The last child's files belong to its layout, which a resize may have changed; the index forgot them with it.
     await this.shelf?.clear();
     const { listen, peer } = await listenIn(this.folder);
-    const child = ownChild(spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolder, this.options.cacheRamMib), { env: { ...process.env, ...this.options.env }, stdio: ['ignore', 'pipe', 'pipe'], ...OWN_GROUP }));
+    const child = ownChild(
+      spawn(this.options.binary, llamaServerArgs(this.load, listen, slotFolder, this.options.cacheRamMib), {
+        env: { ...process.env, ...this.options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...OWN_GROUP,
+      }),
+    );
     this.child = child;
     const onLine = (line: string): void => {
       if (!line.trim()) return;
@@ -268,7 +274,10 @@ export class LlamaServerSupervisor extends LocalSupervisor implements ReplicaDri
     this.current?.abandon('the llama-server process exited', 'all');
     this.current = undefined;
     const codes = `code ${code ?? 'none'}, signal ${signal ?? 'none'}`;
-    const loading = this.stateValue === 'starting' ? `llama-server exited while loading (${codes})${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}` : undefined;
+    const loading =
+      this.stateValue === 'starting'
+        ? `llama-server exited while loading (${codes})${this.output.length ? `; its last words:\n${this.output.join('\n')}` : ''}`
+        : undefined;
     const reason = this.exited(this.life.exitReason({ kind: 'crashed', code, signal }, loading));
     if (this.quiet) this.heldExit = reason;
     else this.emit('exit', reason);
@@ -283,7 +292,10 @@ export class LlamaServerSupervisor extends LocalSupervisor implements ReplicaDri
   }
 }
 
-/** The child's prompt-cache limits (null when it is off), one token's KV bytes read from the model's header (null when it cannot be read or lacks the shape); never rejects. */
+/**
+ * The child's prompt-cache limits (null when it is off), one token's KV bytes read from the model's header (null when it cannot be read or lacks the
+ * shape); never rejects.
+ */
 async function promptCacheLimitsOf(input: LoadOptionsInput, ramMib: number, header: Promise<GgufHeader | null>): Promise<HostPromptCacheLimits | null> {
   if (ramMib === 0) return null;
   const load = loadOptionsSchema.parse(input);

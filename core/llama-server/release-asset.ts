@@ -58,7 +58,10 @@ const newerFirst = (a: number[], b: number[]): number => {
 
 function verified(asset: ReleaseAsset): ChosenAsset {
   const sha256 = /^sha256:([0-9a-f]{64})$/i.exec(asset.digest ?? '')?.[1];
-  if (!sha256) throw new ReleaseAssetError(`${asset.name} has no SHA-256 digest in the release, so it cannot be verified; build llama-server from source instead (npm run build:llama-server)`);
+  if (!sha256)
+    throw new ReleaseAssetError(
+      `${asset.name} has no SHA-256 digest in the release, so it cannot be verified; build llama-server from source instead (npm run build:llama-server)`,
+    );
   return { asset, sha256: sha256.toLowerCase() };
 }
 
@@ -89,12 +92,15 @@ export function chooseReleaseAsset(release: Release, platform: NodeJS.Platform, 
   const variant = wantedVariants(os, arch, backend, [...byVariant.keys()]).find((v) => byVariant.has(v));
   if (variant === undefined) {
     const available = [...byVariant.keys()].sort().join(', ') || 'none';
-    throw new ReleaseAssetError(`llama.cpp release ${release.tag_name} has no ${backend} build of llama-server for ${platform} ${arch} (its builds: ${available}); build it from source (npm run build:llama-server)`);
+    throw new ReleaseAssetError(
+      `llama.cpp release ${release.tag_name} has no ${backend} build of llama-server for ${platform} ${arch} (its builds: ${available}); build it from source (npm run build:llama-server)`,
+    );
   }
   const extras: ChosenAsset[] = [];
   if (backend === 'cuda' && os === 'win') {
     const runtime = release.assets.find((a) => a.name === `cudart-llama-bin-${variant}.zip`);
-    if (!runtime) throw new ReleaseAssetError(`llama.cpp release ${release.tag_name} has ${variant} but not its CUDA runtime (cudart-llama-bin-${variant}.zip)`);
+    if (!runtime)
+      throw new ReleaseAssetError(`llama.cpp release ${release.tag_name} has ${variant} but not its CUDA runtime (cudart-llama-bin-${variant}.zip)`);
     extras.push(verified(runtime));
   }
   return { archive: verified(byVariant.get(variant)!), extras };

@@ -19,7 +19,8 @@ export async function readSlotFileTokens(path: string): Promise<number[]> {
     const header = Buffer.alloc(12);
     await file.read(header, 0, 12, 0);
     if (header.readUInt32LE(0) !== STATE_SEQ_MAGIC) throw new Error(`${path} is not a llama.cpp sequence state file`);
-    if (header.readUInt32LE(4) !== STATE_SEQ_VERSION) throw new Error(`${path} is a sequence state file of version ${header.readUInt32LE(4)}, not ${STATE_SEQ_VERSION}`);
+    if (header.readUInt32LE(4) !== STATE_SEQ_VERSION)
+      throw new Error(`${path} is a sequence state file of version ${header.readUInt32LE(4)}, not ${STATE_SEQ_VERSION}`);
     const count = header.readUInt32LE(8);
     const packed = Buffer.alloc(count * 4);
     const { bytesRead } = await file.read(packed, 0, packed.length, 12);

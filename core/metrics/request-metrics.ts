@@ -66,12 +66,26 @@ export class RequestMetrics implements DispatchObserver {
   private readonly labelNames = ['replica'] as const;
   private readonly queueWait = this.histogram('queue_wait_seconds', 'How long requests waited in the queue before a replica took them.', QUEUE_WAIT_BUCKETS_S);
   private readonly routeDecision = this.histogram('route_decision_seconds', "The router's time to choose the replica a request was bound to.", ROUTE_BUCKETS_S);
-  private readonly timeToFirstToken = this.histogram('time_to_first_token_seconds', 'From a request entering the queue to its first token reaching core.', TTFT_BUCKETS_S);
-  private readonly timePerOutputToken = this.histogram('time_per_output_token_seconds', "A request's mean time between tokens after its first, as core received them.", TPOT_BUCKETS_S);
+  private readonly timeToFirstToken = this.histogram(
+    'time_to_first_token_seconds',
+    'From a request entering the queue to its first token reaching core.',
+    TTFT_BUCKETS_S,
+  );
+  private readonly timePerOutputToken = this.histogram(
+    'time_per_output_token_seconds',
+    "A request's mean time between tokens after its first, as core received them.",
+    TPOT_BUCKETS_S,
+  );
   private readonly routed = this.counter('requests_routed_total', 'Requests the router sent to the replica.');
-  private readonly promptTokens = this.counter('prompt_tokens_total', 'Prompt tokens processed, excluding those reused from the KV cache (llama-server\'s meaning).');
-  private readonly promptTokensCached = this.counter('prompt_tokens_cached_total', 'Prompt tokens reused from the replica\'s KV cache.');
-  private readonly cacheHitTokens = this.counter('cache_hit_tokens_total', 'Prompt tokens reused from the replica\'s KV cache (the same count as manifold_prompt_tokens_cached_total).');
+  private readonly promptTokens = this.counter(
+    'prompt_tokens_total',
+    "Prompt tokens processed, excluding those reused from the KV cache (llama-server's meaning).",
+  );
+  private readonly promptTokensCached = this.counter('prompt_tokens_cached_total', "Prompt tokens reused from the replica's KV cache.");
+  private readonly cacheHitTokens = this.counter(
+    'cache_hit_tokens_total',
+    "Prompt tokens reused from the replica's KV cache (the same count as manifold_prompt_tokens_cached_total).",
+  );
   private readonly promptSeconds = this.counter('prompt_seconds_total', 'Seconds the replica spent processing prompts, as its engine timed them.');
   private readonly tokensPredicted = this.counter('tokens_predicted_total', 'Tokens the replica generated.');
   private readonly predictedSeconds = this.counter('tokens_predicted_seconds_total', 'Seconds the replica spent generating tokens, as its engine timed them.');
@@ -86,7 +100,16 @@ export class RequestMetrics implements DispatchObserver {
       if (this.zeroed.has(replica)) continue;
       this.zeroed.add(replica);
       for (const histogram of [this.queueWait, this.routeDecision, this.timeToFirstToken, this.timePerOutputToken]) histogram.zero({ replica });
-      for (const counter of [this.routed, this.promptTokens, this.promptTokensCached, this.cacheHitTokens, this.promptSeconds, this.tokensPredicted, this.predictedSeconds]) counter.inc({ replica }, 0);
+      for (const counter of [
+        this.routed,
+        this.promptTokens,
+        this.promptTokensCached,
+        this.cacheHitTokens,
+        this.promptSeconds,
+        this.tokensPredicted,
+        this.predictedSeconds,
+      ])
+        counter.inc({ replica }, 0);
     }
   }
 

@@ -18,7 +18,9 @@ export class HubSearchError extends Error {
 }
 
 const modelsSchema = z.array(z.object({ id: z.string().min(1), downloads: z.number().nonnegative().optional(), likes: z.number().optional() }));
-const treeSchema = z.array(z.object({ type: z.string(), path: z.string(), size: z.number().nonnegative(), lfs: z.object({ size: z.number().nonnegative() }).optional() }));
+const treeSchema = z.array(
+  z.object({ type: z.string(), path: z.string(), size: z.number().nonnegative(), lfs: z.object({ size: z.number().nonnegative() }).optional() }),
+);
 
 export interface HubModel {
   /** `owner/repo` */
@@ -41,7 +43,10 @@ async function hubJson(path: string, options: HubOptions): Promise<unknown> {
   const token = options.token ?? process.env.HF_TOKEN;
   let response: Response;
   try {
-    response = await fetch(`${endpoint}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(options.timeoutMs ?? 15_000) });
+    response = await fetch(`${endpoint}${path}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+    });
   } catch {
     throw new HubSearchError(`cannot reach ${new URL(endpoint).host}: this machine is offline or the Hub is blocked`);
   }

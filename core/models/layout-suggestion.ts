@@ -65,5 +65,11 @@ export function suggestLayout(facts: LayoutFacts): LayoutSuggestion {
   const layout = fill(facts.freeRamBytes - facts.weightsBytes - facts.engineRuntimeBytes, facts);
   const why = cards.length > 0 ? 'no card group holds the model: CPU engines, ' : 'no GPU: ';
   if (layout) return { replicas: 1, ...layout, device: 'cpu', reason: `${why}one replica with ${layout.slots} × ${layout.contextSize} tokens in free RAM` };
-  return { replicas: 1, contextSize: MIN_CONTEXT, slots: 1, device: 'cpu', reason: `${why}the model does not fit in free RAM even with one ${MIN_CONTEXT}-token slot` };
+  return {
+    replicas: 1,
+    contextSize: MIN_CONTEXT,
+    slots: 1,
+    device: 'cpu',
+    reason: `${why}the model does not fit in free RAM even with one ${MIN_CONTEXT}-token slot`,
+  };
 }

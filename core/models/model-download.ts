@@ -64,7 +64,17 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
   const { uri, modelsDir, signal } = options;
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
   const staging = partialFolder(modelsDir, uri);
-  const base: DownloadProgress = { uri, state: 'resolving', file: null, downloadedBytes: 0, totalBytes: 0, bytesPerSecond: 0, etaSeconds: null, path: null, error: null };
+  const base: DownloadProgress = {
+    uri,
+    state: 'resolving',
+    file: null,
+    downloadedBytes: 0,
+    totalBytes: 0,
+    bytesPerSecond: 0,
+    etaSeconds: null,
+    path: null,
+    error: null,
+  };
   const report = (change: Partial<DownloadProgress>): void => {
     Object.assign(base, change);
     options.onProgress?.({ ...base });
@@ -87,7 +97,12 @@ export async function downloadModel(options: ModelDownloadOptions): Promise<Mode
       ...(options.hubEndpoint ? { endpoints: { huggingFace: options.hubEndpoint } } : {}),
       onProgress: ({ totalSize, downloadedSize }) => {
         const speed = rate.sample(downloadedSize);
-        report({ downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: speed, etaSeconds: speed > 0 ? (totalSize - downloadedSize) / speed : null });
+        report({
+          downloadedBytes: downloadedSize,
+          totalBytes: totalSize,
+          bytesPerSecond: speed,
+          etaSeconds: speed > 0 ? (totalSize - downloadedSize) / speed : null,
+        });
       },
     }),
   ).catch(async (error: unknown) => {
@@ -177,7 +192,8 @@ function stallError(uri: string, stallMs: number, got: number, total: number): M
 /** Why a download could not start, in words: a Hub (or host) that cannot be reached is named as such, once. */
 export function failureWords(uri: string, error: Error, hub: string): string {
   const causes: string[] = [];
-  for (let e: unknown = error; e instanceof Error && causes.length < 4; e = (e as Error & { cause?: unknown }).cause) causes.push(`${e.message} ${(e as Error & { code?: unknown }).code ?? ''}`);
+  for (let e: unknown = error; e instanceof Error && causes.length < 4; e = (e as Error & { cause?: unknown }).cause)
+    causes.push(`${e.message} ${(e as Error & { code?: unknown }).code ?? ''}`);
   const text = causes.join(' ');
   if (/fetch failed|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|ENETUNREACH|getaddrinfo|socket hang up/i.test(text)) {
     const host = /^https?:\/\//.test(uri) ? new URL(uri).host : new URL(hub).host;
@@ -187,7 +203,13 @@ export function failureWords(uri: string, error: Error, hub: string): string {
   return `cannot download ${uri}: ${error.message}`;
 }
 
-async function withStallBound(stallMs: number, signal: AbortSignal | undefined, uri: string, hub: string, create: () => Promise<ModelDownloader>): Promise<ModelDownloader> {
+async function withStallBound(
+  stallMs: number,
+  signal: AbortSignal | undefined,
+  uri: string,
+  hub: string,
+  create: () => Promise<ModelDownloader>,
+): Promise<ModelDownloader> {
   const pending = create();
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;

@@ -28,7 +28,9 @@ function dominantType(header: GgufHeader): string {
 }
 
 /** What a header says of its model, as the loader and the library show it. */
-export function modelFacts(header: GgufHeader): Pick<ModelInspection, 'name' | 'architecture' | 'parameters' | 'quantisation' | 'contextLength' | 'layers'> & { weightsBytes: number } {
+export function modelFacts(
+  header: GgufHeader,
+): Pick<ModelInspection, 'name' | 'architecture' | 'parameters' | 'quantisation' | 'contextLength' | 'layers'> & { weightsBytes: number } {
   const architecture = metadataText(header, 'general.architecture');
   return {
     name: metadataText(header, 'general.name'),
@@ -50,7 +52,13 @@ export async function inspectModel(path: string, plan: InspectPlan, cards: reado
     for (const [g, group] of cardGroups(cards, plan.replicas).entries()) {
       const needBytes = Math.ceil((weights + kv) * GPU_OVERHEAD);
       const freeBytes = group.reduce((sum, c) => sum + c.memoryTotalBytes - c.memoryUsedBytes, 0);
-      fits.push({ group: `replica ${g}: cards ${group.map((c) => c.index).join(', ')}`, cards: group.map((c) => c.index), needBytes, freeBytes, fits: needBytes <= freeBytes });
+      fits.push({
+        group: `replica ${g}: cards ${group.map((c) => c.index).join(', ')}`,
+        cards: group.map((c) => c.index),
+        needBytes,
+        freeBytes,
+        fits: needBytes <= freeBytes,
+      });
     }
   } else {
     // CPU engines map the file (the page cache shares it): weights once, each engine's KV and runtime on top.

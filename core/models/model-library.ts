@@ -71,7 +71,13 @@ export class ModelLibrary {
   async list(loadedPath: string | null, suggest: (header: GgufHeader) => LayoutSuggestion): Promise<LibraryEntry[]> {
     const found = await this.found();
     if (loadedPath !== null && !found.some((f) => resolve(f.path) === resolve(loadedPath))) {
-      found.unshift({ path: loadedPath, bytes: await stat(loadedPath).then((s) => s.size, () => 0) });
+      found.unshift({
+        path: loadedPath,
+        bytes: await stat(loadedPath).then(
+          (s) => s.size,
+          () => 0,
+        ),
+      });
     }
     const entries: LibraryEntry[] = [];
     for (const { path, bytes } of found) {

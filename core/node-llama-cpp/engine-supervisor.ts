@@ -64,7 +64,11 @@ export class EngineSupervisor extends LocalSupervisor implements ReplicaDriver {
       await pinnedAtSpawn;
       await pin();
       this.stateValue = 'ready';
-      this.watch(() => client.ping().then(() => true), () => client.process.kill('SIGKILL'), 'no heartbeat');
+      this.watch(
+        () => client.ping().then(() => true),
+        () => client.process.kill('SIGKILL'),
+        'no heartbeat',
+      );
       this.log(`ready: ${info.sizes.slots} slots × ${info.sizes.contextSize} tokens on ${info.backend} in ${Math.round(info.loadMs)} ms`);
       this.emit('ready', info);
       return info;
@@ -122,7 +126,10 @@ export class EngineSupervisor extends LocalSupervisor implements ReplicaDriver {
   }
 }
 
-/** The level of a line the engine printed: llama.cpp's warnings and errors, an uncaught failure; the rest is debug (the log file, the dashboard's engine output). */
+/**
+ * The level of a line the engine printed: llama.cpp's warnings and errors, an uncaught failure; the rest is debug (the log file, the dashboard's
+ * engine output).
+ */
 export function engineLineLevel(line: string): LogLevel {
   const llama = /^llama\.cpp (\w+):/.exec(line)?.[1];
   if (llama === 'warn') return 'warn';

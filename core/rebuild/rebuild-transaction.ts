@@ -9,15 +9,7 @@
  * - success → `Applied` with the sizes the engine reports live.
  * An engine process lost during the transaction preserves nothing: `Latched`, whatever the mark said.
  */
-import {
-  sizesOfPools,
-  touchedPools,
-  type Pool,
-  type PoolSizes,
-  type PrefixReport,
-  type RebuildChange,
-  type RebuildOutcome,
-} from '../../common/rebuild.js';
+import { sizesOfPools, touchedPools, type Pool, type PoolSizes, type PrefixReport, type RebuildChange, type RebuildOutcome } from '../../common/rebuild.js';
 
 /** The engine's state after an allocation: its live sizes and how the slots' prefixes came back. */
 export interface PoolsLive {

@@ -88,12 +88,20 @@ export async function rebuildReplica(target: RebuildTarget, request: RebuildRequ
 }
 
 /** One replica, or every replica in turn (stopping at the first outcome that is not Applied). */
-export async function rollingRebuild(targets: readonly RebuildTarget[], request: RebuildRequest, onProgress: OnRebuildProgress): Promise<ReplicaRebuildOutcome[]> {
+export async function rollingRebuild(
+  targets: readonly RebuildTarget[],
+  request: RebuildRequest,
+  onProgress: OnRebuildProgress,
+): Promise<ReplicaRebuildOutcome[]> {
   const outcomes: ReplicaRebuildOutcome[] = [];
   let stopper: ReplicaRebuildOutcome | undefined;
   for (const target of targets) {
     if (stopper) {
-      outcomes.push({ replica: target.index, outcome: 'Skipped', reason: `replica ${stopper.replica} ended ${stopper.outcome}; the rolling rebuild stopped there` });
+      outcomes.push({
+        replica: target.index,
+        outcome: 'Skipped',
+        reason: `replica ${stopper.replica} ended ${stopper.outcome}; the rolling rebuild stopped there`,
+      });
       continue;
     }
     const outcome = await rebuildReplica(target, request, onProgress);

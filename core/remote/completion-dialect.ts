@@ -1,7 +1,8 @@
 /**
  * What each kind of peer speaks, in shared terms: the streamed request it is sent for a generation of
  * token ids, what one chunk of its stream says (StreamPiece: tokens, where it ran, how it finished, the
- * usage), how it lists its slots and, where it can, how one slot's state is saved and restored. One dialect per kind (llama-server-dialect.ts, openai-dialect.ts);
+ * usage), how it lists its slots and, where it can, how one slot's state is saved and restored. One dialect per kind (llama-server-dialect.ts,
+ * openai-dialect.ts);
  * the client (remote-client.ts) only moves bytes and timers. The peer's JSON crosses a process boundary:
  * every chunk is checked by a zod schema (extra fields allowed) and a malformed one is named.
  */
@@ -82,7 +83,9 @@ export function readEmbeddings(body: unknown, count: number): Parsed<number[][]>
   const vectors: number[][] = [];
   for (const item of parsed.value.data) vectors[item.index] = item.embedding;
   const missing = Array.from({ length: count }, (_, i) => i).find((i) => !vectors[i]);
-  return missing === undefined && vectors.length === count ? { ok: true, value: vectors } : { ok: false, problem: `the embeddings: ${count} inputs were sent and ${parsed.value.data.length} vectors came back` };
+  return missing === undefined && vectors.length === count
+    ? { ok: true, value: vectors }
+    : { ok: false, problem: `the embeddings: ${count} inputs were sent and ${parsed.value.data.length} vectors came back` };
 }
 
 /** What one slot save or restore did. */

@@ -8,7 +8,14 @@
  */
 import { z } from 'zod';
 import { areTokenIds, tokenIdsSchema } from '../../common/token-ids.js';
-import { clampLogprob, logprobOfProbability, type GeneratedLogprob, type GenerateRequest, type SlotView, type TokenLogprob } from '../../common/engine-protocol.js';
+import {
+  clampLogprob,
+  logprobOfProbability,
+  type GeneratedLogprob,
+  type GenerateRequest,
+  type SlotView,
+  type TokenLogprob,
+} from '../../common/engine-protocol.js';
 import { parsePeerJson, type CompletionDialect, type Parsed, type PeerFinish, type SlotStateDialect, type StreamPiece } from './completion-dialect.js';
 
 const tokenId = z.number().int().nonnegative();
@@ -80,7 +87,10 @@ function logprobOf(candidate: z.infer<typeof candidateSchema>): TokenLogprob {
   return { token: candidate.id, text: candidate.token, logprob };
 }
 
-const generatedLogprobOf = (p: z.infer<typeof probabilitiesSchema>): GeneratedLogprob => ({ ...logprobOf(p), top: (p.top_probs ?? p.top_logprobs ?? []).map(logprobOf) });
+const generatedLogprobOf = (p: z.infer<typeof probabilitiesSchema>): GeneratedLogprob => ({
+  ...logprobOf(p),
+  top: (p.top_probs ?? p.top_logprobs ?? []).map(logprobOf),
+});
 
 function finishOf(chunk: z.infer<typeof chunkSchema>): PeerFinish {
   const timings = chunk.timings;
@@ -179,7 +189,13 @@ export const llamaServerDialect: CompletionDialect = {
       ok: true,
       value: {
         ...(hasTokens
-          ? { tokens: { ids: chunk.tokens, text: chunk.content, ...(chunk.completion_probabilities ? { logprobs: chunk.completion_probabilities.map(generatedLogprobOf) } : {}) } }
+          ? {
+              tokens: {
+                ids: chunk.tokens,
+                text: chunk.content,
+                ...(chunk.completion_probabilities ? { logprobs: chunk.completion_probabilities.map(generatedLogprobOf) } : {}),
+              },
+            }
           : {}),
         ...(chunk.stop ? { finish: finishOf(chunk) } : {}),
       },

@@ -37,7 +37,8 @@ export function matchPeerModel(url: string, models: readonly PeerModel[], expect
   const fix = 'point this replica at a server of the same model';
   if (!match) {
     const served = models.length === 0 ? 'no model' : models.map((m) => `"${bareName(m.id)}"`).join(', ');
-    const rename = planModel === null && models.length > 0 ? ` (if it is the same model under another name, set the replica's "model" to "${models[0]!.id}")` : '';
+    const rename =
+      planModel === null && models.length > 0 ? ` (if it is the same model under another name, set the replica's "model" to "${models[0]!.id}")` : '';
     throw new Error(`${url}: serves ${served}, not "${wanted}"; ${fix}${rename}`);
   }
   const vocab = match.meta?.n_vocab;

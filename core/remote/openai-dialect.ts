@@ -27,7 +27,14 @@ const manifoldSchema = z.object({
   tokens: tokenIdsSchema().optional(),
   slot: z.number().int().nonnegative().nullish(),
   timings: z
-    .object({ cache_n: count, prompt_n: count, prompt_ms: z.number().nonnegative(), predicted_n: count, predicted_ms: z.number().nonnegative(), predicted_per_second: z.number() })
+    .object({
+      cache_n: count,
+      prompt_n: count,
+      prompt_ms: z.number().nonnegative(),
+      predicted_n: count,
+      predicted_ms: z.number().nonnegative(),
+      predicted_per_second: z.number(),
+    })
     .optional(),
 });
 
@@ -68,7 +75,12 @@ function readChunk(raw: unknown): Parsed<StreamPiece> {
         reusedTokens: timings?.cache_n ?? null,
         completionTokens: timings?.predicted_n ?? null,
         timings: timings
-          ? { prefillMs: timings.prompt_ms, prefillTokens: timings.prompt_n, decodeMs: timings.predicted_ms, decodeTokensPerSecond: timings.predicted_per_second }
+          ? {
+              prefillMs: timings.prompt_ms,
+              prefillTokens: timings.prompt_n,
+              decodeMs: timings.predicted_ms,
+              decodeTokensPerSecond: timings.predicted_per_second,
+            }
           : null,
       }
     : undefined;
@@ -78,7 +90,13 @@ function readChunk(raw: unknown): Parsed<StreamPiece> {
       ...(tokens ? { tokens } : {}),
       ...(finish ? { finish } : {}),
       ...(usage
-        ? { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? null } }
+        ? {
+            usage: {
+              promptTokens: usage.prompt_tokens,
+              completionTokens: usage.completion_tokens,
+              cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? null,
+            },
+          }
         : {}),
     },
   };
@@ -148,6 +166,9 @@ export const manifoldDialect: CompletionDialect = {
     const parsed = parsePeerJson(manifoldSlotsSchema, raw, 'the slots');
     if (!parsed.ok) return parsed;
     // The node's global view (slots numbered across its replicas, as its finishing chunks number them).
-    return { ok: true, value: parsed.value.map(({ slot, state, heldTokens, conversationId, lastUsed }) => ({ slot, state, heldTokens, conversationId, lastUsed })) };
+    return {
+      ok: true,
+      value: parsed.value.map(({ slot, state, heldTokens, conversationId, lastUsed }) => ({ slot, state, heldTokens, conversationId, lastUsed })),
+    };
   },
 };

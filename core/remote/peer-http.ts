@@ -61,7 +61,14 @@ const MAX_STALE_CONNECTION_RETRIES = 32;
  * Sends `body` to `path` and resolves with the response once its headers came (its body unread);
  * `signal` cuts the request at any point (its reason is then the rejection).
  */
-function send(peer: PeerAddress, method: 'GET' | 'POST', path: string, headers: OutgoingHttpHeaders, body: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+function send(
+  peer: PeerAddress,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: OutgoingHttpHeaders,
+  body: string | undefined,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   const allHeaders = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
   const attempt = (retriesLeft: number): Promise<IncomingMessage> =>
     new Promise((resolve, reject) => {
@@ -98,7 +105,14 @@ export function postPeerJson(peer: PeerAddress, path: string, body: unknown, tim
   return requestPeerJson(peer, 'POST', path, body, timeoutMs);
 }
 
-async function requestPeerJson(peer: PeerAddress, method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<PeerAnswer> {
+async function requestPeerJson(
+  peer: PeerAddress,
+  method: 'GET' | 'POST',
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<PeerAnswer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const abandon = (): void => controller.abort();
@@ -111,7 +125,8 @@ async function requestPeerJson(peer: PeerAddress, method: 'GET' | 'POST', path: 
     return { status: response.statusCode ?? 0, body: parseJsonOr(text, undefined), roundTripMs: performance.now() - sentAt };
   } catch (error) {
     if (signal?.aborted) throw new RemoteLostError(peer.url, `${method} ${path} was abandoned (the link stopped)`);
-    if (controller.signal.aborted) throw new RemoteLostError(peer.url, `${method} ${path} had no answer within ${timeoutMs} ms${method === 'GET' ? ' (timeouts.connectMs)' : ''}`);
+    if (controller.signal.aborted)
+      throw new RemoteLostError(peer.url, `${method} ${path} had no answer within ${timeoutMs} ms${method === 'GET' ? ' (timeouts.connectMs)' : ''}`);
     throw new RemoteLostError(peer.url, `cannot reach it (${method} ${path}): ${describePeerFailure(error)}`);
   } finally {
     clearTimeout(timer);

@@ -57,7 +57,8 @@ export const healthPath = (kind: RemoteKind): string => (kind === 'openai' ? '/v
 
 /** The answer as `schema` reads it, or an Error naming the URL, the endpoint and the first problem. */
 function readAnswer<T>(peer: PeerAddress, path: string, answer: PeerAnswer, schema: z.ZodType<T>): T {
-  if (answer.status === 401 || answer.status === 403) throw new Error(`${peer.url}: GET ${path} refused the API key (${answer.status}: ${peerErrorWords(answer.body).message}); check the replica's "apiKey"`);
+  if (answer.status === 401 || answer.status === 403)
+    throw new Error(`${peer.url}: GET ${path} refused the API key (${answer.status}: ${peerErrorWords(answer.body).message}); check the replica's "apiKey"`);
   if (answer.status !== 200) throw new Error(`${peer.url}: GET ${path} answered ${answer.status}: ${peerErrorWords(answer.body).message}`);
   const parsed = schema.safeParse(answer.body, { error: inWords });
   if (!parsed.success) throw new Error(`${peer.url}: GET ${path} answered in a shape it should not: ${firstIssueInWords(parsed.error, 'the answer').message}`);
@@ -79,7 +80,8 @@ export async function describePeer(peer: PeerAddress, kind: RemoteKind | 'auto',
   const resolved: RemoteKind = kind !== 'auto' ? kind : props ? 'llama-server' : models.some((m) => m.owned_by === 'manifold') ? 'manifold' : 'openai';
 
   const health = resolved === 'openai' ? modelsAnswer : await get(healthPath(resolved));
-  if (health.status !== 200) throw new RemoteLostError(peer.url, `is not ready: GET ${healthPath(resolved)} answered ${health.status}: ${peerErrorWords(health.body).message}`);
+  if (health.status !== 200)
+    throw new RemoteLostError(peer.url, `is not ready: GET ${healthPath(resolved)} answered ${health.status}: ${peerErrorWords(health.body).message}`);
 
   const first = models[0];
   switch (resolved) {

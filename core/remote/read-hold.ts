@@ -21,7 +21,9 @@ interface ReadableHandle {
 
 function handleOf(socket: Socket): ReadableHandle | null {
   const handle = (socket as unknown as { _handle?: Partial<ReadableHandle> | null })._handle;
-  return handle && typeof handle.readStop === 'function' && typeof handle.readStart === 'function' && typeof handle.reading === 'boolean' ? (handle as ReadableHandle) : null;
+  return handle && typeof handle.readStop === 'function' && typeof handle.readStart === 'function' && typeof handle.reading === 'boolean'
+    ? (handle as ReadableHandle)
+    : null;
 }
 
 /** libuv's answer when a handle already reads: nothing to start. */

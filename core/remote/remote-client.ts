@@ -174,7 +174,12 @@ export class RemoteClient {
     /** The error to end with when the request was aborted or broke: a cancel, a timeout, or what broke it. */
     const ending = (error: unknown, what: string): GenerateDone => {
       if (hooks.cancelled()) return tally.done(true, performance.now());
-      throw hooks.lost() ?? (error instanceof RemoteLostError || error instanceof EngineRequestError ? error : new RemoteLostError(peer.url, `${what}: ${describePeerFailure(error)}`));
+      throw (
+        hooks.lost() ??
+        (error instanceof RemoteLostError || error instanceof EngineRequestError
+          ? error
+          : new RemoteLostError(peer.url, `${what}: ${describePeerFailure(error)}`))
+      );
     };
 
     const noFirstToken = `no first token within ${timeouts.firstTokenMs} ms (timeouts.firstTokenMs)`;
@@ -186,7 +191,8 @@ export class RemoteClient {
     try {
       const restored = slot !== undefined && request.borrow && this.options.restoreBorrowed ? await this.options.restoreBorrowed(request.borrow, slot) : null;
       // The request is known to have started in its slot once a file was restored there, not only at its last chunk.
-      if (restored) hooks.onStarted({ slot: slot!, reusedTokens: Math.min(restored.tokens, request.tokens.length - 1), queuedMs: 0, prefixCache: { moves: [], restored } });
+      if (restored)
+        hooks.onStarted({ slot: slot!, reusedTokens: Math.min(restored.tokens, request.tokens.length - 1), queuedMs: 0, prefixCache: { moves: [], restored } });
       const body = dialect.body(request, { model: this.options.model, contextSize: this.options.contextSize, ...(slot !== undefined ? { slot } : {}) });
       let response: PeerStream;
       try {
@@ -231,7 +237,10 @@ export class RemoteClient {
       }
       if (hooks.cancelled()) return tally.done(true, performance.now());
       if (!tally.finished) {
-        throw new RemoteLostError(peer.url, `the stream ended before its last chunk${tally.tokensSeen ? ' (after its first tokens)' : ' (before its first token)'}`);
+        throw new RemoteLostError(
+          peer.url,
+          `the stream ended before its last chunk${tally.tokensSeen ? ' (after its first tokens)' : ' (before its first token)'}`,
+        );
       }
       return tally.done(false, performance.now());
     } finally {
@@ -255,7 +264,8 @@ export class RemoteClient {
     const { peer, model, timeouts } = this.options;
     const answer = await postPeerJson(peer, path, { ...(model !== null ? { model } : {}), input: inputs, encoding_format: 'float' }, timeouts.firstTokenMs);
     // A peer without embeddings (404, 405, 501) is passed over like a lost one: another replica serves them.
-    if ([404, 405, 501].includes(answer.status)) throw new RemoteLostError(peer.url, `does not serve embeddings (POST ${path} answered ${answer.status}: ${peerErrorWords(answer.body).message})`);
+    if ([404, 405, 501].includes(answer.status))
+      throw new RemoteLostError(peer.url, `does not serve embeddings (POST ${path} answered ${answer.status}: ${peerErrorWords(answer.body).message})`);
     if (answer.status !== 200) throw peerRefusal(peer.url, answer.status, answer.body);
     const read = readEmbeddings(answer.body, inputs.length);
     if (!read.ok) throw new RemoteLostError(peer.url, `answered POST ${path} in a shape it should not: ${read.problem}`);

@@ -26,11 +26,13 @@ export function describePeerFailure(error: unknown): string {
 
 /** What a peer's error body says: OpenAI's `{error: {message, type, code}}`, vLLM's flat `{message}`, FastAPI's `{detail}`. */
 export function peerErrorWords(body: unknown): { message: string; type: string | null; code: string | number | null } {
-  const record = (value: unknown): Record<string, unknown> | undefined => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined);
+  const record = (value: unknown): Record<string, unknown> | undefined =>
+    typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
   const top = record(body);
   const inner = record(top?.error) ?? top;
   const text = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
-  const message = text(inner?.message) ?? text(top?.detail) ?? text(top?.error) ?? (body === undefined ? 'no error message' : JSON.stringify(body).slice(0, 500));
+  const message =
+    text(inner?.message) ?? text(top?.detail) ?? text(top?.error) ?? (body === undefined ? 'no error message' : JSON.stringify(body).slice(0, 500));
   const code = inner?.code;
   return { message, type: text(inner?.type), code: typeof code === 'string' || typeof code === 'number' ? code : null };
 }
@@ -56,7 +58,8 @@ const saysBadGrammar = (words: { message: string }): boolean => /grammar/i.test(
  */
 export function peerRefusal(url: string, status: number | null, body: unknown, afterTokens = false): RemoteLostError | EngineRequestError {
   const words = peerErrorWords(body);
-  if (status === null && afterTokens) return new EngineRequestError('generate_failed', `${url} ended the answer with an error after its first tokens: ${words.message}`);
+  if (status === null && afterTokens)
+    return new EngineRequestError('generate_failed', `${url} ended the answer with an error after its first tokens: ${words.message}`);
   const effective = status ?? (typeof words.code === 'number' ? words.code : words.type === 'server_error' || words.type === 'unavailable_error' ? 500 : 400);
   if (effective >= 500 || effective === 408 || effective === 429) return new RemoteLostError(url, `answered ${status ?? 'an error event'}: ${words.message}`);
   const code = saysContextExceeded(words) ? 'prompt_too_long' : saysBadGrammar(words) ? 'bad_grammar' : 'bad_message';

@@ -135,7 +135,8 @@ export class RemoteLink extends EventEmitter<RemoteLinkEvents> implements Replic
 
   /** Connects: resolves when the peer is ready; rejects (and emits `exit`) when it cannot be. */
   async start(): Promise<ReadyInfo> {
-    if (this.stateValue === 'starting' || this.stateValue === 'ready') throw new Error(`replica ${this.options.replica} (${this.url}) is already ${this.stateValue}`);
+    if (this.stateValue === 'starting' || this.stateValue === 'ready')
+      throw new Error(`replica ${this.options.replica} (${this.url}) is already ${this.stateValue}`);
     this.closed = false;
     this.cancelReconnect();
     return this.connect(false);
@@ -167,7 +168,9 @@ export class RemoteLink extends EventEmitter<RemoteLinkEvents> implements Replic
       this.stateValue = 'ready';
       this.reconnectDelayMs = RECONNECT_FIRST_MS;
       this.scheduleHealth();
-      this.log(`ready: ${description.kind}, ${slots} slots × ${info.sizes.contextSize || '?'} tokens of ${model.id}, ${Math.round(description.latencyMs)} ms round trip`);
+      this.log(
+        `ready: ${description.kind}, ${slots} slots × ${info.sizes.contextSize || '?'} tokens of ${model.id}, ${Math.round(description.latencyMs)} ms round trip`,
+      );
       this.emit('ready', info);
       return info;
     } catch (error) {

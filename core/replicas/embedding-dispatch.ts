@@ -20,7 +20,9 @@ export async function embedOnLeastLoaded(replicas: readonly Replica[], inputs: r
     const replica = candidates[0];
     if (!replica) {
       if (tried.size > 0) throw new NoReplicaError(`replicas ${[...tried].join(', ')} could not answer and no other replica serves embeddings`);
-      throw new EmbeddingsUnsupportedError('no replica serves embeddings: node-llama-cpp engines and Manifold or OpenAI peers do (llama-server runs without --embeddings)');
+      throw new EmbeddingsUnsupportedError(
+        'no replica serves embeddings: node-llama-cpp engines and Manifold or OpenAI peers do (llama-server runs without --embeddings)',
+      );
     }
     tried.add(replica.index);
     replica.embedding++;

@@ -38,7 +38,14 @@ export class EmbeddingEngine {
 
   private async start(): Promise<EngineSupervisor> {
     const { spawn, modelPath, contextSize, log } = this.options;
-    const supervisor = new EngineSupervisor({ replica: -1, name: 'embeddings', spawn, env: {}, log, load: { modelPath, contextSize, slots: 1, gpuLayers: 0, threads: 0 } });
+    const supervisor = new EngineSupervisor({
+      replica: -1,
+      name: 'embeddings',
+      spawn,
+      env: {},
+      log,
+      load: { modelPath, contextSize, slots: 1, gpuLayers: 0, threads: 0 },
+    });
     supervisor.on('exit', () => {
       if (this.starting && !this.closed) log('[embeddings] the embedding engine stopped; the next embeddings request starts it again', 'warn');
       this.starting = undefined;

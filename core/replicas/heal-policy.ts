@@ -24,8 +24,7 @@ export interface StartHistory {
 }
 
 export type HealDecision =
-  | { readonly kind: 'restart'; readonly delayMs: number; readonly failures: number }
-  | { readonly kind: 'failed'; readonly failures: number };
+  { readonly kind: 'restart'; readonly delayMs: number; readonly failures: number } | { readonly kind: 'failed'; readonly failures: number };
 
 export function decideHeal(policy: HealPolicy, history: StartHistory, now: number): HealDecision {
   const stayedUp = history.lastReadyAt >= history.lastStartAt && now - history.lastReadyAt >= policy.cooldownMs;

@@ -10,7 +10,11 @@ import type { Activity, ReEvaluation } from '../../common/engine-protocol.js';
 /** How often the engine is asked while it evaluates prefixes again. */
 const POLL_MS = 200;
 
-export async function followReEvaluation(engine: { activity(): Promise<Activity> }, onProgress: (progress: ReEvaluation | null) => void, pollMs = POLL_MS): Promise<void> {
+export async function followReEvaluation(
+  engine: { activity(): Promise<Activity> },
+  onProgress: (progress: ReEvaluation | null) => void,
+  pollMs = POLL_MS,
+): Promise<void> {
   for (;;) {
     const progress = await engine.activity().then(
       (activity) => activity.re_evaluation,

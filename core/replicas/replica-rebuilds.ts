@@ -7,7 +7,15 @@
  * at the old sizes is down instead, and heals as after any exit).
  */
 import type { ReadyInfo } from '../../common/engine-protocol.js';
-import { poolSizesOf, type PrecheckRequest, type RebuildChange, type RebuildOutcome, type RebuildRequest, type ReplicaRebuildOutcome, type ReplicaVerdict } from '../../common/rebuild.js';
+import {
+  poolSizesOf,
+  type PrecheckRequest,
+  type RebuildChange,
+  type RebuildOutcome,
+  type RebuildRequest,
+  type ReplicaRebuildOutcome,
+  type ReplicaVerdict,
+} from '../../common/rebuild.js';
 import { rollingRebuild, type OnRebuildProgress, type RebuildTarget } from '../rebuild/replica-rebuild.js';
 import type { LogSink } from '../logging/core-log.js';
 import { followReEvaluation } from './re-evaluation-watch.js';

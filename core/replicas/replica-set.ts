@@ -62,7 +62,10 @@ export class ReplicaSet {
     this.routing = new RoutingState(options.routing ?? 'prefix');
     this.expected = expectedModelFrom(options.modelPath, null);
     this.replicas = options.plans.map((plan) => {
-      const replica: Replica = new Replica(plan, createReplicaDriver(plan, this.options, () => this.expected, { pin: (pid) => this.pinReplica(replica, pid), cpus: () => replica.cpus }));
+      const replica: Replica = new Replica(
+        plan,
+        createReplicaDriver(plan, this.options, () => this.expected, { pin: (pid) => this.pinReplica(replica, pid), cpus: () => replica.cpus }),
+      );
       replica.driver.on('ready', (info) => {
         replica.info = info;
         replica.incarnation++;
@@ -99,11 +102,7 @@ export class ReplicaSet {
   }
 
   /** The replica set a run config describes on this machine (plans, routing policy, heal policy, queue). */
-  static fromConfig(
-    config: RunConfig,
-    machine: MachineFacts,
-    options: Pick<ReplicaSetOptions, 'spawn' | 'log'> & Partial<ReplicaSetOptions>,
-  ): ReplicaSet {
+  static fromConfig(config: RunConfig, machine: MachineFacts, options: Pick<ReplicaSetOptions, 'spawn' | 'log'> & Partial<ReplicaSetOptions>): ReplicaSet {
     return new ReplicaSet({
       plans: planReplicas(config, machine),
       modelPath: config.model,
@@ -213,7 +212,10 @@ export class ReplicaSet {
       return;
     }
     this.setState(replica, 'healing');
-    this.options.log(`[replica ${replica.index}] healing in ${decision.delayMs} ms (failure ${decision.failures} of ${this.heal.maxConsecutiveFailures})`, 'warn');
+    this.options.log(
+      `[replica ${replica.index}] healing in ${decision.delayMs} ms (failure ${decision.failures} of ${this.heal.maxConsecutiveFailures})`,
+      'warn',
+    );
     replica.healTimer = setTimeout(() => {
       replica.healTimer = undefined;
       if (this.closing) return;
@@ -236,7 +238,6 @@ export class ReplicaSet {
   generate(request: GenerateRequestInput, options: ReplicaGenerateOptions = {}): Promise<ReplicaGenerateResult> {
     return this.dispatcher.generate(request, options);
   }
-
 
   /**
    * One embedding vector per input, from the least loaded ready replica that serves embeddings

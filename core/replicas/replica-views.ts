@@ -64,7 +64,13 @@ export async function globalSlotsView(replicas: readonly Replica[], routing: Pic
       const client = r.routable || r.state === 'maintenance' ? r.driver.client : undefined;
       const slots = client ? await client.slots().catch(() => []) : [];
       const offset = slotOffset(replicas, r.index);
-      return slots.map((s) => ({ ...s, conversationId: s.conversationId ?? routing.slotConversation(r.index, s.slot), replica: r.index, replicaSlot: s.slot, slot: offset + s.slot }));
+      return slots.map((s) => ({
+        ...s,
+        conversationId: s.conversationId ?? routing.slotConversation(r.index, s.slot),
+        replica: r.index,
+        replicaSlot: s.slot,
+        slot: offset + s.slot,
+      }));
     }),
   );
   return perReplica.flat();

@@ -106,13 +106,21 @@ export class RequestDispatcher {
       const { prefillTokens, borrow } = this.bound.get(seq) ?? { prefillTokens: 0, borrow: undefined };
       this.bound.delete(seq);
       try {
-        const done = await this.runOn(replica, borrow ? { ...request, borrow } : request, blocks, prefillTokens, { ...options, onDispatched: dispatchedOnce }, replica.pinnedSlots.get(seq));
+        const done = await this.runOn(
+          replica,
+          borrow ? { ...request, borrow } : request,
+          blocks,
+          prefillTokens,
+          { ...options, onDispatched: dispatchedOnce },
+          replica.pinnedSlots.get(seq),
+        );
         return { ...done, timings: { ...done.timings, queuedMs: done.timings.queuedMs + queuedMs }, failedOver };
       } catch (error) {
         if (!(error instanceof EngineExitedError) || options.signal?.aborted) throw error;
         failedOver.push(replica.index);
         failedOn.set(replica.index, replica.incarnation);
-        if (failedOver.length > MAX_FAILOVERS) throw new NoReplicaError(`replicas ${failedOver.join(', ')} died before answering; the request was not retried again`);
+        if (failedOver.length > MAX_FAILOVERS)
+          throw new NoReplicaError(`replicas ${failedOver.join(', ')} died before answering; the request was not retried again`);
         this.options.log(`[replica ${replica.index}] died before the first token; the request goes back to its place in the queue`, 'warn');
       } finally {
         replica.running--;
@@ -137,7 +145,9 @@ export class RequestDispatcher {
     const living = reentering ? ['ready', 'maintenance', 'healing', 'starting'] : ['ready', 'maintenance'];
     const candidates = this.options.replicas.filter((r) => living.includes(r.state) && (r.state !== 'ready' || failedOn.get(r.index) !== r.incarnation));
     if (candidates.length === 0) {
-      return failedOn.size > 0 ? `replicas ${[...failedOn.keys()].join(', ')} died before answering and no other replica can take the request` : 'no replica is alive to serve the request';
+      return failedOn.size > 0
+        ? `replicas ${[...failedOn.keys()].join(', ')} died before answering and no other replica can take the request`
+        : 'no replica is alive to serve the request';
     }
     return candidates.some((r) => takesNeeds(r, needs)) ? null : noReplicaTakes(needs);
   }
@@ -261,7 +271,14 @@ export class RequestDispatcher {
    * Runs the request on its bound replica, in `slot` where core picks it; its `prefillTokens` count as the
    * replica's pending prefill until the first token. `onDispatched` is called once its client has it.
    */
-  private async runOn(replica: Replica, request: GenerateRequestInput, blocks: readonly number[], prefillTokens: number, options: ReplicaGenerateOptions, slot: number | undefined) {
+  private async runOn(
+    replica: Replica,
+    request: GenerateRequestInput,
+    blocks: readonly number[],
+    prefillTokens: number,
+    options: ReplicaGenerateOptions,
+    slot: number | undefined,
+  ) {
     let pendingPrefill = prefillTokens;
     const prefillOver = (): void => {
       replica.pendingPrefillTokens -= pendingPrefill;

@@ -1,7 +1,8 @@
 /**
  * What a generation needs of the replica that serves it beyond tokens in, tokens out: a grammar
  * (structured output) is taken by node-llama-cpp engines, llama-server and Manifold peers, not by a
- * peer that speaks only the OpenAI dialect; token logprobs come from node-llama-cpp engines and llama-server. The dispatcher binds such a request only to a replica that
+ * peer that speaks only the OpenAI dialect; token logprobs come from node-llama-cpp engines and llama-server. The dispatcher binds such a request
+ * only to a replica that
  * takes it, and refuses it (503) when no living replica could; among those, routing is unchanged (by prefix).
  */
 import type { GenerateRequestInput } from '../../common/engine-protocol.js';
@@ -25,6 +26,7 @@ export const noReplicaTakes = (needs: readonly Need[]): string =>
   `no replica can serve this request: it needs ${needs.map((need) => WORDS[need]).join(' and ')}, and no living replica gives that`;
 
 const WORDS: Record<Need, string> = {
-  grammar: 'a grammar (structured output), which node-llama-cpp engines, llama-server and Manifold peers take and a remote peer speaking only the OpenAI dialect does not',
+  grammar:
+    'a grammar (structured output), which node-llama-cpp engines, llama-server and Manifold peers take and a remote peer speaking only the OpenAI dialect does not',
   logprobs: 'token logprobs, which node-llama-cpp engines and llama-server give and Manifold and OpenAI-dialect peers are not asked for',
 };

@@ -116,14 +116,26 @@ export class RoutingState {
   }
 
   /** What a llama-server child's prompt cache did as the request took `slot`, as its mirror replays it (a report as an engine's). */
-  private mirrorHostCache(replica: number, slot: number, promptBlocks: readonly number[], reusedTokens: number, { limits, promptTokens }: HostPromptCacheContext): HostPromptCacheMoves {
+  private mirrorHostCache(
+    replica: number,
+    slot: number,
+    promptBlocks: readonly number[],
+    reusedTokens: number,
+    { limits, promptTokens }: HostPromptCacheContext,
+  ): HostPromptCacheMoves {
     let mirror = this.hostCaches.get(replica);
     if (!mirror) this.hostCaches.set(replica, (mirror = new HostPromptCacheMirror(limits)));
     return mirror.served(slot, this.index.slotBlocks(replica, slot), promptBlocks, promptTokens, reusedTokens);
   }
 
   /** What the slot holds after the request (its blocks are returned), and the conversation's replica. */
-  noteDone(replica: number, prompt: readonly number[], promptBlocks: readonly number[], done: GenerateDone, conversationId: string | undefined): readonly number[] {
+  noteDone(
+    replica: number,
+    prompt: readonly number[],
+    promptBlocks: readonly number[],
+    done: GenerateDone,
+    conversationId: string | undefined,
+  ): readonly number[] {
     const held = [...prompt, ...done.completionTokens].slice(0, done.heldTokens);
     const heldBlocks = held.length >= prompt.length ? blockHashes(held) : promptBlocks.slice(0, Math.floor(held.length / BLOCK_TOKENS));
     if (done.slot !== null) {
@@ -146,7 +158,11 @@ export class RoutingState {
   /** A llama-server child saved a slot to a lent slot file (its disk-tier entry), dropping the files that save removed. */
   noteShelved(replica: number, shelved: ShelvedSlot, conversationId: string | undefined): void {
     for (const entry of shelved.dropped) this.index.moveSaved(replica, entry, null);
-    this.index.saveBlocks(replica, shelved.entry, 'disk', shelved.blocks, { tokens: shelved.tokens, bytes: shelved.bytes, conversationId: conversationId ?? null });
+    this.index.saveBlocks(replica, shelved.entry, 'disk', shelved.blocks, {
+      tokens: shelved.tokens,
+      bytes: shelved.bytes,
+      conversationId: conversationId ?? null,
+    });
   }
 
   forgetReplica(replica: number): void {

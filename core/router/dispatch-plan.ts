@@ -59,7 +59,8 @@ export function planDispatch<R extends DispatchRequest>(inputs: DispatchInputs<R
       .map((r) => ({ ...r, running: running.get(r.replica)!, pendingPrefillTokens: pendingPrefill.get(r.replica)!, servedConversation: home === r.replica }));
     const decision = inputs.choose(request, candidates.filter(hasRoom));
     if (!decision) continue;
-    const holdMs = decision.costKind === 'policy' ? 0 : Math.max(0, ...candidates.filter((c) => !hasRoom(c)).map((c) => holdFor(inputs, request, home, decision, c)));
+    const holdMs =
+      decision.costKind === 'policy' ? 0 : Math.max(0, ...candidates.filter((c) => !hasRoom(c)).map((c) => holdFor(inputs, request, home, decision, c)));
     if (request.waitedMs < holdMs) {
       const endsIn = holdMs - request.waitedMs;
       nextHoldEndsInMs = nextHoldEndsInMs === null ? endsIn : Math.min(nextHoldEndsInMs, endsIn);
@@ -79,7 +80,13 @@ export function planDispatch<R extends DispatchRequest>(inputs: DispatchInputs<R
  * twice the time to first token of going at once), at most `cacheHoldMs`. Before rates are measured, or
  * for a conversation the busy replica served whose prompt no index block holds, `cacheHoldMs`. 0: no hold.
  */
-function holdFor<R extends DispatchRequest>(inputs: DispatchInputs<R>, request: R, home: number | undefined, decision: RouteDecision, busy: RouteCandidate): number {
+function holdFor<R extends DispatchRequest>(
+  inputs: DispatchInputs<R>,
+  request: R,
+  home: number | undefined,
+  decision: RouteDecision,
+  busy: RouteCandidate,
+): number {
   const reused = decision.restore?.tokens ?? decision.cachedTokens;
   const gain = inputs.reusableTokens(request, busy.replica) - reused;
   if (decision.costKind === 'measured') {

@@ -95,7 +95,10 @@ export class HostPromptCacheMirror {
     while (this.entries.length && this.totalBytes() + bytes > this.limits.budgetBytes) gone.push(this.entries.shift()!);
     const entry = this.nextEntry++;
     this.entries.push({ entry, blocks });
-    return [...gone.map((e): TierMove => ({ entry: e.entry, tier: null })), { entry, tier: 'ram', fromSlot: slot, tokens: blocks.length * BLOCK_TOKENS, bytes }];
+    return [
+      ...gone.map((e): TierMove => ({ entry: e.entry, tier: null })),
+      { entry, tier: 'ram', fromSlot: slot, tokens: blocks.length * BLOCK_TOKENS, bytes },
+    ];
   }
 
   private bytesOf(blocks: number): number {

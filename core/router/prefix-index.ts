@@ -78,7 +78,14 @@ export class ExactPrefixIndex implements PrefixIndex {
   }
 
   /** The engine saved slot `slot`'s first `keepBlocks` blocks as prefix-cache entry `entry`, in `tier`. */
-  saveSlot(replica: number, slot: number, entry: number, tier: PrefixTier, keepBlocks: number, about: SavedEntryAbout = { tokens: 0, bytes: 0, conversationId: null }): void {
+  saveSlot(
+    replica: number,
+    slot: number,
+    entry: number,
+    tier: PrefixTier,
+    keepBlocks: number,
+    about: SavedEntryAbout = { tokens: 0, bytes: 0, conversationId: null },
+  ): void {
     this.saveBlocks(replica, entry, tier, this.slots.get(replica)?.get(slot)?.slice(0, keepBlocks) ?? [], about);
   }
 

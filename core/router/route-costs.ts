@@ -49,11 +49,19 @@ export function decision(pick: Held, promptTokens: number, cost: number, costKin
  * `hit` — its own, or with `borrowing` one of its `borrowFrom` replicas' holding more (on equal blocks
  * RAM before disk, then its own: nothing to link, then the first listed).
  */
-function restorable(index: PrefixIndex, c: RouteCandidate, blocks: readonly number[], promptTokens: number, hit: number, borrowing: boolean): RouteDecision['restore'] | undefined {
+function restorable(
+  index: PrefixIndex,
+  c: RouteCandidate,
+  blocks: readonly number[],
+  promptTokens: number,
+  hit: number,
+  borrowing: boolean,
+): RouteDecision['restore'] | undefined {
   let best: (SavedMatch & { owner: number }) | null = null;
   for (const owner of [c.replica, ...(borrowing ? (c.borrowFrom ?? []) : [])]) {
     const saved = index.matchedSaved(owner, blocks, owner === c.replica ? undefined : c.borrowTiers);
-    if (saved && (!best || saved.blocks > best.blocks || (saved.blocks === best.blocks && saved.tier === 'ram' && best.tier === 'disk'))) best = { ...saved, owner };
+    if (saved && (!best || saved.blocks > best.blocks || (saved.blocks === best.blocks && saved.tier === 'ram' && best.tier === 'disk')))
+      best = { ...saved, owner };
   }
   const tokens = best ? Math.min(best.blocks * BLOCK_TOKENS, promptTokens) : 0;
   if (!best || tokens <= hit) return undefined;
@@ -71,7 +79,14 @@ function restorable(index: PrefixIndex, c: RouteCandidate, blocks: readonly numb
 export function breakTies<T extends Held & { cost: number }>(costed: T[], tolerance: number, routedCount: (replica: number) => number): T {
   const lowest = Math.min(...costed.map((x) => x.cost));
   const tied = costed.filter((x) => x.cost - lowest <= tolerance * Math.abs(lowest));
-  const preference = (x: T): number[] => [x.c.servedConversation ? 0 : 1, -x.reusable, x.restore?.borrow ? 1 : 0, x.c.running, routedCount(x.c.replica), x.c.replica];
+  const preference = (x: T): number[] => [
+    x.c.servedConversation ? 0 : 1,
+    -x.reusable,
+    x.restore?.borrow ? 1 : 0,
+    x.c.running,
+    routedCount(x.c.replica),
+    x.c.replica,
+  ];
   return tied.reduce((best, next) => {
     const a = preference(next);
     const b = preference(best);

@@ -13,7 +13,11 @@ export type { RouteCandidate, RouteDecision } from './route-policy.js';
 /** A policy name nobody registered (the contract's and the run config's words name the registered ones). */
 export class UnknownRoutingError extends Error {
   constructor(name: string) {
-    super(`"${name}" is not a routing policy; use ${routePolicyNames().map((n) => `"${n}"`).join(', ')}`);
+    super(
+      `"${name}" is not a routing policy; use ${routePolicyNames()
+        .map((n) => `"${n}"`)
+        .join(', ')}`,
+    );
     this.name = 'UnknownRoutingError';
   }
 }

@@ -21,7 +21,12 @@ export interface IpcMainLike {
 }
 
 /** Registers every call of the contract; returns a function that removes them. */
-export function registerContractIpc(ipcMain: IpcMainLike, handlers: ContractHandlers, appUrl: () => string, log: (line: string) => void = () => {}): () => void {
+export function registerContractIpc(
+  ipcMain: IpcMainLike,
+  handlers: ContractHandlers,
+  appUrl: () => string,
+  log: (line: string) => void = () => {},
+): () => void {
   for (const name of CALL_NAMES) {
     ipcMain.handle(callChannel(name), async (event, args) => {
       if (!isTrustedSender(event.senderFrame, appUrl())) {

@@ -20,7 +20,16 @@ export interface ChildGoneSource {
   on(event: 'child-process-gone', listener: (event: unknown, details: ChildGoneDetails) => void): unknown;
 }
 
-const GONE_REASONS: readonly string[] = ['clean-exit', 'abnormal-exit', 'killed', 'crashed', 'oom', 'launch-failed', 'integrity-failure', 'memory-eviction'] satisfies EngineGoneReason[];
+const GONE_REASONS: readonly string[] = [
+  'clean-exit',
+  'abnormal-exit',
+  'killed',
+  'crashed',
+  'oom',
+  'launch-failed',
+  'integrity-failure',
+  'memory-eviction',
+] satisfies EngineGoneReason[];
 
 interface Watched {
   reason?: EngineGoneReason;

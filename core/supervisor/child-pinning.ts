@@ -9,4 +9,5 @@ export interface ChildPinning {
 }
 
 /** Pins a spawned child when there is a pinning and the child got a pid; otherwise nothing to do. */
-export const pinChild = (pinning: ChildPinning | undefined, pid: number | undefined): Promise<void> => (pid !== undefined && pinning ? pinning.pin(pid) : Promise.resolve());
+export const pinChild = (pinning: ChildPinning | undefined, pid: number | undefined): Promise<void> =>
+  pid !== undefined && pinning ? pinning.pin(pid) : Promise.resolve();

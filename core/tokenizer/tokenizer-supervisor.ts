@@ -170,13 +170,22 @@ export class TokenizerSupervisor {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new TokenizerError(`${modelPath} failed validation: ${stage ? STAGE_WORDS[stage] : 'starting the tokenizer process'} took longer than ${this.openTimeoutMs} ms`)),
+        () =>
+          reject(
+            new TokenizerError(
+              `${modelPath} failed validation: ${stage ? STAGE_WORDS[stage] : 'starting the tokenizer process'} took longer than ${this.openTimeoutMs} ms`,
+            ),
+          ),
         this.openTimeoutMs,
       );
     });
     try {
       const opened = await Promise.race([
-        channel.call({ type: 'open', modelPath, probeWeights, ...(this.options.testOnlySkipHeaderCheck ? { testOnlySkipHeaderCheck: true } : {}) }, 'opened', (s) => (stage = s)),
+        channel.call(
+          { type: 'open', modelPath, probeWeights, ...(this.options.testOnlySkipHeaderCheck ? { testOnlySkipHeaderCheck: true } : {}) },
+          'opened',
+          (s) => (stage = s),
+        ),
         timeout,
       ]);
       if (this.life.stopRequested) throw new TokenizerUnavailableError('the tokenizer was stopped while it opened');
@@ -188,7 +197,9 @@ export class TokenizerSupervisor {
       return info;
     } catch (error) {
       const failure =
-        error instanceof TokenizerError && error.code !== null ? new TokenizerError(`${modelPath} failed validation: ${error.message}`, error.code) : (error as Error);
+        error instanceof TokenizerError && error.code !== null
+          ? new TokenizerError(`${modelPath} failed validation: ${error.message}`, error.code)
+          : (error as Error);
       this.log(`open failed: ${failure.message}`);
       child.kill('SIGKILL');
       await channel.exited;
@@ -201,23 +212,30 @@ export class TokenizerSupervisor {
   /** The error pending calls fail with when the child exits: while opening it is the model's; after, the process's. */
   private exitError(exit: EngineExit, stage: OpenStage | undefined): Error {
     if (this.life.stopRequested) return new TokenizerUnavailableError('the tokenizer was stopped (its model is being unloaded)');
-    const how = this.life.hung ? `hung (no answer for ${this.life.hung.silentMs} ms) and was killed` : `exited (code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`;
+    const how = this.life.hung
+      ? `hung (no answer for ${this.life.hung.silentMs} ms) and was killed`
+      : `exited (code ${exit.code ?? 'none'}, signal ${exit.signal ?? 'none'})`;
     if (this.stateValue === 'opening') {
       const words = lastWords(this.recentLines);
-      return new TokenizerError(`${this.modelPath} failed validation: the tokenizer process ${how} while ${stage ? STAGE_WORDS[stage] : 'starting'}${words ? ` — ${words}` : ''}`);
+      return new TokenizerError(
+        `${this.modelPath} failed validation: the tokenizer process ${how} while ${stage ? STAGE_WORDS[stage] : 'starting'}${words ? ` — ${words}` : ''}`,
+      );
     }
     return new TokenizerUnavailableError(`the tokenizer process ${how} while serving this call; it is restarted for the next one`);
   }
 
   private startHangCheck(channel: TokenizerChannel): void {
-    this.hangCheck = setInterval(() => {
-      const silentMs = Math.round(channel.oldestWaitMs());
-      if (silentMs <= this.hangTimeoutMs) return;
-      this.life.hung = { silentMs };
-      this.log(`hung: a call unanswered for ${silentMs} ms; killing`);
-      clearInterval(this.hangCheck);
-      channel.process.kill('SIGKILL');
-    }, Math.min(1000, Math.max(10, this.hangTimeoutMs / 4)));
+    this.hangCheck = setInterval(
+      () => {
+        const silentMs = Math.round(channel.oldestWaitMs());
+        if (silentMs <= this.hangTimeoutMs) return;
+        this.life.hung = { silentMs };
+        this.log(`hung: a call unanswered for ${silentMs} ms; killing`);
+        clearInterval(this.hangCheck);
+        channel.process.kill('SIGKILL');
+      },
+      Math.min(1000, Math.max(10, this.hangTimeoutMs / 4)),
+    );
     this.hangCheck.unref();
   }
 

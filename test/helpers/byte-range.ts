@@ -1,7 +1,12 @@
 /** Test helper: answers a GET or HEAD for `bytes` as a file server does (a `Range: bytes=a-b` gets a 206 with Content-Range); returns the part to send. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export function writeRangeHead(request: IncomingMessage, response: ServerResponse, bytes: Buffer, extraHeaders: Record<string, string> = {}): { start: number; body: Buffer } {
+export function writeRangeHead(
+  request: IncomingMessage,
+  response: ServerResponse,
+  bytes: Buffer,
+  extraHeaders: Record<string, string> = {},
+): { start: number; body: Buffer } {
   const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
   const size = bytes.length;
   const start = range ? Number(range[1]) : 0;

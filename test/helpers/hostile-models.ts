@@ -19,27 +19,52 @@ export interface HostileModel {
 
 /** The three hostile files of issue 14, first. */
 export const HOSTILE_MODELS: readonly HostileModel[] = [
-  { name: 'layers-600', change: [['llama.block_count', gguf.u32(600)]], problem: /llama\.block_count = 600 is outside 1\.\.512 \(llama\.cpp's LLAMA_MAX_LAYERS\)/, aborts: true },
+  {
+    name: 'layers-600',
+    change: [['llama.block_count', gguf.u32(600)]],
+    problem: /llama\.block_count = 600 is outside 1\.\.512 \(llama\.cpp's LLAMA_MAX_LAYERS\)/,
+    aborts: true,
+  },
   { name: 'heads-0', change: [['llama.attention.head_count', gguf.u32(0)]], problem: /llama\.attention\.head_count = 0 must be at least 1/, aborts: true },
   {
     name: 'experts-0-used-4',
-    change: [['llama.expert_count', gguf.u32(0)], ['llama.expert_used_count', gguf.u32(4)]],
+    change: [
+      ['llama.expert_count', gguf.u32(0)],
+      ['llama.expert_used_count', gguf.u32(4)],
+    ],
     problem: /llama\.expert_used_count = 4 is more than llama\.expert_count = 0/,
     aborts: true,
   },
-  { name: 'kv-heads-3', change: [['llama.attention.head_count_kv', gguf.u32(3)]], problem: /llama\.attention\.head_count_kv = 3 does not divide llama\.attention\.head_count = 4/, aborts: false },
+  {
+    name: 'kv-heads-3',
+    change: [['llama.attention.head_count_kv', gguf.u32(3)]],
+    problem: /llama\.attention\.head_count_kv = 3 does not divide llama\.attention\.head_count = 4/,
+    aborts: false,
+  },
   { name: 'embedding-0', change: [['llama.embedding_length', gguf.u32(0)]], problem: /llama\.embedding_length = 0 must be at least 1/, aborts: false },
   { name: 'feed-forward-0', change: [['llama.feed_forward_length', gguf.u32(0)]], problem: /llama\.feed_forward_length = 0 must be at least 1/, aborts: true },
-  { name: 'rope-scaling-bogus', change: [['llama.rope.scaling.type', gguf.str('bogus')]], problem: /llama\.rope\.scaling\.type = "bogus" is not one of none, linear, yarn, longrope/, aborts: true },
+  {
+    name: 'rope-scaling-bogus',
+    change: [['llama.rope.scaling.type', gguf.str('bogus')]],
+    problem: /llama\.rope\.scaling\.type = "bogus" is not one of none, linear, yarn, longrope/,
+    aborts: true,
+  },
   {
     name: 'experts-1100',
-    change: [['llama.expert_count', gguf.u32(1100)], ['llama.expert_used_count', gguf.u32(2)]],
+    change: [
+      ['llama.expert_count', gguf.u32(1100)],
+      ['llama.expert_used_count', gguf.u32(2)],
+    ],
     problem: /llama\.expert_count = 1100 is more than 1024 \(llama\.cpp's LLAMA_MAX_EXPERTS\)/,
     aborts: true,
   },
   {
     name: 'expert-groups-8-of-4',
-    change: [['llama.expert_count', gguf.u32(4)], ['llama.expert_used_count', gguf.u32(2)], ['llama.expert_group_count', gguf.u32(8)]],
+    change: [
+      ['llama.expert_count', gguf.u32(4)],
+      ['llama.expert_used_count', gguf.u32(2)],
+      ['llama.expert_group_count', gguf.u32(8)],
+    ],
     problem: /llama\.expert_group_count = 8 must be less than llama\.expert_count = 4/,
     aborts: true,
   },

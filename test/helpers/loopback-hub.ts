@@ -82,14 +82,24 @@ export async function startLoopbackHub(files: readonly HubFile[] = []): Promise<
     if (path === '/api/models') {
       const search = (url.searchParams.get('search') ?? '').toLowerCase();
       const repos = [...new Set([...hosted.keys()].map((p) => p.split('/').slice(0, 2).join('/')))].filter((repo) => repo.toLowerCase().includes(search));
-      return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(repos.map((id, i) => ({ _id: String(i), id, downloads: 100 - i, likes: 0, tags: ['gguf'] }))));
+      return void response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(repos.map((id, i) => ({ _id: String(i), id, downloads: 100 - i, likes: 0, tags: ['gguf'] }))));
     }
     const tree = /^\/api\/models\/([^/]+)\/([^/]+)\/tree\/[^/]+$/.exec(path);
     if (tree) {
       const files = [...hosted.values()].filter((f) => f.path.startsWith(`${tree[1]}/${tree[2]}/`));
       if (files.length === 0) return void response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Repository not found"}');
-      const entries = files.map((f) => ({ type: 'file', oid: 'x', size: f.bytes.length, path: f.path.split('/').slice(2).join('/'), lfs: { oid: 'y', size: f.bytes.length, pointerSize: 134 } }));
-      return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ type: 'file', oid: 'z', size: 12, path: 'README.md' }, ...entries]));
+      const entries = files.map((f) => ({
+        type: 'file',
+        oid: 'x',
+        size: f.bytes.length,
+        path: f.path.split('/').slice(2).join('/'),
+        lfs: { oid: 'y', size: f.bytes.length, pointerSize: 134 },
+      }));
+      return void response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify([{ type: 'file', oid: 'z', size: 12, path: 'README.md' }, ...entries]));
     }
     const resolve = /^\/([^/]+)\/([^/]+)\/resolve\/[^/]+\/(.+)$/.exec(path);
     const file = resolve ? hosted.get(`${resolve[1]}/${resolve[2]}/${resolve[3]}`) : undefined;
@@ -101,7 +111,11 @@ export async function startLoopbackHub(files: readonly HubFile[] = []): Promise<
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     requests,
     host: (file) => void hosted.set(file.path, file),
-    manifest: (repoTag, fileName) => void manifests.set(repoTag.replace(/:(.+)$/, (_m, tag: string) => `:${tag.toUpperCase()}`), fileName),
+    manifest: (repoTag, fileName) =>
+      void manifests.set(
+        repoTag.replace(/:(.+)$/, (_m, tag: string) => `:${tag.toUpperCase()}`),
+        fileName,
+      ),
     close: () =>
       new Promise((resolve) => {
         for (const response of open) response.destroy();

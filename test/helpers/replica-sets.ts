@@ -22,12 +22,16 @@ export interface TestReplicaSet {
 export async function startReplicaSet(config: Partial<RunConfig>, options: Partial<ReplicaSetOptions> = {}): Promise<TestReplicaSet> {
   const logs: string[] = [];
   const parsed = parseRunConfig({ model: testModelPath(), gpu: 'cpu', engine: { contextSize: 1024, slots: 2, threads: 1 }, ...config });
-  const set = ReplicaSet.fromConfig(parsed, { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, {
-    spawn: forkEngine,
-    log: (line) => logs.push(line),
-    ...options,
-    heal: { cooldownMs: 300, ...parsed.heal, ...options.heal },
-  });
+  const set = ReplicaSet.fromConfig(
+    parsed,
+    { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' },
+    {
+      spawn: forkEngine,
+      log: (line) => logs.push(line),
+      ...options,
+      heal: { cooldownMs: 300, ...parsed.heal, ...options.heal },
+    },
+  );
   sets.push(set);
   await set.start();
   return { set, logs };
@@ -53,7 +57,10 @@ export async function rebuildInMaintenance(set: ReplicaSet, request: RebuildRequ
   const outcomes = rebuild(set, request, (progress) => {
     if (progress.stage === 'barrier') entered(progress.replica);
   });
-  const replica = await Promise.race([maintenance, outcomes.then((ended) => Promise.reject(new Error(`the rebuild ended before its barrier: ${JSON.stringify(ended)}`)))]);
+  const replica = await Promise.race([
+    maintenance,
+    outcomes.then((ended) => Promise.reject(new Error(`the rebuild ended before its barrier: ${JSON.stringify(ended)}`))),
+  ]);
   const state = set.replicaView()[replica]?.state;
   if (state !== 'maintenance') throw new Error(`the rebuild reported its barrier with replica ${replica} ${state}, not in maintenance`);
   return { outcomes };

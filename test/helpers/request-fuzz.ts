@@ -16,11 +16,50 @@ export const seededRandom: (seed: number) => Random = seeded;
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const int = (random: Random, below: number): number => Math.floor(random() * below);
 
-const NUMBERS = [0, 1, 2, 4, -1, -0.5, 0.5, 1.5, 2.5, 255, 256, 257, 1e3, 65_536, 1_048_576, 1_048_577, 2_000_000, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 2, 1e300, -1e300, Number.MAX_VALUE];
+const NUMBERS = [
+  0,
+  1,
+  2,
+  4,
+  -1,
+  -0.5,
+  0.5,
+  1.5,
+  2.5,
+  255,
+  256,
+  257,
+  1e3,
+  65_536,
+  1_048_576,
+  1_048_577,
+  2_000_000,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53,
+  2 ** 53 + 2,
+  1e300,
+  -1e300,
+  Number.MAX_VALUE,
+];
 const NANISH = ['NaN', 'Infinity', '-Infinity', '1e999', '-1', '0x10', '4', 'null', 'true', ''];
 const FIELDS_CHAT = ['messages', 'max_tokens', 'max_completion_tokens'];
 const FIELDS_TEXT = ['prompt', 'max_tokens'];
-const FIELDS_COMMON = ['model', 'stream', 'stream_options', 'temperature', 'top_p', 'top_k', 'min_p', 'seed', 'repeat_penalty', 'stop', 'n', 'ignore_eos', 'return_tokens'];
+const FIELDS_COMMON = [
+  'model',
+  'stream',
+  'stream_options',
+  'temperature',
+  'top_p',
+  'top_k',
+  'min_p',
+  'seed',
+  'repeat_penalty',
+  'stop',
+  'n',
+  'ignore_eos',
+  'return_tokens',
+];
 const UNKNOWN_FIELDS = ['logprobs', 'tools', 'response_format', '__proto__', 'constructor', 'x'.repeat(300), '', 'ünïcödé'];
 
 function randomString(random: Random): string {
@@ -58,7 +97,9 @@ export function randomValue(random: Random, depth = 3): unknown {
     case 6:
       return Array.from({ length: int(random, 5) }, () => randomValue(random, depth - 1));
     case 7:
-      return Object.fromEntries(Array.from({ length: int(random, 4) }, () => [pick(random, [...FIELDS_COMMON, 'role', 'content', 'type', 'text']), randomValue(random, depth - 1)]));
+      return Object.fromEntries(
+        Array.from({ length: int(random, 4) }, () => [pick(random, [...FIELDS_COMMON, 'role', 'content', 'type', 'text']), randomValue(random, depth - 1)]),
+      );
     default:
       return Array.from({ length: 1 + int(random, 20) }, () => int(random, 600));
   }
@@ -101,11 +142,30 @@ const deepText = (random: Random): string => {
 export function fuzzBody(random: Random): FuzzBody {
   const path = random() < 0.5 ? '/v1/chat/completions' : '/v1/completions';
   const roll = random();
-  if (roll < 0.08) return { path, text: pick(random, ['', ' ', '{', '{"messages": [', 'null', '[]', '"text"', '42', 'NaN', '{"a":1,}', '\u0000', '{"messages":[{"role":"user","content":"hi"}]}x']) };
+  if (roll < 0.08)
+    return {
+      path,
+      text: pick(random, [
+        '',
+        ' ',
+        '{',
+        '{"messages": [',
+        'null',
+        '[]',
+        '"text"',
+        '42',
+        'NaN',
+        '{"a":1,}',
+        '\u0000',
+        '{"messages":[{"role":"user","content":"hi"}]}x',
+      ]),
+    };
   if (roll < 0.13) return { path, text: deepText(random) };
   if (roll < 0.25) return { path, text: JSON.stringify(randomValue(random, 4)) };
   const body: Record<string, unknown> =
-    path === '/v1/chat/completions' ? { messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 + int(random, 4) } : { prompt: 'the model', max_tokens: 1 + int(random, 4) };
+    path === '/v1/chat/completions'
+      ? { messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 + int(random, 4) }
+      : { prompt: 'the model', max_tokens: 1 + int(random, 4) };
   const fields = [...(path === '/v1/chat/completions' ? FIELDS_CHAT : FIELDS_TEXT), ...FIELDS_COMMON];
   for (let m = int(random, 4); m > 0; m--) {
     const field = random() < 0.1 ? pick(random, UNKNOWN_FIELDS) : pick(random, fields);

@@ -52,9 +52,13 @@ export function startServeChild(args: string[], env: Record<string, string> = {}
     dashboard: () => waitFor(() => /Dashboard: +(http:\S+)/.exec(out)?.[1], `the dashboard link (stderr: ${err.slice(-500)})`, 120_000),
     token: () => waitFor(() => /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1], 'the control token', 120_000),
     enginePids: (count) =>
-      waitFor(() => {
-        const pids = [...err.matchAll(/\[replica \d+ (\d+)\] ready/g)].map((m) => Number(m[1]));
-        return pids.length >= count ? pids : undefined;
-      }, `${count} engines ready`, 120_000),
+      waitFor(
+        () => {
+          const pids = [...err.matchAll(/\[replica \d+ (\d+)\] ready/g)].map((m) => Number(m[1]));
+          return pids.length >= count ? pids : undefined;
+        },
+        `${count} engines ready`,
+        120_000,
+      ),
   };
 }

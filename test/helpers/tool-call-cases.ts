@@ -18,6 +18,11 @@ export function expectParse(c: ParseCase, tools: readonly ToolFunction[] = []): 
   expect(whole.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(c.calls);
   const stream = new ToolCallStream(c.format, Number.POSITIVE_INFINITY, tools);
   const events = [...[...c.text].flatMap((ch) => stream.push(ch)), ...stream.end()];
-  expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('').trim()).toBe(c.content);
+  expect(
+    events
+      .flatMap((e) => (e.type === 'content' ? [e.text] : []))
+      .join('')
+      .trim(),
+  ).toBe(c.content);
   expect(events.flatMap((e) => (e.type === 'call' ? [[e.call.name, JSON.parse(e.call.arguments)]] : []))).toEqual(c.calls);
 }

@@ -13,7 +13,7 @@ import { openControl, type ControlClient } from '../helpers/control.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 
-const value = async <T,>(control: ControlClient, name: string, args: unknown = {}): Promise<T> => {
+const value = async <T>(control: ControlClient, name: string, args: unknown = {}): Promise<T> => {
   const answer = await control.call(name, args);
   if (!answer.ok) throw new Error(answer.error);
   return answer.value as T;
@@ -34,7 +34,11 @@ describe('loader and chat over the contract', () => {
     expect((await control.call('inspectModel', { path: corrupt })).error).toMatch(new RegExp(`^${corrupt}: `));
     expect((await control.call('inspectModel', { path: join(modelsDir, 'gone.gguf') })).error).toMatch(/model file not found/);
     expect((await control.call('loadModel', { path: corrupt, gpus: 'cpu' })).error).toMatch(new RegExp(`^${corrupt}: `));
-    const inspection = await value<{ architecture: string; fits: { fits: boolean; group: string }[] }>(control, 'inspectModel', { path: testModelPath(), replicas: 2, contextSize: 1024 });
+    const inspection = await value<{ architecture: string; fits: { fits: boolean; group: string }[] }>(control, 'inspectModel', {
+      path: testModelPath(),
+      replicas: 2,
+      contextSize: 1024,
+    });
     expect(inspection).toMatchObject({ architecture: 'llama', quantisation: 'F32', layers: 2, contextLength: 4096 });
     expect(inspection.fits).toEqual([expect.objectContaining({ group: 'CPU (RAM), 2 replicas', fits: true })]);
 

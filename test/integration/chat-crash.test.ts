@@ -42,7 +42,10 @@ describe('a crash mid-answer', () => {
     first.child.kill('SIGKILL');
     expect(await first.exited).toBeNull();
     control.close();
-    const streamed = control.events('chat').map((p) => (p as { text: string }).text).join('');
+    const streamed = control
+      .events('chat')
+      .map((p) => (p as { text: string }).text)
+      .join('');
     // The engine notices its parent is gone and exits by itself.
     await waitFor(() => (spawnSync('kill', ['-0', String(enginePid)]).status !== 0 ? true : undefined), 'the orphaned engine to exit', 30_000);
 
@@ -68,7 +71,10 @@ describe('a crash mid-answer', () => {
     const regenerated = (await again.call('regenerate', { id: conversation.id })).value as ChatMessageData;
     expect(regenerated).toMatchObject({ state: 'complete', servedBy: { completionTokens: expect.any(Number) } });
     const final = (await again.call('getConversation', { id: conversation.id })).value as Conversation;
-    expect(final.messages.map((m) => [m.role, m.state])).toEqual([['user', 'complete'], ['assistant', 'complete']]);
+    expect(final.messages.map((m) => [m.role, m.state])).toEqual([
+      ['user', 'complete'],
+      ['assistant', 'complete'],
+    ]);
     again.close();
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

@@ -40,7 +40,11 @@ describe('the control token across restarts', () => {
     const second = await withServe(dataDir, [], async (base) => {
       expect(await controlStatus(base, first)).toBe(204);
       // An admin call with the old start's token passes the token check (then is refused for its empty body).
-      const admin = await fetch(`${base}/admin/precheck`, { method: 'POST', headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' }, body: '{}' });
+      const admin = await fetch(`${base}/admin/precheck`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(admin.status).toBe(400);
     });
     expect(second).toBe(first);

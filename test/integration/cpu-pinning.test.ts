@@ -7,7 +7,14 @@ import { startReplicaSet } from '../helpers/replica-sets.js';
 
 const topology = await readCpuTopology();
 const cores = 'cores' in topology ? topology.cores : [];
-const why = process.platform !== 'linux' ? `not Linux (${process.platform})` : 'cores' in topology ? (cores.length < 2 ? `only ${cores.length} physical core here` : null) : topology.unreadable;
+const why =
+  process.platform !== 'linux'
+    ? `not Linux (${process.platform})`
+    : 'cores' in topology
+      ? cores.length < 2
+        ? `only ${cores.length} physical core here`
+        : null
+      : topology.unreadable;
 if (why) console.log(`skipped: CPU pinning needs Linux and 2 physical cores: ${why}`);
 
 describe.skipIf(why !== null)('CPU pinning', () => {

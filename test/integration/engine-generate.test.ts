@@ -44,9 +44,7 @@ describe('engine generate', () => {
 
   it('queues a third request on two slots and serves it when a slot frees', async () => {
     const engine = await startEngine({ slots: 2 });
-    const handles = [0, 1, 2].map((i) =>
-      engine.generate({ tokens: promptTokens(64, i * 13), maxTokens: 24, sampling: { temperature: 0 }, ignoreEos: true }),
-    );
+    const handles = [0, 1, 2].map((i) => engine.generate({ tokens: promptTokens(64, i * 13), maxTokens: 24, sampling: { temperature: 0 }, ignoreEos: true }));
     const results = await Promise.all(handles.map((h) => h.done));
     for (const result of results) {
       expect(result.finishReason).toBe('length');

@@ -50,13 +50,26 @@ describe('manifold engine install', () => {
   it('installs the release archive where core looks, verified, and the binary runs; a .zip without modes too', async () => {
     const cacheRoot = join(dir, 'cache');
     const progress: EngineInstallProgress[] = [];
-    const result = await installLlamaServer({ backend: 'cpu', platform: 'linux', arch: 'x64', apiBase: host.apiBase, cacheRoot, release, onProgress: (p) => progress.push(p) });
+    const result = await installLlamaServer({
+      backend: 'cpu',
+      platform: 'linux',
+      arch: 'x64',
+      apiBase: host.apiBase,
+      cacheRoot,
+      release,
+      onProgress: (p) => progress.push(p),
+    });
     expect(result.binary).toBe(join(llamaServerCacheDir(cacheRoot), 'llama-server'));
     expect(result.asset).toBe(`llama-${tag}-bin-ubuntu-x64.tar.gz`);
     expect(result.version).toMatch(/version/);
     expect(runs(result.binary)).toBe(true);
     expect(progress.at(-1)).toMatchObject({ file: result.asset, bytes: progress.at(-1)!.totalBytes });
-    expect(JSON.parse(await readFile(join(llamaServerCacheDir(cacheRoot), 'install.json'), 'utf8'))).toMatchObject({ source: 'release', tag, sha256: result.sha256, backend: 'cpu' });
+    expect(JSON.parse(await readFile(join(llamaServerCacheDir(cacheRoot), 'install.json'), 'utf8'))).toMatchObject({
+      source: 'release',
+      tag,
+      sha256: result.sha256,
+      backend: 'cpu',
+    });
     // Core finds it there.
     const saved = { binary: process.env.MANIFOLD_LLAMA_SERVER, cache: process.env.MANIFOLD_LLAMA_SERVER_CACHE };
     delete process.env.MANIFOLD_LLAMA_SERVER;
@@ -64,7 +77,10 @@ describe('manifold engine install', () => {
     try {
       expect(findLlamaServer()).toBe(result.binary);
     } finally {
-      for (const [name, value] of [['MANIFOLD_LLAMA_SERVER', saved.binary], ['MANIFOLD_LLAMA_SERVER_CACHE', saved.cache]] as const) {
+      for (const [name, value] of [
+        ['MANIFOLD_LLAMA_SERVER', saved.binary],
+        ['MANIFOLD_LLAMA_SERVER_CACHE', saved.cache],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -78,15 +94,22 @@ describe('manifold engine install', () => {
   it('refuses a tampered archive, an unverifiable one, a build the release lacks, a missing release and a binary that does not run, keeping what was installed', async () => {
     const cacheRoot = join(dir, 'cache-refusals');
     const installed = await installLlamaServer({ backend: 'cpu', platform: 'linux', arch: 'x64', apiBase: host.apiBase, cacheRoot, release });
-    const attempt = (options: Partial<Parameters<typeof installLlamaServer>[0]>) => installLlamaServer({ backend: 'cpu', platform: 'linux', arch: 'x64', apiBase: host.apiBase, cacheRoot, release, ...options });
+    const attempt = (options: Partial<Parameters<typeof installLlamaServer>[0]>) =>
+      installLlamaServer({ backend: 'cpu', platform: 'linux', arch: 'x64', apiBase: host.apiBase, cacheRoot, release, ...options });
 
-    await expect(attempt({ arch: 'arm64' })).rejects.toThrow(/llama-v9\.9\.9-bin-ubuntu-arm64\.tar\.gz does not match the release's checksum \(sha256 [0-9a-f]{64}, the release says 0{64}\); nothing was installed/);
-    await expect(attempt({ platform: 'win32' })).rejects.toThrow('llama-v9.9.9-bin-win-cpu-x64.zip has no SHA-256 digest in the release, so it cannot be verified');
+    await expect(attempt({ arch: 'arm64' })).rejects.toThrow(
+      /llama-v9\.9\.9-bin-ubuntu-arm64\.tar\.gz does not match the release's checksum \(sha256 [0-9a-f]{64}, the release says 0{64}\); nothing was installed/,
+    );
+    await expect(attempt({ platform: 'win32' })).rejects.toThrow(
+      'llama-v9.9.9-bin-win-cpu-x64.zip has no SHA-256 digest in the release, so it cannot be verified',
+    );
     await expect(attempt({ backend: 'cuda' })).rejects.toThrow(
       'llama.cpp release v9.9.9 has no cuda build of llama-server for linux x64 (its builds: macos-arm64, ubuntu-arm64, ubuntu-vulkan-x64, ubuntu-x64, win-cpu-x64); build it from source (npm run build:llama-server)',
     );
     await expect(attempt({ release: { tag: 'v0.0.1', repo } })).rejects.toThrow(/answered 404 Not Found: no llama\.cpp release v0\.0\.1 to install/);
-    await expect(attempt({ platform: 'darwin', arch: 'arm64', backend: 'metal' })).rejects.toThrow(/the downloaded llama-server does not run on this machine \(cannot load libggml\.so\); nothing was installed/);
+    await expect(attempt({ platform: 'darwin', arch: 'arm64', backend: 'metal' })).rejects.toThrow(
+      /the downloaded llama-server does not run on this machine \(cannot load libggml\.so\); nothing was installed/,
+    );
 
     expect(runs(installed.binary)).toBe(true);
     expect(JSON.parse(await readFile(join(llamaServerCacheDir(cacheRoot), 'install.json'), 'utf8'))).toMatchObject({ asset: installed.asset });

@@ -17,7 +17,18 @@ describe('engine kinds', () => {
   it('refuses a kind nobody registered, naming the registered ones', () => {
     expect(engineKindNames()).toEqual(['node-llama-cpp', 'llama-server', 'stand-in']);
     const config = parseRunConfig({ model: testModelPath(), gpu: 'cpu', engine: { kind: 'vllm' } });
-    expect(() => ReplicaSet.fromConfig(config, { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} })).toThrow(
+    expect(() =>
+      ReplicaSet.fromConfig(
+        config,
+        { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' },
+        {
+          spawn: () => {
+            throw new Error('nothing is spawned');
+          },
+          log: () => {},
+        },
+      ),
+    ).toThrow(
       /^engine\.kind: "vllm" is not an engine kind; use "node-llama-cpp" \(.+\), or "llama-server" \(.+\), or "stand-in" \(a test-only kind: an engine child driven directly\)$/,
     );
   });

@@ -20,10 +20,14 @@ describe('engine lifetime', () => {
     const parent = spawn(process.execPath, [...tsxExecArgv(), fixture, testModelPath()], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     parent.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const enginePid = await waitFor(() => {
-      const match = /engine-pid (\d+)/.exec(out);
-      return match ? Number(match[1]) : undefined;
-    }, 'the engine pid', 30_000);
+    const enginePid = await waitFor(
+      () => {
+        const match = /engine-pid (\d+)/.exec(out);
+        return match ? Number(match[1]) : undefined;
+      },
+      'the engine pid',
+      30_000,
+    );
     expect(isRunning(enginePid)).toBe(true);
     parent.kill('SIGKILL');
     await waitFor(() => (isRunning(enginePid) ? undefined : true), 'the engine to exit', 10_000);

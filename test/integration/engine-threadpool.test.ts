@@ -17,7 +17,12 @@ if (why) console.log(`skipped: ${why}`);
 
 async function childEnv(pid: number): Promise<Map<string, string>> {
   const raw = await readFile(`/proc/${pid}/environ`, 'utf8');
-  return new Map(raw.split('\0').filter(Boolean).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+  return new Map(
+    raw
+      .split('\0')
+      .filter(Boolean)
+      .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+  );
 }
 
 describe.skipIf(why !== null)('engine child thread pool', () => {
@@ -27,7 +32,12 @@ describe.skipIf(why !== null)('engine child thread pool', () => {
     expect(sized.get('UV_THREADPOOL_SIZE')).toBe('1');
     expect((await set.generate({ tokens: [300, 301, 302], maxTokens: 3, ignoreEos: true })).completionTokens).toHaveLength(3);
 
-    const { set: configured } = await startReplicaSet({ replicas: 1, pinCores: false, env: { UV_THREADPOOL_SIZE: '3' }, engine: { contextSize: 1024, slots: 1, threads: 1 } });
+    const { set: configured } = await startReplicaSet({
+      replicas: 1,
+      pinCores: false,
+      env: { UV_THREADPOOL_SIZE: '3' },
+      engine: { contextSize: 1024, slots: 1, threads: 1 },
+    });
     expect((await childEnv(configured.replicaView()[0]!.pid!)).get('UV_THREADPOOL_SIZE')).toBe('3');
     expect((await configured.generate({ tokens: [300, 301, 302], maxTokens: 3, ignoreEos: true })).completionTokens).toHaveLength(3);
   });
@@ -36,7 +46,8 @@ describe.skipIf(why !== null)('engine child thread pool', () => {
     const { set } = await startReplicaSet({ replicas: 2, engine: { contextSize: 1024, slots: 1, threads: 1 } });
     for (const view of set.replicaView()) {
       const size = (await childEnv(view.pid!)).get('UV_THREADPOOL_SIZE');
-      // Pinned to one CPU (each vCPU a core of its own, as on the 2-vCPU test machines): libuv's default; on whole cores of two CPUs or more, or unpinned: one thread.
+      // Pinned to one CPU (each vCPU a core of its own, as on the 2-vCPU test machines): libuv's default; on whole cores of two CPUs or more, or
+      // unpinned: one thread.
       expect(size).toBe(view.cpus.length === 1 ? undefined : '1');
     }
     expect((await set.generate({ tokens: [300, 301, 302], maxTokens: 3, ignoreEos: true })).completionTokens).toHaveLength(3);

@@ -14,7 +14,10 @@ import { waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';
 
 const gpuInfo = (env: Record<string, string> = {}): string => {
-  const run = spawnSync(process.execPath, [join('node_modules', 'tsx', 'dist', 'cli.mjs'), 'cli/gpu-info.ts'], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const run = spawnSync(process.execPath, [join('node_modules', 'tsx', 'dist', 'cli.mjs'), 'cli/gpu-info.ts'], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
   expect(run.status, run.stderr).toBe(0);
   return run.stdout;
 };
@@ -54,7 +57,7 @@ describe.skipIf(!cc)('with NVML (a stand-in library of two cards)', () => {
     return library;
   };
 
-  it('gpu-info prints each card\'s name, memory and utilisation', () => {
+  it("gpu-info prints each card's name, memory and utilisation", () => {
     expect(gpuInfo({ MANIFOLD_NVML_LIBRARY: built() }).split('\n')).toEqual([
       'NVML: 2 cards',
       'card 0: NVIDIA Double H200: memory 6.0 GiB / 140.4 GiB used, utilisation 87%, 61 °C, 412.5 W',
@@ -71,8 +74,26 @@ describe.skipIf(!cc)('with NVML (a stand-in library of two cards)', () => {
     control.close();
     expect(answer).toMatchObject({ ok: true, value: { source: 'nvml', note: 'NVML: 2 cards' } });
     expect((answer.value as { cards: unknown[] }).cards).toEqual([
-      { card: 0, name: 'NVIDIA Double H200', memoryUsedBytes: 6442450945, memoryTotalBytes: 150754820096, utilizationPercent: 87, temperatureC: 61, powerW: 412.5, replica: null },
-      { card: 1, name: 'NVIDIA Double L4', memoryUsedBytes: 1073741824, memoryTotalBytes: 24152899584, utilizationPercent: 3, temperatureC: 35, powerW: null, replica: null },
+      {
+        card: 0,
+        name: 'NVIDIA Double H200',
+        memoryUsedBytes: 6442450945,
+        memoryTotalBytes: 150754820096,
+        utilizationPercent: 87,
+        temperatureC: 61,
+        powerW: 412.5,
+        replica: null,
+      },
+      {
+        card: 1,
+        name: 'NVIDIA Double L4',
+        memoryUsedBytes: 1073741824,
+        memoryTotalBytes: 24152899584,
+        utilizationPercent: 3,
+        temperatureC: 35,
+        powerW: null,
+        replica: null,
+      },
     ]);
     const metrics = await (await fetch(`${served.front.url}/metrics`)).text();
     expect(gpuSamples(metrics, 'manifold_gpu_utilization_percent').map((m) => [m.labels?.card, m.value])).toEqual([

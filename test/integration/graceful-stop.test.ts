@@ -79,7 +79,14 @@ function writeConfig(extra: Record<string, unknown>): string {
 
 describe('npm run serve stops gracefully', () => {
   it('on SIGTERM under 8 long streams: each ends complete or with a shutdown error and [DONE]; exit 0; no engine left', async () => {
-    const serve = startServeChild(['--config', writeConfig({ shutdownGraceMs: 1500 }), '--port', '0', '--data-dir', mkdtempSync(join(tmpdir(), 'manifold-data-'))]);
+    const serve = startServeChild([
+      '--config',
+      writeConfig({ shutdownGraceMs: 1500 }),
+      '--port',
+      '0',
+      '--data-dir',
+      mkdtempSync(join(tmpdir(), 'manifold-data-')),
+    ]);
     const base = await serve.base();
     const pids = await serve.enginePids(2);
     const streams = await Promise.all(Array.from({ length: 8 }, (_, i) => openStream(base, { max_tokens: 8000, ignore_eos: true, seed: i, temperature: 0.8 })));
@@ -90,16 +97,29 @@ describe('npm run serve stops gracefully', () => {
     const streamsEnded = Date.now() - signalled;
     const endings = streams.map(ending);
     expect(await serve.exited).toBe(0);
-    console.log(`SIGTERM with 8 streams (grace 1500 ms): ${endings.filter((e) => e === 'cut').length} cut; streams ended after ${streamsEnded} ms, exit after ${Date.now() - signalled} ms`);
+    console.log(
+      `SIGTERM with 8 streams (grace 1500 ms): ${endings.filter((e) => e === 'cut').length} cut; streams ended after ${streamsEnded} ms, exit after ${Date.now() - signalled} ms`,
+    );
     // 8,000 tokens each cannot all be made in 1.5 s on this machine's 2 engines: the cut path ran.
     expect(endings).toContain('cut');
     expect(serve.err).toMatch(/stopping: 8 requests and 0 chat answers running get 1500 ms to finish/);
-    expect(serve.err).toMatch(new RegExp(`stopping: ${endings.filter((e) => e === 'complete').length} answers finished, ${endings.filter((e) => e === 'cut').length} cut`));
+    expect(serve.err).toMatch(
+      new RegExp(`stopping: ${endings.filter((e) => e === 'complete').length} answers finished, ${endings.filter((e) => e === 'cut').length} cut`),
+    );
     for (const pid of pids) expect(processAlive(pid), `engine ${pid}`).toBe(false);
   }, 180_000);
 
   it('lets 8 short streams finish within the grace (--shutdown-grace), then exits 0 with no engine left', async () => {
-    const serve = startServeChild(['--config', writeConfig({ shutdownGraceMs: 1 }), '--shutdown-grace', '60000', '--port', '0', '--data-dir', mkdtempSync(join(tmpdir(), 'manifold-data-'))]);
+    const serve = startServeChild([
+      '--config',
+      writeConfig({ shutdownGraceMs: 1 }),
+      '--shutdown-grace',
+      '60000',
+      '--port',
+      '0',
+      '--data-dir',
+      mkdtempSync(join(tmpdir(), 'manifold-data-')),
+    ]);
     const base = await serve.base();
     const pids = await serve.enginePids(2);
     const streams = await Promise.all(Array.from({ length: 8 }, () => openStream(base, { max_tokens: 40, ignore_eos: true })));
@@ -113,7 +133,11 @@ describe('npm run serve stops gracefully', () => {
   }, 180_000);
 
   it("drains on one Ctrl-C to `npm run serve`'s process group, as a terminal sends it, with no engine hearing it; a second Ctrl-C ends the grace", async () => {
-    const serve = startServeChild(['--config', writeConfig({ shutdownGraceMs: 600_000 }), '--port', '0', '--data-dir', mkdtempSync(join(tmpdir(), 'manifold-data-'))], {}, true);
+    const serve = startServeChild(
+      ['--config', writeConfig({ shutdownGraceMs: 600_000 }), '--port', '0', '--data-dir', mkdtempSync(join(tmpdir(), 'manifold-data-'))],
+      {},
+      true,
+    );
     const base = await serve.base();
     const pids = await serve.enginePids(2);
     // 8 streams: 4 short ones that finish within the grace, 4 that would run for minutes.
@@ -172,7 +196,10 @@ describe('the drain, in process', () => {
   it('answers a JSON request still open at the end of the grace with 503, and saves a chat answer as interrupted', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'manifold-data-'));
     const served = await startServed({ engine: { contextSize: 8192, slots: 2, threads: 1 } }, { dataDir });
-    const json = fetch(`${served.front.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'the model', max_tokens: 8000, ignore_eos: true }) });
+    const json = fetch(`${served.front.url}/v1/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ prompt: 'the model', max_tokens: 8000, ignore_eos: true }),
+    });
     const control = await openControl(served.front);
     const conversation = (await control.call('createConversation', { systemPrompt: 'Be brief.' })).value as Conversation;
     await control.call('updateConversation', { id: conversation.id, sampling: { maxTokens: 8000, temperature: 0 } });
@@ -191,7 +218,10 @@ describe('the drain, in process', () => {
     const onDisk = JSON.parse(readFileSync(join(dataDir, 'conversations', `${conversation.id}.json`), 'utf8')) as Conversation;
     const answer = onDisk.messages.at(-1)!;
     expect(answer).toMatchObject({ role: 'assistant', state: 'interrupted', stopped: false, error: null, writer: null });
-    const streamed = control.events('chat').map((p) => (p as { text: string }).text).join('');
+    const streamed = control
+      .events('chat')
+      .map((p) => (p as { text: string }).text)
+      .join('');
     expect(answer.content.length).toBeGreaterThan(0);
     expect(streamed.startsWith(answer.content) || answer.content.startsWith(streamed)).toBe(true);
     control.close();

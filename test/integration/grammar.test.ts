@@ -23,7 +23,13 @@ const clientOf = (served: Served): OpenAI => new OpenAI({ baseURL: `${served.fro
 
 /** A completion with llama-server's `grammar` extension; its text and the replica that served it. */
 async function complete(client: OpenAI, grammar: string, seed: number): Promise<{ text: string; finish: string; replica: number }> {
-  const response = await client.completions.create({ model: 'default', prompt: 'Name a thing and a number:', max_tokens: 32, ...hot(seed), grammar } as OpenAI.CompletionCreateParamsNonStreaming);
+  const response = await client.completions.create({
+    model: 'default',
+    prompt: 'Name a thing and a number:',
+    max_tokens: 32,
+    ...hot(seed),
+    grammar,
+  } as OpenAI.CompletionCreateParamsNonStreaming);
   const served = (response as unknown as { manifold: { replica: number } }).manifold;
   return { text: response.choices[0]!.text, finish: response.choices[0]!.finish_reason, replica: served.replica };
 }
@@ -60,7 +66,13 @@ describe.each(engineKinds('a grammar through the front'))('a grammar through the
       { role: 'user', content: 'A tag for the weather?' },
     ];
     const chat = (history: OpenAI.Chat.ChatCompletionMessageParam[]) =>
-      client.chat.completions.create({ model: 'default', messages: history, max_tokens: 32, ...hot(5), grammar: GRAMMAR } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      client.chat.completions.create({
+        model: 'default',
+        messages: history,
+        max_tokens: 32,
+        ...hot(5),
+        grammar: GRAMMAR,
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     const first = await chat(messages);
     expect(first.choices[0]!.message.content).toMatch(SENTENCE);
     const second = await chat([...messages, { role: 'assistant', content: first.choices[0]!.message.content }, { role: 'user', content: 'And tomorrow?' }]);
@@ -87,7 +99,16 @@ describe('a remote peer that speaks only the OpenAI dialect', () => {
       expect(answer.text).toMatch(SENTENCE);
     }
     // Without a grammar the peer serves like any replica.
-    const plain = await Promise.all(SEEDS.map(() => mixedClient.completions.create({ model: 'default', prompt: promptTokens(8), max_tokens: 2, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming)));
+    const plain = await Promise.all(
+      SEEDS.map(() =>
+        mixedClient.completions.create({
+          model: 'default',
+          prompt: promptTokens(8),
+          max_tokens: 2,
+          ignore_eos: true,
+        } as OpenAI.CompletionCreateParamsNonStreaming),
+      ),
+    );
     expect(new Set(plain.map((r) => (r as unknown as { manifold: { replica: number } }).manifold.replica))).toEqual(new Set([0, 1]));
 
     const onlyPeer = await startServed({ replicas: [remote] });

@@ -18,7 +18,7 @@ import { startServed } from '../helpers/served.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'manifold-hostile-'));
 
-const value = async <T,>(control: ControlClient, name: string, args: unknown = {}): Promise<T> => {
+const value = async <T>(control: ControlClient, name: string, args: unknown = {}): Promise<T> => {
   const answer = await control.call(name, args);
   if (!answer.ok) throw new Error(answer.error);
   return answer.value as T;
@@ -44,7 +44,9 @@ describe('the tokenizer child with the header bounds bypassed', () => {
       const message = (error as Error).message;
       expect(message).toMatch(new RegExp(`^${path} failed validation: `));
       if (model.aborts) {
-        expect(message).toMatch(/the tokenizer process exited \(code none, signal SIGABRT\) while loading the vocabulary — llama\.cpp: GGML_ASSERT\(.+\) failed$/);
+        expect(message).toMatch(
+          /the tokenizer process exited \(code none, signal SIGABRT\) while loading the vocabulary — llama\.cpp: GGML_ASSERT\(.+\) failed$/,
+        );
       } else {
         expect(message).toMatch(/the weights do not load: /);
       }

@@ -31,7 +31,11 @@ async function send({ path, text }: FuzzBody): Promise<Answer> {
   if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
     const reader = response.body!.getReader();
     let buffered = '';
-    const firstEvent = (): string | undefined => buffered.split('\n\n').slice(0, -1).find((event) => !ROLE_CHUNK.test(event));
+    const firstEvent = (): string | undefined =>
+      buffered
+        .split('\n\n')
+        .slice(0, -1)
+        .find((event) => !ROLE_CHUNK.test(event));
     while (firstEvent() === undefined) {
       const { value, done } = await reader.read();
       if (done) break;
@@ -100,10 +104,16 @@ describe('hostile request bodies', () => {
       expect(answer.status, body.text).toBe(400);
       return answer.message!;
     };
-    expect(await refused(json('/v1/chat/completions', { ...chat, stop: ['x'.repeat(300)] }))).toBe('stop[0]: a stop string is at most 256 characters (got 300)');
+    expect(await refused(json('/v1/chat/completions', { ...chat, stop: ['x'.repeat(300)] }))).toBe(
+      'stop[0]: a stop string is at most 256 characters (got 300)',
+    );
     expect(await refused(json('/v1/completions', { prompt: 'a', stop: 'y'.repeat(257) }))).toBe('stop: a stop string is at most 256 characters (got 257)');
-    expect(await refused(json('/v1/completions', { prompt: 'a', stop: Array.from({ length: 17 }, (_, i) => `${i}`) }))).toBe('stop: at most 16 stop strings (got 17)');
-    expect(await refused(json('/v1/completions', { prompt: { text: 'a' } }))).toMatch(/^prompt: expected a string, an array of one string, or an array of token ids/);
+    expect(await refused(json('/v1/completions', { prompt: 'a', stop: Array.from({ length: 17 }, (_, i) => `${i}`) }))).toBe(
+      'stop: at most 16 stop strings (got 17)',
+    );
+    expect(await refused(json('/v1/completions', { prompt: { text: 'a' } }))).toMatch(
+      /^prompt: expected a string, an array of one string, or an array of token ids/,
+    );
     expect(await refused(json('/v1/completions', { prompt: [Number.MAX_SAFE_INTEGER] }))).toContain('outside the model');
     expect(await refused(json('/v1/chat/completions', { ...chat, max_tokens: -5 }))).toBe('max_tokens: at least 1 (got -5)');
     expect(await refused({ path: '/v1/chat/completions', text: '' })).toBe('the request body is empty; send a JSON object');
@@ -111,7 +121,17 @@ describe('hostile request bodies', () => {
   });
 
   it('takes every sampling value at the edge of its range', async () => {
-    const edge = { ...chat, max_tokens: 2, temperature: 2, top_p: 0, top_k: Number.MAX_SAFE_INTEGER, min_p: 1, seed: Number.MAX_SAFE_INTEGER, repeat_penalty: 10, stop: Array.from({ length: 16 }, () => 'z'.repeat(256)) };
+    const edge = {
+      ...chat,
+      max_tokens: 2,
+      temperature: 2,
+      top_p: 0,
+      top_k: Number.MAX_SAFE_INTEGER,
+      min_p: 1,
+      seed: Number.MAX_SAFE_INTEGER,
+      repeat_penalty: 10,
+      stop: Array.from({ length: 16 }, () => 'z'.repeat(256)),
+    };
     expect((await send(json('/v1/chat/completions', edge))).status).toBe(200);
   });
 });

@@ -38,16 +38,32 @@ async function ask(i: number, maxTokens: number): Promise<Answer> {
   if (i % 2 === 0) {
     const answer = await client.chat.completions.create(params as OpenAI.ChatCompletionCreateParamsNonStreaming);
     const usage = answer.usage!;
-    return { replica: replicaOf(answer), promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details!.cached_tokens!, completionTokens: usage.completion_tokens, ms: performance.now() - started };
+    return {
+      replica: replicaOf(answer),
+      promptTokens: usage.prompt_tokens,
+      cachedTokens: usage.prompt_tokens_details!.cached_tokens!,
+      completionTokens: usage.completion_tokens,
+      ms: performance.now() - started,
+    };
   }
-  const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await client.chat.completions.create({
+    ...params,
+    stream: true,
+    stream_options: { include_usage: true },
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
   let replica = -1;
   let usage: OpenAI.CompletionUsage | undefined;
   for await (const chunk of stream) {
     if ('manifold' in chunk) replica = replicaOf(chunk);
     usage = chunk.usage ?? usage;
   }
-  return { replica, promptTokens: usage!.prompt_tokens, cachedTokens: usage!.prompt_tokens_details!.cached_tokens!, completionTokens: usage!.completion_tokens, ms: performance.now() - started };
+  return {
+    replica,
+    promptTokens: usage!.prompt_tokens,
+    cachedTokens: usage!.prompt_tokens_details!.cached_tokens!,
+    completionTokens: usage!.completion_tokens,
+    ms: performance.now() - started,
+  };
 }
 
 describe('/metrics after real requests', () => {
@@ -58,9 +74,15 @@ describe('/metrics after real requests', () => {
 
     const text = await (await fetch(`${served.front.url}/metrics`)).text();
     const families = parsePrometheusTextFormat(text);
-    const counter = (name: string, replica: number): number => Number(families.find((f) => f.name === name)!.metrics.find((m) => m.labels?.replica === String(replica))!.value);
+    const counter = (name: string, replica: number): number =>
+      Number(families.find((f) => f.name === name)!.metrics.find((m) => m.labels?.replica === String(replica))!.value);
     const type = (name: string): string | undefined => families.find((f) => f.name === name)?.type;
-    for (const name of ['manifold_time_to_first_token_seconds', 'manifold_time_per_output_token_seconds', 'manifold_queue_wait_seconds', 'manifold_route_decision_seconds']) {
+    for (const name of [
+      'manifold_time_to_first_token_seconds',
+      'manifold_time_per_output_token_seconds',
+      'manifold_queue_wait_seconds',
+      'manifold_route_decision_seconds',
+    ]) {
       expect(type(name)).toBe('HISTOGRAM');
     }
 
@@ -69,7 +91,12 @@ describe('/metrics after real requests', () => {
       // Four slots for six requests at once: both replicas served some.
       expect(mine.length).toBeGreaterThan(0);
       const histogram = (name: string) => histogramSeries(text, name, { replica: String(replica) })!;
-      for (const name of ['manifold_time_to_first_token_seconds', 'manifold_time_per_output_token_seconds', 'manifold_queue_wait_seconds', 'manifold_route_decision_seconds']) {
+      for (const name of [
+        'manifold_time_to_first_token_seconds',
+        'manifold_time_per_output_token_seconds',
+        'manifold_queue_wait_seconds',
+        'manifold_route_decision_seconds',
+      ]) {
         const series = histogram(name);
         expect(series.count, `${name}{replica="${replica}"}`).toBe(mine.length);
         expect(series.buckets['+Inf']).toBe(mine.length);

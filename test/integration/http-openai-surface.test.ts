@@ -21,7 +21,15 @@ const clientOf = (served: Served): OpenAI => new OpenAI({ baseURL: `${served.fro
 
 /** A greedy completion of `prompt` past end-of-generation, with its token ids (Manifold's `return_tokens`). */
 async function completionTokens(client: OpenAI, model: string, extra: Record<string, unknown>, maxTokens = 24): Promise<number[]> {
-  const answer = await client.completions.create({ model, prompt: 'the model', max_tokens: maxTokens, temperature: 0, ignore_eos: true, return_tokens: true, ...extra } as OpenAI.CompletionCreateParamsNonStreaming);
+  const answer = await client.completions.create({
+    model,
+    prompt: 'the model',
+    max_tokens: maxTokens,
+    temperature: 0,
+    ignore_eos: true,
+    return_tokens: true,
+    ...extra,
+  } as OpenAI.CompletionCreateParamsNonStreaming);
   return (answer as unknown as { manifold: { tokens: number[] } }).manifold.tokens;
 }
 
@@ -65,7 +73,9 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
 
   it('refuses every parameter it does not honour with a 400 naming it, and takes the documented ignored ones', async () => {
     const refused = async (params: Record<string, unknown>): Promise<InstanceType<typeof OpenAI.BadRequestError>> => {
-      const error = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, ...params } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+      const error = await client.chat.completions
+        .create({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, ...params } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((e: unknown) => e);
       expect(error, JSON.stringify(params)).toBeInstanceOf(OpenAI.BadRequestError);
       return error as InstanceType<typeof OpenAI.BadRequestError>;
     };
@@ -86,7 +96,13 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
     expect(completionError).toMatchObject({ status: 400, param: 'echo' });
 
     const accepted = await client.chat.completions.create({
-      model, messages: [{ role: 'user', content: 'hi', name: 'bob' }], max_tokens: 2, store: false, metadata: { app: 'test' }, service_tier: 'auto', user: 'someone',
+      model,
+      messages: [{ role: 'user', content: 'hi', name: 'bob' }],
+      max_tokens: 2,
+      store: false,
+      metadata: { app: 'test' },
+      service_tier: 'auto',
+      user: 'someone',
     });
     expect(accepted.choices[0]!.message.content).toBeTypeOf('string');
   });
@@ -131,7 +147,12 @@ describe('the OpenAI surface on node-llama-cpp engines', () => {
     const detokenized = await post(served, '/detokenize', { tokens });
     expect(detokenized.status).toBe(200);
     expect((detokenized.json.content as string).trim()).toBe('hello world');
-    expect(pieces.map((p) => p.piece).join('').trim()).toBe('hello world');
+    expect(
+      pieces
+        .map((p) => p.piece)
+        .join('')
+        .trim(),
+    ).toBe('hello world');
     expect(await post(served, '/detokenize', { tokens: [10_000_000] })).toMatchObject({ status: 400, json: { error: { param: 'tokens[0]' } } });
     expect(await post(served, '/tokenize', { content: 'x', text: 'x' })).toMatchObject({ status: 400, json: { error: { param: 'text' } } });
     expect(await post(served, '/tokenize', {})).toMatchObject({ status: 400, json: { error: { param: 'content' } } });
@@ -186,7 +207,13 @@ describe('the Vercel AI SDK’s OpenAI-compatible provider', () => {
     expect(text.usage.outputTokens).toBeGreaterThan(0);
     // Sampled at the SDK's default temperature, a random-weight model may end at once: ignore_eos (through the
     // provider's options) makes the stream's length certain (an end of generation first failed a CI rehearsal).
-    const streamed = streamText({ model: provider.completionModel(model), prompt: 'the model', maxOutputTokens: 3, maxRetries: 0, providerOptions: { manifold: { ignore_eos: true } } });
+    const streamed = streamText({
+      model: provider.completionModel(model),
+      prompt: 'the model',
+      maxOutputTokens: 3,
+      maxRetries: 0,
+      providerOptions: { manifold: { ignore_eos: true } },
+    });
     expect((await streamed.usage).outputTokens).toBe(3);
     const { embeddings } = await embedMany({ model: provider.embeddingModel(model), values: ['a b', 'c d'], maxRetries: 0 });
     expect(embeddings).toHaveLength(2);

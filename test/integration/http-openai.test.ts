@@ -73,24 +73,54 @@ describe('OpenAI-compatible front', () => {
   });
 
   it('answers completions, streaming and not, with stop strings applied', async () => {
-    const plain = await client.completions.create({ model: served.workstation.modelId, prompt: 'the model', max_tokens: 20, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
+    const plain = await client.completions.create({
+      model: served.workstation.modelId,
+      prompt: 'the model',
+      max_tokens: 20,
+      temperature: 0,
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsNonStreaming);
     expect(plain.object).toBe('text_completion');
     const text = plain.choices[0]!.text;
     expect(plain.usage!.completion_tokens).toBe(20);
     const stop = text.slice(4, 6);
-    const stopped = await client.completions.create({ model: served.workstation.modelId, prompt: 'the model', max_tokens: 20, temperature: 0, stop: [stop], ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
+    const stopped = await client.completions.create({
+      model: served.workstation.modelId,
+      prompt: 'the model',
+      max_tokens: 20,
+      temperature: 0,
+      stop: [stop],
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsNonStreaming);
     expect(stopped.choices[0]!.text).toBe(text.slice(0, text.indexOf(stop)));
     expect(stopped.choices[0]!.finish_reason).toBe('stop');
 
-    const stream = await client.completions.create({ model: served.workstation.modelId, prompt: 'the model', max_tokens: 20, temperature: 0, stream: true, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming);
+    const stream = await client.completions.create({
+      model: served.workstation.modelId,
+      prompt: 'the model',
+      max_tokens: 20,
+      temperature: 0,
+      stream: true,
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsStreaming);
     let streamed = '';
     for await (const chunk of stream) streamed += chunk.choices[0]?.text ?? '';
     expect(streamed).toBe(text);
   });
 
   it('sends the tokens that reach the front together as one event, with the same text and tokens as the answer sent whole', async () => {
-    const request = { model: served.workstation.modelId, prompt: 'the coalesced model', max_tokens: 120, temperature: 0.8, seed: 7, ignore_eos: true, return_tokens: true };
-    const whole = (await client.completions.create(request as OpenAI.CompletionCreateParamsNonStreaming)) as OpenAI.Completion & { manifold: { tokens: number[] } };
+    const request = {
+      model: served.workstation.modelId,
+      prompt: 'the coalesced model',
+      max_tokens: 120,
+      temperature: 0.8,
+      seed: 7,
+      ignore_eos: true,
+      return_tokens: true,
+    };
+    const whole = (await client.completions.create(request as OpenAI.CompletionCreateParamsNonStreaming)) as OpenAI.Completion & {
+      manifold: { tokens: number[] };
+    };
     expect(whole.manifold.tokens).toHaveLength(120);
 
     const stream = await client.completions.create({ ...request, stream: true } as OpenAI.CompletionCreateParamsStreaming);
@@ -130,7 +160,13 @@ describe('OpenAI-compatible front', () => {
     const before = predicted();
     const controller = new AbortController();
     const stream = await client.chat.completions.create(
-      { model: served.workstation.modelId, messages: [{ role: 'user', content: 'long answer please' }], max_tokens: 900, stream: true, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsStreaming,
+      {
+        model: served.workstation.modelId,
+        messages: [{ role: 'user', content: 'long answer please' }],
+        max_tokens: 900,
+        stream: true,
+        ignore_eos: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming,
       { signal: controller.signal },
     );
     let chunks = 0;
@@ -153,7 +189,12 @@ describe('OpenAI-compatible front', () => {
 
   it('serves /metrics that a Prometheus parser reads, with counters that move after requests', async () => {
     const before = await (await fetch(`${served.front.url}/metrics`)).text();
-    await client.chat.completions.create({ model: served.workstation.modelId, messages: [{ role: 'user', content: 'count me' }], max_tokens: 3, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    await client.chat.completions.create({
+      model: served.workstation.modelId,
+      messages: [{ role: 'user', content: 'count me' }],
+      max_tokens: 3,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     const after = await (await fetch(`${served.front.url}/metrics`)).text();
     expect(metric(after, 'manifold_replica_alive')).toBe(2);
     expect(metric(after, 'manifold_slots_total')).toBe(4);
@@ -184,7 +225,12 @@ describe('the tokenizer process under the front', () => {
     const ownClient = new OpenAI({ baseURL: `${own.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
     // ignore_eos: the random model may sample its end first, and the check is that two tokens come back.
     const ask = () =>
-      ownClient.chat.completions.create({ model: own.workstation.modelId, messages: [{ role: 'user', content: 'hello' }], max_tokens: 2, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      ownClient.chat.completions.create({
+        model: own.workstation.modelId,
+        messages: [{ role: 'user', content: 'hello' }],
+        max_tokens: 2,
+        ignore_eos: true,
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     // Stopped before the request is sent, the child can only answer it by being killed by the hang check.
     own.workstation.tokenizer.signal('SIGSTOP');
     const error = await ask().catch((e: unknown) => e);

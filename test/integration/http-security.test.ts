@@ -24,19 +24,23 @@ interface Reply {
 /** A raw HTTP request, so that Host and Origin can be anything. */
 function raw(options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; noHost?: boolean }): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers, setHost: !options.noHost }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers, setHost: !options.noHost },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
 }
 
 const auth = { authorization: 'Bearer sekret', 'content-type': 'application/json' };
-const chat = (body: unknown, headers: Record<string, string> = auth) => raw({ method: 'POST', path: '/v1/chat/completions', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const chat = (body: unknown, headers: Record<string, string> = auth) =>
+  raw({ method: 'POST', path: '/v1/chat/completions', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 const message = (reply: Reply): string => (JSON.parse(reply.body) as { error: { message: string } }).error.message;
 
 function upgrade(path: string, headers: Record<string, string> = {}): Promise<{ opened: boolean; status: number | null; socket: WebSocket }> {
@@ -79,12 +83,15 @@ describe('front security', () => {
 
   it('refuses a chunked body that grows over the limit with a 413 that closes its connection, and serves the next request', async () => {
     const refused = await new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: { ...auth, 'transfer-encoding': 'chunked' } }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
-      });
+      const req = request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: { ...auth, 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
+        },
+      );
       // The server may close while the rest is still being written: only a missing answer is a failure.
       req.on('error', (error) => setTimeout(() => reject(error), 1000));
       for (let i = 0; i < 4; i++) req.write(`{"pad":"${'x'.repeat(1500)}"}`);
@@ -111,7 +118,12 @@ describe('front security', () => {
     const outsideVocabulary = await raw({ method: 'POST', path: '/v1/completions', headers: auth, body: JSON.stringify({ prompt: [1, 99_999_999] }) });
     expect(outsideVocabulary.status).toBe(400);
     expect(message(outsideVocabulary)).toContain('outside the model');
-    const tooLong = await raw({ method: 'POST', path: '/v1/completions', headers: auth, body: JSON.stringify({ prompt: Array.from({ length: 1030 }, () => 3) }) });
+    const tooLong = await raw({
+      method: 'POST',
+      path: '/v1/completions',
+      headers: auth,
+      body: JSON.stringify({ prompt: Array.from({ length: 1030 }, () => 3) }),
+    });
     expect(tooLong.status).toBe(400);
     // Refused by core before any engine sees it: the living replicas' context is known.
     expect(message(tooLong)).toBe('the prompt is 1030 tokens, and a slot holds 1024 (at least one token must be left to generate); shorten the prompt');
@@ -167,7 +179,10 @@ describe('control WebSocket', () => {
     const control = await openControl(served.front);
     const { messages, call } = control;
     control.socket.send('{not json');
-    expect(await waitFor(() => messages.find((m) => m.type === 'result' && m.id === null), 'the answer to text that is not JSON')).toMatchObject({ ok: false, error: 'invalid JSON' });
+    expect(await waitFor(() => messages.find((m) => m.type === 'result' && m.id === null), 'the answer to text that is not JSON')).toMatchObject({
+      ok: false,
+      error: 'invalid JSON',
+    });
     expect(await call('getInfo', {})).toMatchObject({ ok: true, value: { status: 'ok', replicas: 1, routing: 'prefix' } });
     expect(await call('setRoutingPolicy', { policy: 'round-robin' })).toMatchObject({ ok: true, value: { policy: 'round-robin' } });
     expect(served.workstation.routingPolicy).toBe('round-robin');
@@ -177,7 +192,9 @@ describe('control WebSocket', () => {
     await call('setRoutingPolicy', { policy: 'prefix' });
     const rebuilt = await call('rebuild', { replica: 0, change: { contextSize: 1280 } });
     expect(rebuilt).toMatchObject({ ok: true, value: [{ replica: 0, outcome: 'Applied' }] });
-    const stages = messages.filter((m) => m.type === 'event' && m.name === 'rebuild').map((m) => (m as unknown as { payload: { stage: string } }).payload.stage);
+    const stages = messages
+      .filter((m) => m.type === 'event' && m.name === 'rebuild')
+      .map((m) => (m as unknown as { payload: { stage: string } }).payload.stage);
     expect(stages).toEqual(['precheck', 'barrier', 'rebuilding', 'done']);
     await new Promise((resolve) => setTimeout(resolve, 350));
     const events = messages.filter((m) => m.type === 'event');
@@ -192,9 +209,23 @@ describe('control WebSocket', () => {
 describe('front fuzz', () => {
   it('answers a few hundred malformed requests with 4xx, never 5xx, and still serves', async () => {
     let seed = 12345;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-    const pick = <T,>(items: T[]): T => items[Math.floor(random() * items.length)]!;
-    const values: unknown[] = [null, true, -1, 1e308, 'x', '', [], {}, [1, 'a'], { role: 'user' }, 'a'.repeat(3000), [{ role: 'user', content: 5 }], [99999999]];
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
+    const values: unknown[] = [
+      null,
+      true,
+      -1,
+      1e308,
+      'x',
+      '',
+      [],
+      {},
+      [1, 'a'],
+      { role: 'user' },
+      'a'.repeat(3000),
+      [{ role: 'user', content: 5 }],
+      [99999999],
+    ];
     const fields = ['messages', 'prompt', 'max_tokens', 'temperature', 'stop', 'seed', 'stream', 'model', 'top_k', 'n', 'stream_options'];
     const statuses = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
@@ -202,7 +233,12 @@ describe('front fuzz', () => {
       const body: Record<string, unknown> = {};
       for (let f = 0; f < 1 + Math.floor(random() * 3); f++) body[pick(fields)] = pick(values);
       const text = pick([JSON.stringify(body), JSON.stringify(body).slice(0, 10), '\u0000\u0001', '[]', 'null', '']);
-      const reply = await raw({ method: pick(['POST', 'POST', 'GET', 'PUT', 'DELETE']), path, headers: pick([auth, { ...auth, 'content-type': 'text/plain' }, {}]), body: text });
+      const reply = await raw({
+        method: pick(['POST', 'POST', 'GET', 'PUT', 'DELETE']),
+        path,
+        headers: pick([auth, { ...auth, 'content-type': 'text/plain' }, {}]),
+        body: text,
+      });
       statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
       expect(reply.status, `${path} ${text.slice(0, 80)} → ${reply.body.slice(0, 200)}`).toBeLessThan(500);
     }
@@ -211,7 +247,6 @@ describe('front fuzz', () => {
     expect(ok.status).toBe(200);
   });
 });
-
 
 describe('front port', () => {
   it('fails clearly when its port is taken, or takes a free one when asked to', async () => {

@@ -13,7 +13,10 @@ import { startServed } from '../helpers/served.js';
 
 const weather: OpenAI.ChatCompletionTool = {
   type: 'function',
-  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } }, required: ['city'], additionalProperties: false } },
+  function: {
+    name: 'get_weather',
+    parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } }, required: ['city'], additionalProperties: false },
+  },
 };
 
 describe('store: true on chat completions', () => {
@@ -38,11 +41,21 @@ describe('store: true on chat completions', () => {
     // A request that fails stores nothing: refused by its schema, and refused after its prompt was made.
     await expect(client.chat.completions.create({ ...base, messages: question, store: true, n: 2 })).rejects.toMatchObject({ status: 400, param: 'n' });
     const tooLong = [{ role: 'user' as const, content: 'word '.repeat(3000) }];
-    await expect(client.chat.completions.create({ ...base, messages: tooLong, store: true })).rejects.toMatchObject({ status: 400, code: 'context_length_exceeded' });
+    await expect(client.chat.completions.create({ ...base, messages: tooLong, store: true })).rejects.toMatchObject({
+      status: 400,
+      code: 'context_length_exceeded',
+    });
     expect(await call('listConversations', {})).toEqual([]);
 
     // The forced call, whole, stored.
-    const forced = await client.chat.completions.create({ ...base, max_tokens: 100, messages: question, tools: [weather], tool_choice: 'required', store: true });
+    const forced = await client.chat.completions.create({
+      ...base,
+      max_tokens: 100,
+      messages: question,
+      tools: [weather],
+      tool_choice: 'required',
+      store: true,
+    });
     const toolCall = forced.choices[0]!.message.tool_calls![0]!;
     if (toolCall.type !== 'function') throw new Error('a function call was forced');
     const listed = await call('listConversations', {});
@@ -63,11 +76,7 @@ describe('store: true on chat completions', () => {
       stream: true,
       store: true,
       tools: [weather],
-      messages: [
-        ...question,
-        { role: 'assistant', content: null, tool_calls: [toolCall] },
-        { role: 'tool', tool_call_id: toolCall.id, content: result },
-      ],
+      messages: [...question, { role: 'assistant', content: null, tool_calls: [toolCall] }, { role: 'tool', tool_call_id: toolCall.id, content: result }],
     });
     let answer = '';
     let finish: string | null = null;

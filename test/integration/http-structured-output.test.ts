@@ -43,12 +43,24 @@ describe.each(engineKinds('structured output'))('structured output on a $kind en
 
   it.skipIf(!present)('parses chat answers against a zod schema, whole and streamed', async () => {
     for (const seed of SEEDS) {
-      const completion = await client.chat.completions.parse({ model: 'default', messages, response_format: zodResponseFormat(Weather, 'weather'), max_tokens: MAX_TOKENS, seed });
+      const completion = await client.chat.completions.parse({
+        model: 'default',
+        messages,
+        response_format: zodResponseFormat(Weather, 'weather'),
+        max_tokens: MAX_TOKENS,
+        seed,
+      });
       const choice = completion.choices[0]!;
       expect(choice.finish_reason, `seed ${seed}: ${choice.message.content}`).toBe('stop');
       expect(Weather.parse(choice.message.parsed)).toEqual(JSON.parse(choice.message.content!));
     }
-    const stream = client.chat.completions.stream({ model: 'default', messages, response_format: zodResponseFormat(Weather, 'weather'), max_tokens: MAX_TOKENS, seed: 4 });
+    const stream = client.chat.completions.stream({
+      model: 'default',
+      messages,
+      response_format: zodResponseFormat(Weather, 'weather'),
+      max_tokens: MAX_TOKENS,
+      seed: 4,
+    });
     let deltas = 0;
     stream.on('content', () => deltas++);
     const final = await stream.finalChatCompletion();
@@ -59,36 +71,101 @@ describe.each(engineKinds('structured output'))('structured output on a $kind en
 
   it.skipIf(!present)('answers json_object with a JSON object, and a completion with response_format', async () => {
     // Any object's keys and strings are unbounded: a bias towards the quote token makes the random model close them soon.
-    const pieces = (await (await fetch(`${served.front.url}/tokenize`, { method: 'POST', body: JSON.stringify({ content: '"', with_pieces: true }) })).json()) as { tokens: { id: number; piece: string }[] };
+    const pieces = (await (
+      await fetch(`${served.front.url}/tokenize`, { method: 'POST', body: JSON.stringify({ content: '"', with_pieces: true }) })
+    ).json()) as { tokens: { id: number; piece: string }[] };
     const quote = pieces.tokens.find((t) => t.piece === '"')!.id;
     for (const seed of SEEDS) {
-      const completion = await client.chat.completions.create({ model: 'default', messages, response_format: { type: 'json_object' }, max_tokens: MAX_TOKENS, seed, logit_bias: { [quote]: 10 } });
+      const completion = await client.chat.completions.create({
+        model: 'default',
+        messages,
+        response_format: { type: 'json_object' },
+        max_tokens: MAX_TOKENS,
+        seed,
+        logit_bias: { [quote]: 10 },
+      });
       const content = completion.choices[0]!.message.content!;
       expect(completion.choices[0]!.finish_reason, content).toBe('stop');
       const value: unknown = JSON.parse(content);
       expect(typeof value === 'object' && value !== null && !Array.isArray(value), content).toBe(true);
     }
-    const format = { type: 'json_schema', json_schema: { name: 'pair', strict: true, schema: { type: 'object', properties: { a: { type: 'boolean' }, b: { enum: ['x', 'y'] } }, required: ['a', 'b'], additionalProperties: false } } };
-    const completion = await client.completions.create({ model: 'default', prompt: 'A pair:', max_tokens: 64, seed: 1, response_format: format } as OpenAI.CompletionCreateParamsNonStreaming);
+    const format = {
+      type: 'json_schema',
+      json_schema: {
+        name: 'pair',
+        strict: true,
+        schema: { type: 'object', properties: { a: { type: 'boolean' }, b: { enum: ['x', 'y'] } }, required: ['a', 'b'], additionalProperties: false },
+      },
+    };
+    const completion = await client.completions.create({
+      model: 'default',
+      prompt: 'A pair:',
+      max_tokens: 64,
+      seed: 1,
+      response_format: format,
+    } as OpenAI.CompletionCreateParamsNonStreaming);
     expect(JSON.parse(completion.choices[0]!.text)).toMatchObject({ a: expect.any(Boolean), b: expect.stringMatching(/^[xy]$/) });
   });
 
-  it.skipIf(!present)('refuses a schema keyword the grammar cannot express naming it, ignore_eos with a grammar, and grammar beside response_format', async () => {
-    const airport = z.object({ code: z.string().regex(/^[A-Z]{3}$/) });
-    const refused = await client.chat.completions.parse({ model: 'default', messages, response_format: zodResponseFormat(airport, 'airport'), max_tokens: 8 }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(refused).toMatchObject({ param: 'response_format', code: 'unsupported_schema_keyword', message: expect.stringContaining('"pattern" at #/properties/code is not supported') });
-    const endless = await client.chat.completions.create({ model: 'default', messages, response_format: { type: 'json_object' }, max_tokens: 8, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((error: unknown) => error);
-    expect(endless).toMatchObject({ status: 400, param: 'ignore_eos' });
-    const both = await client.chat.completions.create({ model: 'default', messages, response_format: { type: 'json_object' }, max_tokens: 8, grammar: 'root ::= "a"' } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((error: unknown) => error);
-    expect(both).toMatchObject({ status: 400, param: 'grammar' });
-  });
+  it.skipIf(!present)(
+    'refuses a schema keyword the grammar cannot express naming it, ignore_eos with a grammar, and grammar beside response_format',
+    async () => {
+      const airport = z.object({ code: z.string().regex(/^[A-Z]{3}$/) });
+      const refused = await client.chat.completions
+        .parse({ model: 'default', messages, response_format: zodResponseFormat(airport, 'airport'), max_tokens: 8 })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(refused).toMatchObject({
+        param: 'response_format',
+        code: 'unsupported_schema_keyword',
+        message: expect.stringContaining('"pattern" at #/properties/code is not supported'),
+      });
+      const endless = await client.chat.completions
+        .create({
+          model: 'default',
+          messages,
+          response_format: { type: 'json_object' },
+          max_tokens: 8,
+          ignore_eos: true,
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((error: unknown) => error);
+      expect(endless).toMatchObject({ status: 400, param: 'ignore_eos' });
+      const both = await client.chat.completions
+        .create({
+          model: 'default',
+          messages,
+          response_format: { type: 'json_object' },
+          max_tokens: 8,
+          grammar: 'root ::= "a"',
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((error: unknown) => error);
+      expect(both).toMatchObject({ status: 400, param: 'grammar' });
+    },
+  );
 
   it.skipIf(!present)('reuses the cached prefix on a second structured turn', async () => {
     const format = zodResponseFormat(Weather, 'weather');
-    const first = await client.chat.completions.create({ model: 'default', messages, response_format: format, max_tokens: MAX_TOKENS, seed: 7, user: `${kind}-turns` });
-    const history = [...messages, { role: 'assistant' as const, content: first.choices[0]!.message.content }, { role: 'user' as const, content: 'And in Rome?' }];
-    const second = await client.chat.completions.create({ model: 'default', messages: history, response_format: format, max_tokens: MAX_TOKENS, seed: 7, user: `${kind}-turns` });
+    const first = await client.chat.completions.create({
+      model: 'default',
+      messages,
+      response_format: format,
+      max_tokens: MAX_TOKENS,
+      seed: 7,
+      user: `${kind}-turns`,
+    });
+    const history = [
+      ...messages,
+      { role: 'assistant' as const, content: first.choices[0]!.message.content },
+      { role: 'user' as const, content: 'And in Rome?' },
+    ];
+    const second = await client.chat.completions.create({
+      model: 'default',
+      messages: history,
+      response_format: format,
+      max_tokens: MAX_TOKENS,
+      seed: 7,
+      user: `${kind}-turns`,
+    });
     expect(Weather.safeParse(JSON.parse(second.choices[0]!.message.content!)).success).toBe(true);
     expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThan(first.usage!.prompt_tokens_details!.cached_tokens ?? 0);
     expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(first.usage!.prompt_tokens * 0.9);
@@ -112,7 +189,8 @@ describe.each(engineKinds('structured output'))('structured output on a $kind en
     }
     // Greedy: every chosen token is its step's likeliest.
     const greedy = await client.chat.completions.create({ ...ask, temperature: 0 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
-    for (const entry of greedy.choices[0]!.logprobs!.content!) expect(entry.top_logprobs[0]).toMatchObject({ token: entry.token, logprob: expect.closeTo(entry.logprob, 5) });
+    for (const entry of greedy.choices[0]!.logprobs!.content!)
+      expect(entry.top_logprobs[0]).toMatchObject({ token: entry.token, logprob: expect.closeTo(entry.logprob, 5) });
 
     const stream = await client.chat.completions.create({ ...ask, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
     let text = '';
@@ -126,7 +204,18 @@ describe.each(engineKinds('structured output'))('structured output on a $kind en
   });
 
   it.skipIf(!present)('gives completion logprobs in the legacy shape', async () => {
-    const completion = await client.completions.create({ model: 'default', prompt: 'Once upon a time', max_tokens: 10, ignore_eos: true, logprobs: 3, temperature: 1, top_k: 0, top_p: 1, min_p: 0, seed: 2 } as OpenAI.CompletionCreateParamsNonStreaming);
+    const completion = await client.completions.create({
+      model: 'default',
+      prompt: 'Once upon a time',
+      max_tokens: 10,
+      ignore_eos: true,
+      logprobs: 3,
+      temperature: 1,
+      top_k: 0,
+      top_p: 1,
+      min_p: 0,
+      seed: 2,
+    } as OpenAI.CompletionCreateParamsNonStreaming);
     const { text, logprobs } = completion.choices[0]!;
     expect(logprobs!.tokens).toHaveLength(10);
     expect(logprobs!.tokens!.join('')).toBe(text);

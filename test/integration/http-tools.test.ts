@@ -31,7 +31,14 @@ const weatherArguments = z.object({ city: z.enum(['Paris', 'Rome', 'Oslo']), met
 const timeArguments = z.object({ zone: z.enum(['UTC', 'CET']) }).strict();
 const tools: OpenAI.ChatCompletionTool[] = [
   { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: weatherParameters } },
-  { type: 'function', function: { name: 'get_time', description: 'The time in a zone', parameters: { type: 'object', properties: { zone: { type: 'string', enum: ['UTC', 'CET'] } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'get_time',
+      description: 'The time in a zone',
+      parameters: { type: 'object', properties: { zone: { type: 'string', enum: ['UTC', 'CET'] } } },
+    },
+  },
 ];
 const argumentsOf = { get_weather: weatherArguments, get_time: timeArguments } as const;
 
@@ -57,11 +64,19 @@ function expectValidCalls(calls: Call[]): void {
   }
 }
 
-const assistantTurn = (calls: Call[]): Message => ({ role: 'assistant', content: null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) });
-const toolResults = (calls: Call[]): Message[] => calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: JSON.stringify({ temperature: 21, for: c.name }) }));
+const assistantTurn = (calls: Call[]): Message => ({
+  role: 'assistant',
+  content: null,
+  tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+});
+const toolResults = (calls: Call[]): Message[] =>
+  calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: JSON.stringify({ temperature: 21, for: c.name }) }));
 
 /** A streamed answer: its content, its calls put together from delta.tool_calls fragments, its finish reason. */
-async function streamed(client: OpenAI, params: Omit<OpenAI.ChatCompletionCreateParamsStreaming, 'stream'>): Promise<{ content: string; calls: Call[]; finish: string | null }> {
+async function streamed(
+  client: OpenAI,
+  params: Omit<OpenAI.ChatCompletionCreateParamsStreaming, 'stream'>,
+): Promise<{ content: string; calls: Call[]; finish: string | null }> {
   const stream = await client.chat.completions.create({ ...params, stream: true });
   let content = '';
   let finish: string | null = null;
@@ -90,7 +105,12 @@ async function checkTools(client: OpenAI, model: string, tag: string): Promise<v
   const base = { model, max_tokens: 300, temperature: 0 };
 
   // A named function, whole: only the call comes back (one: a named function is called once), finish_reason tool_calls.
-  const forced = await client.chat.completions.create({ ...base, messages: question, tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+  const forced = await client.chat.completions.create({
+    ...base,
+    messages: question,
+    tools,
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+  });
   const choice = forced.choices[0]!;
   expect(choice.finish_reason).toBe('tool_calls');
   expect(choice.message.content).toBeNull();
@@ -110,7 +130,12 @@ async function checkTools(client: OpenAI, model: string, tag: string): Promise<v
   expect(required.finish).toBe('tool_calls');
   expect(required.content).toBe('');
   expectValidCalls(required.calls);
-  const streamedAnswer = await streamed(client, { ...base, max_tokens: 6, messages: [{ role: 'user', content: `Weather or time? (${tag})` }, assistantTurn(required.calls), ...toolResults(required.calls)], tools });
+  const streamedAnswer = await streamed(client, {
+    ...base,
+    max_tokens: 6,
+    messages: [{ role: 'user', content: `Weather or time? (${tag})` }, assistantTurn(required.calls), ...toolResults(required.calls)],
+    tools,
+  });
   expect(streamedAnswer.calls).toEqual([]);
   expect(streamedAnswer.content.length).toBeGreaterThan(0);
 
@@ -130,20 +155,32 @@ async function checkTools(client: OpenAI, model: string, tag: string): Promise<v
     ['get_weather', { city: 'Rome', metric: true, note: 'x' }],
   ]);
   // parallel_tool_calls false keeps the first, streamed as whole.
-  const one = await streamed(client, { ...base, messages: question, tools, grammar, parallel_tool_calls: false } as Omit<OpenAI.ChatCompletionCreateParamsStreaming, 'stream'>);
+  const one = await streamed(client, { ...base, messages: question, tools, grammar, parallel_tool_calls: false } as Omit<
+    OpenAI.ChatCompletionCreateParamsStreaming,
+    'stream'
+  >);
   expect(one.calls.map((c) => c.name)).toEqual(['get_time']);
   expect(one.finish).toBe('tool_calls');
 
   // A forced call cannot carry another constraint on the same answer.
-  for (const [field, value] of [['grammar', 'root ::= "x"'], ['response_format', { type: 'json_object' }]] as const) {
-    const error = await client.chat.completions.create({ ...base, messages: question, tools, tool_choice: 'required', [field]: value } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+  for (const [field, value] of [
+    ['grammar', 'root ::= "x"'],
+    ['response_format', { type: 'json_object' }],
+  ] as const) {
+    const error = await client.chat.completions
+      .create({ ...base, messages: question, tools, tool_choice: 'required', [field]: value } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      .catch((e: unknown) => e);
     expect(error, field).toMatchObject({ status: 400, param: field });
   }
   // ignore_eos has nothing to do once a forced call is complete: refused by name, like with any grammar.
-  const endless = await client.chat.completions.create({ ...base, messages: question, tools, tool_choice: 'required', ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+  const endless = await client.chat.completions
+    .create({ ...base, messages: question, tools, tool_choice: 'required', ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+    .catch((e: unknown) => e);
   expect(endless).toMatchObject({ status: 400, param: 'ignore_eos' });
-    // A forced call's parameters are held to what the grammar expresses, as response_format's schema is.
-  const patterned = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$' } } } } }];
+  // A forced call's parameters are held to what the grammar expresses, as response_format's schema is.
+  const patterned = [
+    { type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$' } } } } },
+  ];
   const unsupported = await client.chat.completions.create({ ...base, messages: question, tools: patterned, tool_choice: 'required' }).catch((e: unknown) => e);
   expect(unsupported).toMatchObject({ status: 400, param: 'tools', code: 'unsupported_schema_keyword' });
   expect((unsupported as Error).message).toContain('"pattern" at #/properties/arguments/properties/code');
@@ -162,7 +199,12 @@ describe('tool calling on node-llama-cpp engines', () => {
     const result = await generateText({
       model: provider.chatModel(served.workstation.modelId),
       prompt: 'What is the weather in Oslo?',
-      tools: { get_weather: tool({ description: 'The weather in a city', inputSchema: jsonSchema<z.infer<typeof weatherArguments>>(weatherParameters as Parameters<typeof jsonSchema>[0]) }) },
+      tools: {
+        get_weather: tool({
+          description: 'The weather in a city',
+          inputSchema: jsonSchema<z.infer<typeof weatherArguments>>(weatherParameters as Parameters<typeof jsonSchema>[0]),
+        }),
+      },
       toolChoice: 'required',
       maxOutputTokens: 300,
       temperature: 0,

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => hub.close());
 
 describe('the Hub search', () => {
-  it('finds GGUF repositories by words and lists a repository\'s GGUF files with their sizes', async () => {
+  it("finds GGUF repositories by words and lists a repository's GGUF files with their sizes", async () => {
     expect(await searchHub('lighthouse', { endpoint: hub.endpoint })).toEqual([{ id: 'test-org/lighthouse-GGUF', downloads: 100 }]);
     expect(hub.requests.at(-1)?.path).toBe('/api/models');
     expect(await hubFiles('test-org/lighthouse-GGUF', { endpoint: hub.endpoint })).toEqual([
@@ -28,7 +28,9 @@ describe('the Hub search', () => {
   });
 
   it('names an unreachable Hub, a missing repository and a name that is not owner/name', async () => {
-    await expect(searchHub('x', { endpoint: 'http://127.0.0.1:9' })).rejects.toThrow(new HubSearchError('cannot reach 127.0.0.1:9: this machine is offline or the Hub is blocked'));
+    await expect(searchHub('x', { endpoint: 'http://127.0.0.1:9' })).rejects.toThrow(
+      new HubSearchError('cannot reach 127.0.0.1:9: this machine is offline or the Hub is blocked'),
+    );
     await expect(hubFiles('nobody/nothing', { endpoint: hub.endpoint })).rejects.toThrow(/answered 404/);
     await expect(hubFiles('../etc', { endpoint: hub.endpoint })).rejects.toThrow('repo: ../etc is not owner/name');
   });

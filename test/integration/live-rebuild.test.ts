@@ -177,7 +177,16 @@ describe('rolling rebuild', () => {
       }
     };
     const load = Promise.all([0, 1, 2].map(worker));
-    const watcher = setInterval(() => states.add(set.replicaView().map((r) => r.state).join(',')), 5);
+    const watcher = setInterval(
+      () =>
+        states.add(
+          set
+            .replicaView()
+            .map((r) => r.state)
+            .join(','),
+        ),
+      5,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     const outcomes = await rebuild(set, { replica: 'all', change: { contextSize: 1536 } });
     await new Promise((resolve) => setTimeout(resolve, 300));

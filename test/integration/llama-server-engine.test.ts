@@ -49,7 +49,13 @@ async function chatTurn(client: OpenAI, model: string, messages: OpenAI.Chat.Cha
     if (chunk.usage) usage = chunk.usage;
   }
   if (replica === undefined || !usage) throw new Error('the stream ended without the replica or the usage');
-  return { replica, text, promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: usage.completion_tokens };
+  return {
+    replica,
+    text,
+    promptTokens: usage.prompt_tokens,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    completionTokens: usage.completion_tokens,
+  };
 }
 
 /** The TCP ports `pid` listens on: the LISTEN rows of /proc/net/tcp whose socket inode is one of its fds. */
@@ -85,7 +91,10 @@ const opening = (i: number): OpenAI.Chat.ChatCompletionMessageParam[] => [
 
 describe('llama-server as the engine kind', () => {
   it("names the conversation each slot holds (llama-server's /slots does not: the router's last request there does), and the model's architecture", async () => {
-    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 1, engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
+    const { served, client, model, replicas } = await serveLlamaServer({
+      replicas: 1,
+      engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 },
+    });
     await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 2, user: 'conversation-a' });
     expect((await replicas.slotsView()).map((s) => s.conversationId)).toContain('conversation-a');
     // The architecture, which llama-server's metadata leaves out, from the file's header (as Inspect says it).
@@ -94,7 +103,11 @@ describe('llama-server as the engine kind', () => {
   });
 
   it('serves chats on 2 pinned llama-server children, returns each second turn home (or to the other, which restores the slot file home lent) with cached tokens, and heals a SIGKILLed child', async () => {
-    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 }, heal: { cooldownMs: 500 } });
+    const { served, client, model, replicas } = await serveLlamaServer({
+      replicas: 2,
+      engine: { kind: 'llama-server', contextSize: 2048, slots: 2, threads: 1 },
+      heal: { cooldownMs: 500 },
+    });
 
     const views = replicas.replicaView();
     expect(views.map((v) => v.state)).toEqual(['ready', 'ready']);
@@ -122,12 +135,16 @@ describe('llama-server as the engine kind', () => {
     expect(new Set(firsts.map((t) => t.replica))).toEqual(new Set([0, 1]));
     expect(firsts.every((t) => t.completionTokens === 8 && t.cachedTokens === 0)).toBe(true);
     const seconds = await Promise.all(
-      histories.map((messages, i) => chatTurn(client, model, [...messages, { role: 'assistant', content: firsts[i]!.text }, { role: 'user', content: 'And tomorrow?' }])),
+      histories.map((messages, i) =>
+        chatTurn(client, model, [...messages, { role: 'assistant', content: firsts[i]!.text }, { role: 'user', content: 'And tomorrow?' }]),
+      ),
     );
     for (const [i, second] of seconds.entries()) {
       const home = second.replica === firsts[i]!.replica;
       if (!home) console.log(`conversation ${i} moved from replica ${firsts[i]!.replica} to ${second.replica} with ${second.cachedTokens} cached tokens`);
-      expect(second.cachedTokens, `conversation ${i} (${home ? 'home' : 'moved'}): llama-server's cache_n`).toBeGreaterThanOrEqual(home ? 1 : blockFloor(firsts[i]!.promptTokens));
+      expect(second.cachedTokens, `conversation ${i} (${home ? 'home' : 'moved'}): llama-server's cache_n`).toBeGreaterThanOrEqual(
+        home ? 1 : blockFloor(firsts[i]!.promptTokens),
+      );
       expect(second.promptTokens).toBeGreaterThan(firsts[i]!.promptTokens);
     }
 
@@ -137,26 +154,47 @@ describe('llama-server as the engine kind', () => {
     llamaServerOf(replicas, victim).signal('SIGKILL');
     const meanwhile = await Promise.all([10, 11, 12, 13].map((i) => chatTurn(client, model, opening(i), 4)));
     expect(meanwhile.every((t) => t.completionTokens === 4)).toBe(true);
-    await waitFor(() => served.logs.find((l) => l.includes(`[replica ${victim} ${oldPid}] exited: crashed (code none, signal SIGKILL)`)), 'the kill in the log', 20_000);
-    await waitFor(() => (replicas.replicaView()[victim]!.state === 'ready' && llamaServerOf(replicas, victim).pid !== oldPid ? true : undefined), 'the healed replica', 60_000);
+    await waitFor(
+      () => served.logs.find((l) => l.includes(`[replica ${victim} ${oldPid}] exited: crashed (code none, signal SIGKILL)`)),
+      'the kill in the log',
+      20_000,
+    );
+    await waitFor(
+      () => (replicas.replicaView()[victim]!.state === 'ready' && llamaServerOf(replicas, victim).pid !== oldPid ? true : undefined),
+      'the healed replica',
+      60_000,
+    );
     const after = await Promise.all([20, 21, 22, 23].map((i) => chatTurn(client, model, opening(i), 4)));
     expect(after.some((t) => t.replica === victim)).toBe(true);
 
     // A rolling live resize restarts each child in turn (llama-server-rebuild.test.ts tests it in depth).
     const outcomes = await replicas.rebuild({ replica: 'all', change: { contextSize: 1536 }, skipPrecheck: false, barrierTimeoutMs: 10_000 });
     expect(outcomes.map((o) => o.outcome)).toEqual(['Applied', 'Applied']);
-    expect(replicas.replicaView().map((v) => [v.state, replicas.readyInfo(v.replica)?.sizes.contextSize])).toEqual([['ready', 1536], ['ready', 1536]]);
+    expect(replicas.replicaView().map((v) => [v.state, replicas.readyInfo(v.replica)?.sizes.contextSize])).toEqual([
+      ['ready', 1536],
+      ['ready', 1536],
+    ]);
   }, 300_000);
 
   it('sends a turn whose slot another conversation took back to the replica whose prompt cache saved it, and shows the entry in its view', async () => {
     // Lending off (a disk budget of 0): replica 0's prompt cache is the only copy of a's turn, which replica 1
     // could otherwise borrow as a slot file wherever the router measures it faster (the test below).
-    const { client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1, prefixCache: { diskBytes: 0 } } });
+    const { client, model, replicas } = await serveLlamaServer({
+      replicas: 2,
+      engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1, prefixCache: { diskBytes: 0 } },
+    });
 
     // One slot a replica: a on replica 0; then b runs on replica 1 while c comes, so c takes replica 0's slot from a.
     const a = opening(30);
     const first = await chatTurn(client, model, a);
-    const b = await client.chat.completions.create({ model, messages: opening(31), max_tokens: 1000, temperature: 0, stream: true, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const b = await client.chat.completions.create({
+      model,
+      messages: opening(31),
+      max_tokens: 1000,
+      temperature: 0,
+      stream: true,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
     const bChunks = b[Symbol.asyncIterator]();
     await waitFor(() => (replicas.replicaView()[1]!.running === 1 ? true : undefined), 'b running on replica 1', 20_000);
     const c = await chatTurn(client, model, opening(32));
@@ -182,7 +220,10 @@ describe('llama-server as the engine kind', () => {
   }, 300_000);
 
   it('restores a conversation whose replica is busy on the free one from the slot file its replica lent, and shows the files as the disk tier', async () => {
-    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 2, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 } });
+    const { served, client, model, replicas } = await serveLlamaServer({
+      replicas: 2,
+      engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1 },
+    });
     const diskTier = (replica: number) => replicas.replicaView()[replica]!.prefixTiers!.find((t) => t.tier === 'disk')!;
 
     // a on replica 0, whose slot is saved to a file after the reply (the slot held all but the last token).
@@ -197,7 +238,14 @@ describe('llama-server as the engine kind', () => {
     expect((await readdir(folder)).filter((f) => f.startsWith('lent-'))).toHaveLength(1);
 
     // b keeps replica 0 busy; a's next turn goes to the free replica 1, which restores a's file instead of prefilling.
-    const b = await client.chat.completions.create({ model, messages: [...a, { role: 'user', content: 'Now something long.' }], max_tokens: 1000, temperature: 0, stream: true, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const b = await client.chat.completions.create({
+      model,
+      messages: [...a, { role: 'user', content: 'Now something long.' }],
+      max_tokens: 1000,
+      temperature: 0,
+      stream: true,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
     const bChunks = b[Symbol.asyncIterator]();
     await bChunks.next();
     expect(replicas.replicaView()[0]!.running).toBe(1);
@@ -212,7 +260,10 @@ describe('llama-server as the engine kind', () => {
   }, 300_000);
 
   it("turns a child's prompt cache off with the run config's RAM budget of 0: nothing saved, nothing mirrored", async () => {
-    const { served, client, model, replicas } = await serveLlamaServer({ replicas: 1, engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1, prefixCache: { ramBytes: 0 } } });
+    const { served, client, model, replicas } = await serveLlamaServer({
+      replicas: 1,
+      engine: { kind: 'llama-server', contextSize: 2048, slots: 1, threads: 1, prefixCache: { ramBytes: 0 } },
+    });
     const command = (await readFile(`/proc/${replicas.replicaView()[0]!.pid}/cmdline`, 'utf8')).split('\0');
     expect(command[command.indexOf('--cache-ram') + 1]).toBe('0');
 

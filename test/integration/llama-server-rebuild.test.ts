@@ -13,7 +13,8 @@ import { rebuild, rebuildInMaintenance, startReplicaSet, llamaServerOf } from '.
 
 /** One turn of each conversation after `histories` (or a first turn of 200 tokens); returns the new histories and the tokens each reused. */
 async function turns(set: ReplicaSet, histories: number[][] | number): Promise<{ histories: number[][]; reused: number[] }> {
-  const prompts = typeof histories === 'number' ? Array.from({ length: histories }, (_, c) => promptTokens(200, c * 31 + 1)) : histories.map((h) => [...h, 350, 351]);
+  const prompts =
+    typeof histories === 'number' ? Array.from({ length: histories }, (_, c) => promptTokens(200, c * 31 + 1)) : histories.map((h) => [...h, 350, 351]);
   const next: number[][] = [];
   const reused: number[] = [];
   // One after another, so each conversation takes its own slot (llama-server picks the slot sharing the most of the prompt).
@@ -76,7 +77,11 @@ describe('live resize of a llama-server replica', () => {
 
     // A quantized V cache needs flash attention, which this replica has off: llama-server exits at load.
     const [rolledBack] = await rebuild(set, { replica: 0, change: { kvType: 'q4_0' } });
-    expect(rolledBack).toMatchObject({ outcome: 'RolledBack', engine_preserved: true, restored: { pools: ['kv'], sizes: { kvType: 'f16', contextSize: 1024, slots: 2 } } });
+    expect(rolledBack).toMatchObject({
+      outcome: 'RolledBack',
+      engine_preserved: true,
+      restored: { pools: ['kv'], sizes: { kvType: 'f16', contextSize: 1024, slots: 2 } },
+    });
     if (rolledBack?.outcome !== 'RolledBack') return;
     expect(rolledBack.reason).toContain('llama-server exited before it was ready');
     expect(rolledBack.prefixes).toMatchObject({ kept: 2, dropped: 0 });

@@ -31,7 +31,14 @@ describe('logs across a restart', () => {
   it('keeps the previous run’s lines, with their levels, for the next run’s dashboard', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'manifold-data-'));
     const replicaLog = join(dataDir, 'replicas.log');
-    const config = parseRunConfig({ model: testModelPath(), gpu: 'cpu', replicas: 2, engine: { contextSize: 1024, slots: 2, threads: 1 }, log: replicaLog, heal: { cooldownMs: 60_000 } });
+    const config = parseRunConfig({
+      model: testModelPath(),
+      gpu: 'cpu',
+      replicas: 2,
+      engine: { contextSize: 1024, slots: 2, threads: 1 },
+      log: replicaLog,
+      heal: { cooldownMs: 60_000 },
+    });
 
     const first = await serve(config, { dataDir, front: { port: 0 } });
     opened.push(first);
@@ -69,10 +76,7 @@ describe('logs across a restart', () => {
     expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
 
     second.workstation.log.warn('a line after connect');
-    const event = (await waitFor(
-      () => control.events('log').find((p) => (p as LogEntry).line === 'a line after connect'),
-      'the log event',
-    )) as LogEntry;
+    const event = (await waitFor(() => control.events('log').find((p) => (p as LogEntry).line === 'a line after connect'), 'the log event')) as LogEntry;
     expect(event).toMatchObject({ level: 'warn', seq: entries.at(-1)!.seq + 1 });
     control.close();
   });

@@ -69,7 +69,11 @@ describe('manifold CLI', () => {
       { path: 'test-org/slow/slow.gguf', bytes: model, bytesPerSecond: 900_000 },
     ]);
     hub.manifest('test-org/quant:Q8_0', 'quant-Q8_0.gguf');
-    serve = spawn(process.execPath, [bin, 'serve', '--idle', '--port', '0', '--data-dir', dataDir], { cwd: root, env: { ...process.env, HF_ENDPOINT: hub.endpoint }, stdio: ['ignore', 'pipe', 'pipe'] });
+    serve = spawn(process.execPath, [bin, 'serve', '--idle', '--port', '0', '--data-dir', dataDir], {
+      cwd: root,
+      env: { ...process.env, HF_ENDPOINT: hub.endpoint },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     serve.stdout.on('data', (c: Buffer) => (serveOut += c.toString()));
     serve.stderr.on('data', (c: Buffer) => (serveErr += c.toString()));
     await waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(serveOut)?.[1], `serve's URL (stderr: ${serveErr.slice(-500)})`, 120_000);
@@ -86,7 +90,8 @@ describe('manifold CLI', () => {
     for (const flag of ['--help', '-h']) {
       const help = await manifold([flag]);
       expect(help.code).toBe(0);
-      for (const command of ['serve', 'pull <uri>', 'search', 'ls', 'ps', 'rm <name>', 'unload', 'engine']) expect(help.stdout).toMatch(new RegExp(`^  ${command.replace(/[<>]/g, '.')}\\s+\\S`, 'm'));
+      for (const command of ['serve', 'pull <uri>', 'search', 'ls', 'ps', 'rm <name>', 'unload', 'engine'])
+        expect(help.stdout).toMatch(new RegExp(`^  ${command.replace(/[<>]/g, '.')}\\s+\\S`, 'm'));
       expect(help.stdout).toContain('--data-dir <dir>');
     }
     const unknown = await manifold(['foo']);
@@ -95,7 +100,8 @@ describe('manifold CLI', () => {
     expect(unknown.stderr).toContain('manifold --help');
     const serveHelp = await manifold(['serve', '--help']);
     expect(serveHelp.code).toBe(0);
-    for (const option of ['--model <file>', '--replicas <n>', '--port <port>', '--shutdown-grace <ms>', '--verbose']) expect(serveHelp.stdout).toMatch(new RegExp(`${option}\\s+\\S`));
+    for (const option of ['--model <file>', '--replicas <n>', '--port <port>', '--shutdown-grace <ms>', '--verbose'])
+      expect(serveHelp.stdout).toMatch(new RegExp(`${option}\\s+\\S`));
     const calibrate = await manifold(['engine', 'calibrate', '--help']);
     expect(calibrate.stdout).toMatch(/--threads <n>\s+threads per engine/);
   });
@@ -131,7 +137,8 @@ describe('manifold CLI', () => {
   });
 
   // A terminal through util-linux's `script` (a pseudo-terminal for stdout and stderr).
-  if (!existsSync('/usr/bin/script')) console.log("skipped: the terminal pull test needs util-linux's /usr/bin/script; the plain and JSON pulls are tested above");
+  if (!existsSync('/usr/bin/script'))
+    console.log("skipped: the terminal pull test needs util-linux's /usr/bin/script; the plain and JSON pulls are tested above");
   it.skipIf(!existsSync('/usr/bin/script'))('pull on a terminal draws a progress bar rewritten in place, then the plain line', async () => {
     const command = [process.execPath, bin, 'pull', 'hf:test-org/slow/slow.gguf', '--data-dir', dataDir].map((a) => `'${a}'`).join(' ');
     const run = await new Promise<Run>((resolve) => {
@@ -148,7 +155,9 @@ describe('manifold CLI', () => {
   });
 
   it('ls lists the models with metadata; ps shows replicas, slots and queue of the loaded model; rm refuses it until unload', async () => {
-    const listed = json<{ models: { file: string; architecture: string; loaded: boolean; suggested: { replicas: number } | null }[] }>(await cli('ls', '--json'));
+    const listed = json<{ models: { file: string; architecture: string; loaded: boolean; suggested: { replicas: number } | null }[] }>(
+      await cli('ls', '--json'),
+    );
     expect(listed.models.map((m) => m.file).sort()).toEqual(['hf_test-org_quant_quant.Q8_0.gguf', 'hf_test-org_tiny_tiny.gguf']);
     expect(listed.models.every((m) => m.architecture === 'llama' && !m.loaded && m.suggested !== null)).toBe(true);
 
@@ -179,7 +188,12 @@ describe('manifold CLI', () => {
     const psMs = performance.now() - started;
     console.log(`manifold ps answered in ${psMs.toFixed(0)} ms (the process from spawn to exit)`);
     expect(psMs).toBeLessThan(2000);
-    const ps = json<{ info: { status: string; model: string }; replicas: { state: string; slots: number }[]; slots: unknown[]; queue: { waiting: number; running: number } }>(psRun);
+    const ps = json<{
+      info: { status: string; model: string };
+      replicas: { state: string; slots: number }[];
+      slots: unknown[];
+      queue: { waiting: number; running: number };
+    }>(psRun);
     expect(ps.info).toMatchObject({ status: 'ok', model: 'hf_test-org_tiny_tiny' });
     expect(ps.replicas).toHaveLength(1);
     expect(ps.replicas[0]).toMatchObject({ state: 'ready', slots: 2 });
@@ -191,7 +205,9 @@ describe('manifold CLI', () => {
     expect(refused.stderr).toContain('hf_test-org_tiny_tiny.gguf is loaded: unload it first');
 
     expect(json<{ status: string }>(await cli('unload', '--json')).status).toBe('idle');
-    expect(json<{ deleted: string[] }>(await cli('rm', 'hf_test-org_tiny_tiny.gguf', '--json')).deleted).toEqual([join(dataDir, 'models', 'hf_test-org_tiny_tiny.gguf')]);
+    expect(json<{ deleted: string[] }>(await cli('rm', 'hf_test-org_tiny_tiny.gguf', '--json')).deleted).toEqual([
+      join(dataDir, 'models', 'hf_test-org_tiny_tiny.gguf'),
+    ]);
   }, 120_000);
 
   it('serve removes serve.json on exit; ls and rm then work on the folder itself, and ps says no serve runs', async () => {
@@ -225,49 +241,58 @@ describe('manifold CLI', () => {
   }, 60_000);
 
   it('engine calibrate refuses where llama-server is not installed, saying how to install it', async () => {
-    const refused = await manifold(['engine', 'calibrate', testModelPath(), '--data-dir', join(dir, 'uncalibrated')], { MANIFOLD_LLAMA_SERVER: '', MANIFOLD_LLAMA_SERVER_CACHE: join(dir, 'no-engine-here') });
+    const refused = await manifold(['engine', 'calibrate', testModelPath(), '--data-dir', join(dir, 'uncalibrated')], {
+      MANIFOLD_LLAMA_SERVER: '',
+      MANIFOLD_LLAMA_SERVER_CACHE: join(dir, 'no-engine-here'),
+    });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('llama-server is not installed, so node-llama-cpp is the only engine kind here: install it with `manifold engine install` first');
+    expect(refused.stderr).toContain(
+      'llama-server is not installed, so node-llama-cpp is the only engine kind here: install it with `manifold engine install` first',
+    );
     expect(existsSync(join(dir, 'uncalibrated', CALIBRATION_FILE))).toBe(false);
   });
 
-  it.skipIf(findLlamaServer() === null)('engine calibrate measures both engine kinds on the model and keeps the faster; a serve without engine.kind then runs the kind its verdict names', async () => {
-    // A data dir not made yet: calibrate makes it.
-    const calibrated = join(dir, 'calibrated');
-    const monitor = new GpuMonitor();
-    const machine = thisMachine(monitor.detectedCards().length);
-    monitor.close();
-    const run = await manifold(['engine', 'calibrate', testModelPath(), '--threads', '1', '--json', '--data-dir', calibrated]);
-    expect(run.code, run.stderr).toBe(0);
-    const { path, ...verdict } = json<EngineCalibration & { path: string }>(run);
-    expect(path).toBe(join(calibrated, CALIBRATION_FILE));
-    for (const kind of ENGINE_KINDS) {
-      expect(verdict.kinds[kind].prefillTokensPerSecond).toBeGreaterThan(0);
-      expect(verdict.kinds[kind].decodeTokensPerSecond).toBeGreaterThan(0);
-    }
-    const slower = ENGINE_KINDS.find((kind) => kind !== verdict.faster)!;
-    expect(verdict.kinds[verdict.faster].seconds).toBeLessThanOrEqual(verdict.kinds[slower].seconds);
-    expect(verdict).toMatchObject({ machine, threads: 1, model: testModelPath() });
-    expect(readCalibration(calibrated, machine)).toEqual({ calibration: verdict });
-
-    // The suite pins the engine kind (MANIFOLD_ENGINE_KIND); unpinned, serve follows each verdict.
-    const pinned = process.env.MANIFOLD_ENGINE_KIND;
-    delete process.env.MANIFOLD_ENGINE_KIND;
-    try {
-      for (const faster of ENGINE_KINDS) {
-        await writeCalibration(calibrated, { ...verdict, faster });
-        const served = await startServed({ replicas: 1 }, { dataDir: calibrated });
-        try {
-          const pid = served.workstation.replicas.replicaView()[0]!.pid!;
-          expect((await readFile(`/proc/${pid}/comm`, 'utf8')).trim()).toBe(faster === 'llama-server' ? 'llama-server' : 'node');
-          expect(served.logs.some((line) => line.includes(`${faster} is the faster kind here`))).toBe(true);
-        } finally {
-          await served.close();
-        }
+  it.skipIf(findLlamaServer() === null)(
+    'engine calibrate measures both engine kinds on the model and keeps the faster; a serve without engine.kind then runs the kind its verdict names',
+    async () => {
+      // A data dir not made yet: calibrate makes it.
+      const calibrated = join(dir, 'calibrated');
+      const monitor = new GpuMonitor();
+      const machine = thisMachine(monitor.detectedCards().length);
+      monitor.close();
+      const run = await manifold(['engine', 'calibrate', testModelPath(), '--threads', '1', '--json', '--data-dir', calibrated]);
+      expect(run.code, run.stderr).toBe(0);
+      const { path, ...verdict } = json<EngineCalibration & { path: string }>(run);
+      expect(path).toBe(join(calibrated, CALIBRATION_FILE));
+      for (const kind of ENGINE_KINDS) {
+        expect(verdict.kinds[kind].prefillTokensPerSecond).toBeGreaterThan(0);
+        expect(verdict.kinds[kind].decodeTokensPerSecond).toBeGreaterThan(0);
       }
-    } finally {
-      if (pinned === undefined) delete process.env.MANIFOLD_ENGINE_KIND;
-      else process.env.MANIFOLD_ENGINE_KIND = pinned;
-    }
-  }, 120_000);
+      const slower = ENGINE_KINDS.find((kind) => kind !== verdict.faster)!;
+      expect(verdict.kinds[verdict.faster].seconds).toBeLessThanOrEqual(verdict.kinds[slower].seconds);
+      expect(verdict).toMatchObject({ machine, threads: 1, model: testModelPath() });
+      expect(readCalibration(calibrated, machine)).toEqual({ calibration: verdict });
+
+      // The suite pins the engine kind (MANIFOLD_ENGINE_KIND); unpinned, serve follows each verdict.
+      const pinned = process.env.MANIFOLD_ENGINE_KIND;
+      delete process.env.MANIFOLD_ENGINE_KIND;
+      try {
+        for (const faster of ENGINE_KINDS) {
+          await writeCalibration(calibrated, { ...verdict, faster });
+          const served = await startServed({ replicas: 1 }, { dataDir: calibrated });
+          try {
+            const pid = served.workstation.replicas.replicaView()[0]!.pid!;
+            expect((await readFile(`/proc/${pid}/comm`, 'utf8')).trim()).toBe(faster === 'llama-server' ? 'llama-server' : 'node');
+            expect(served.logs.some((line) => line.includes(`${faster} is the faster kind here`))).toBe(true);
+          } finally {
+            await served.close();
+          }
+        }
+      } finally {
+        if (pinned === undefined) delete process.env.MANIFOLD_ENGINE_KIND;
+        else process.env.MANIFOLD_ENGINE_KIND = pinned;
+      }
+    },
+    120_000,
+  );
 });

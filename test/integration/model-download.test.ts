@@ -41,7 +41,12 @@ describe('model download from a Hub', () => {
   it('downloads hf:owner/repo/file.gguf into the models folder, checked, with progress', async () => {
     const folder = await modelsDir('full');
     const progress: DownloadProgress[] = [];
-    const result = await downloadModel({ uri: 'hf:test-org/tiny/tiny.gguf', modelsDir: folder, hubEndpoint: hub.endpoint, onProgress: (p) => progress.push(p) });
+    const result = await downloadModel({
+      uri: 'hf:test-org/tiny/tiny.gguf',
+      modelsDir: folder,
+      hubEndpoint: hub.endpoint,
+      onProgress: (p) => progress.push(p),
+    });
     expect(result.path).toBe(join(folder, 'hf_test-org_tiny_tiny.gguf'));
     expect((await readFile(result.path)).equals(model)).toBe(true);
     expect(result.bytes).toBe(model.length);
@@ -97,7 +102,13 @@ describe('model download from a Hub', () => {
     const uri = 'hf:test-org/slow/slow.gguf';
     const controller = new AbortController();
     const error = await failure(
-      downloadModel({ uri, modelsDir: folder, hubEndpoint: hub.endpoint, signal: controller.signal, onProgress: (p) => p.downloadedBytes > 0 && controller.abort() }),
+      downloadModel({
+        uri,
+        modelsDir: folder,
+        hubEndpoint: hub.endpoint,
+        signal: controller.signal,
+        onProgress: (p) => p.downloadedBytes > 0 && controller.abort(),
+      }),
     );
     expect(error).toMatchObject({ code: 'cancelled', message: `download of ${uri} cancelled` });
     expect(await readdir(join(folder, '.partial'))).toEqual([]);
@@ -117,7 +128,9 @@ describe('model download from a Hub', () => {
     // A port nothing listens on: the connection is refused, as offline or behind a firewall.
     const error = await failure(downloadModel({ uri: 'hf:test-org/tiny:Q8_0', modelsDir: folder, hubEndpoint: 'http://127.0.0.1:9' }));
     expect(error.code).toBe('failed');
-    expect(error.message).toMatch(/^cannot reach 127\.0\.0\.1:9 to download hf:test-org\/tiny:Q8_0: this machine is offline or the host is blocked( \(E[A-Z]+\))?$/);
+    expect(error.message).toMatch(
+      /^cannot reach 127\.0\.0\.1:9 to download hf:test-org\/tiny:Q8_0: this machine is offline or the host is blocked( \(E[A-Z]+\))?$/,
+    );
     expect(await readdir(folder)).toEqual([]);
   });
 
@@ -137,7 +150,10 @@ describe('model download from a Hub', () => {
     const folder = await modelsDir('split');
     const result = await downloadModel({ uri: 'hf:test-org/split/split-00001-of-00002.gguf', modelsDir: folder, hubEndpoint: hub.endpoint });
     expect(result.path).toBe(join(folder, 'hf_test-org_split_split-00001-of-00002.gguf'));
-    expect(result.files.map((f) => f.slice(folder.length + 1)).sort()).toEqual(['hf_test-org_split_split-00001-of-00002.gguf', 'hf_test-org_split_split-00002-of-00002.gguf']);
+    expect(result.files.map((f) => f.slice(folder.length + 1)).sort()).toEqual([
+      'hf_test-org_split_split-00001-of-00002.gguf',
+      'hf_test-org_split_split-00002-of-00002.gguf',
+    ]);
     for (const [i, part] of parts.entries()) expect((await readFile(result.files.sort()[i]!)).equals(await readFile(part))).toBe(true);
   });
 });

@@ -20,11 +20,28 @@ const clientOf = (served: Served): OpenAI => new OpenAI({ baseURL: `${served.fro
 
 const weather = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] }, days: { type: 'integer' } }, required: ['city', 'days'] } },
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] }, days: { type: 'integer' } }, required: ['city', 'days'] },
+  },
 };
 
 /** The tool-call format each family's template is read in (a template that renders no tools gets Hermes in a system prompt). */
-const FORMATS: Partial<Record<FamilyName, string>> = { 'glm-4.6': 'glm', 'seed-oss': 'seed-oss', 'deepseek-r1': 'deepseek-r1', 'kimi-k2': 'kimi-k2', 'gpt-oss': 'harmony', 'qwen3-coder': 'qwen3-xml', 'command-r7b': 'command-r7b', 'llama3.1': 'llama3', 'mistral-small-3.2': 'mistral-call-id', 'hermes3-tools': 'hermes', qwen3: 'hermes', gemma4: 'gemma4' };
+const FORMATS: Partial<Record<FamilyName, string>> = {
+  'glm-4.6': 'glm',
+  'seed-oss': 'seed-oss',
+  'deepseek-r1': 'deepseek-r1',
+  'kimi-k2': 'kimi-k2',
+  'gpt-oss': 'harmony',
+  'qwen3-coder': 'qwen3-xml',
+  'command-r7b': 'command-r7b',
+  'llama3.1': 'llama3',
+  'mistral-small-3.2': 'mistral-call-id',
+  'hermes3-tools': 'hermes',
+  qwen3: 'hermes',
+  gemma4: 'gemma4',
+};
 
 /**
  * The grammar that makes the random model think and then answer in its family's tags (`open`: the
@@ -32,24 +49,63 @@ const FORMATS: Partial<Record<FamilyName, string>> = { 'glm-4.6': 'glm', 'seed-o
  * answers in harmony's final channel.
  */
 function thinkingGrammar(tags: { start: string; end: string }, open: boolean): string {
-  if (tags.start.includes('<|channel|>')) return 'root ::= "<|channel|>analysis<|message|>" "plan the steps" "<|end|>" "<|start|>assistant<|channel|>final<|message|>" "the answer"';
+  if (tags.start.includes('<|channel|>'))
+    return 'root ::= "<|channel|>analysis<|message|>" "plan the steps" "<|end|>" "<|start|>assistant<|channel|>final<|message|>" "the answer"';
   return `root ::= ${open ? '' : `${JSON.stringify(tags.start)} `}"\\nplan the steps\\n" ${JSON.stringify(tags.end)} "\\n\\nthe answer"`;
 }
 
 /** The families whose template thinks (as llama.cpp finds it); Qwen3-Coder's does not. */
-const THINKS = new Set<FamilyName>(['qwen3', 'gpt-oss', 'deepseek-r1-distill-llama', 'deepseek-r1', 'kimi-k2', 'glm-4.6', 'seed-oss', 'gemma4', 'command-r7b', 'granite-3.3']);
+const THINKS = new Set<FamilyName>([
+  'qwen3',
+  'gpt-oss',
+  'deepseek-r1-distill-llama',
+  'deepseek-r1',
+  'kimi-k2',
+  'glm-4.6',
+  'seed-oss',
+  'gemma4',
+  'command-r7b',
+  'granite-3.3',
+]);
 
-const FAMILIES: FamilyName[] = ['qwen3', 'llama3.1', 'hermes3-tools', 'mistral-small-3.2', 'gemma4', 'gpt-oss', 'deepseek-r1-distill-llama', 'deepseek-r1', 'kimi-k2', 'glm-4.6', 'seed-oss', 'qwen3-coder', 'command-r7b', 'granite-3.3'];
+const FAMILIES: FamilyName[] = [
+  'qwen3',
+  'llama3.1',
+  'hermes3-tools',
+  'mistral-small-3.2',
+  'gemma4',
+  'gpt-oss',
+  'deepseek-r1-distill-llama',
+  'deepseek-r1',
+  'kimi-k2',
+  'glm-4.6',
+  'seed-oss',
+  'qwen3-coder',
+  'command-r7b',
+  'granite-3.3',
+];
 
 async function checkChatAndTools(client: OpenAI, model: string): Promise<void> {
   const first = [{ role: 'user' as const, content: 'Hello, who are you?' }];
   const one = await client.chat.completions.create({ model, messages: first, max_tokens: 8, temperature: 0 });
   const answer = one.choices[0]!.message;
-  const two = await client.chat.completions.create({ model, messages: [...first, { role: 'assistant', content: answer.content ?? '' }, { role: 'user', content: 'And then?' }], max_tokens: 4, temperature: 0 });
+  const two = await client.chat.completions.create({
+    model,
+    messages: [...first, { role: 'assistant', content: answer.content ?? '' }, { role: 'user', content: 'And then?' }],
+    max_tokens: 4,
+    temperature: 0,
+  });
   expect(two.usage!.prompt_tokens).toBeGreaterThan(one.usage!.prompt_tokens);
   expect(two.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThan(0);
 
-  const forced = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weather], tool_choice: { type: 'function', function: { name: 'get_weather' } }, max_tokens: 200, temperature: 0 });
+  const forced = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    tools: [weather],
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    max_tokens: 200,
+    temperature: 0,
+  });
   const call = forced.choices[0]!.message.tool_calls?.[0];
   expect(forced.choices[0]!.finish_reason).toBe('tool_calls');
   expect(call?.type === 'function' ? call.function.name : null).toBe('get_weather');
@@ -120,12 +176,17 @@ describe('thinking turned off', () => {
     const client = clientOf(served);
     const base = { model: served.workstation.modelId, messages: [{ role: 'user' as const, content: 'Hi' }], max_tokens: 1, temperature: 0 };
     const on = await client.chat.completions.create(base);
-    const off = await client.chat.completions.create({ ...base, chat_template_kwargs: { enable_thinking: false } } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const off = await client.chat.completions.create({
+      ...base,
+      chat_template_kwargs: { enable_thinking: false },
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     const none = await client.chat.completions.create({ ...base, reasoning_effort: 'none' } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
     // Qwen3's template closes an empty `<think>\n\n</think>\n\n` block when thinking is off: 4 more tokens.
     expect(off.usage!.prompt_tokens).toBe(on.usage!.prompt_tokens + 4);
     expect(none.usage!.prompt_tokens).toBe(off.usage!.prompt_tokens);
-    const bad = await client.chat.completions.create({ ...base, chat_template_kwargs: { enable_thinking: 'no' } } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((e: unknown) => e);
+    const bad = await client.chat.completions
+      .create({ ...base, chat_template_kwargs: { enable_thinking: 'no' } } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      .catch((e: unknown) => e);
     expect(bad).toMatchObject({ status: 400 });
   });
 });
@@ -133,18 +194,24 @@ describe('thinking turned off', () => {
 describe.each(engineKinds('the thinking budget'))('the thinking budget on a $kind engine', ({ kind, present }) => {
   it.skipIf(!present)('ends the thinking after the budget and the answer goes on; 0 ends it at once', async () => {
     // DeepSeek-R1-Distill's generation prompt opens <think>; the random model never closes it by itself.
-    const served = await startServed({ model: await ensureFamilyModel('deepseek-r1-distill-llama'), replicas: 1, engine: { kind, contextSize: 1024, slots: 1, threads: 1 } });
+    const served = await startServed({
+      model: await ensureFamilyModel('deepseek-r1-distill-llama'),
+      replicas: 1,
+      engine: { kind, contextSize: 1024, slots: 1, threads: 1 },
+    });
     const client = clientOf(served);
     const base = { model: served.workstation.modelId, messages: [{ role: 'user' as const, content: 'Think.' }], max_tokens: 40, temperature: 0 };
     type Thought = OpenAI.ChatCompletionMessage & { reasoning_content?: string };
     const unbounded = (await client.chat.completions.create(base)).choices[0]!.message as Thought;
     expect(unbounded.reasoning_content?.length).toBeGreaterThan(0);
     expect(unbounded.content).toBe('');
-    const bounded = (await client.chat.completions.create({ ...base, thinking_budget_tokens: 8 } as OpenAI.ChatCompletionCreateParamsNonStreaming)).choices[0]!.message as Thought;
+    const bounded = (await client.chat.completions.create({ ...base, thinking_budget_tokens: 8 } as OpenAI.ChatCompletionCreateParamsNonStreaming)).choices[0]!
+      .message as Thought;
     expect(bounded.reasoning_content?.length).toBeGreaterThan(0);
     expect(bounded.reasoning_content!.length).toBeLessThan(unbounded.reasoning_content!.length);
     expect(bounded.content?.length).toBeGreaterThan(0);
-    const none = (await client.chat.completions.create({ ...base, reasoning_budget_tokens: 0 } as OpenAI.ChatCompletionCreateParamsNonStreaming)).choices[0]!.message as Thought;
+    const none = (await client.chat.completions.create({ ...base, reasoning_budget_tokens: 0 } as OpenAI.ChatCompletionCreateParamsNonStreaming)).choices[0]!
+      .message as Thought;
     expect(none.reasoning_content).toBeUndefined();
     expect(none.content?.length).toBeGreaterThan(0);
   });

@@ -49,7 +49,10 @@ async function turnWhileItsReplicaIsBusy(served: ServedChat, { otherRepeats, sen
   const a1 = await chat(a);
   const other = await chat([{ role: 'user', content: 'Write a list of mountains, rivers and lakes. '.repeat(otherRepeats) }]);
   const abort = new AbortController();
-  const long = await client.chat.completions.create({ model, messages: [{ role: 'user', content: LONG_ANSWER_PROMPT }], max_tokens: 3000, temperature: 0, stream: true }, { signal: abort.signal });
+  const long = await client.chat.completions.create(
+    { model, messages: [{ role: 'user', content: LONG_ANSWER_PROMPT }], max_tokens: 3000, temperature: 0, stream: true },
+    { signal: abort.signal },
+  );
   const chunks = long[Symbol.asyncIterator]();
   let next = await chunks.next();
   if (sendAt === 'first token') while (!next.done && !next.value.choices[0]?.delta.content) next = await chunks.next();

@@ -30,7 +30,7 @@ async function threeTurns(prefixCache: Partial<PrefixCacheOptions>) {
 }
 
 describe('tiered prefix cache', () => {
-  it("restores an evicted conversation from RAM instead of prefilling it, with the same greedy text as a prefill", async () => {
+  it('restores an evicted conversation from RAM instead of prefilling it, with the same greedy text as a prefill', async () => {
     const on = await threeTurns({});
     expect(on.b.started.prefixCache?.moves).toEqual([{ entry: 0, tier: 'ram', fromSlot: 0, tokens: expect.any(Number), bytes: expect.any(Number) }]);
     expect(on.a2.started.prefixCache?.restored).toMatchObject({ entry: 0, tier: 'ram' });
@@ -63,7 +63,8 @@ describe('tiered prefix cache', () => {
       const served = await startServed({ replicas: 1, engine: { contextSize: 1024, slots: 1, threads: 1, prefixCache } }, { dataDir });
       const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
       const model = served.workstation.modelId;
-      const chat = (messages: OpenAI.Chat.ChatCompletionMessageParam[]) => client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, seed: 1 });
+      const chat = (messages: OpenAI.Chat.ChatCompletionMessageParam[]) =>
+        client.chat.completions.create({ model, messages, max_tokens: 12, temperature: 0, seed: 1 });
       const a: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the sea and the ships on it. '.repeat(12) }];
       const a1 = await chat(a);
       await chat([{ role: 'user', content: 'Write a list of mountains, rivers and lakes. '.repeat(12) }]);

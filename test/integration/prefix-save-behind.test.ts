@@ -46,7 +46,7 @@ describe('saving a slot behind its generation under slot pressure', () => {
     expect(e2.done.reusedTokens).toBeGreaterThanOrEqual(e1Prompt.length);
   });
 
-  it("drops the copy, unreported, when the conversation goes on on its slot; saves nothing behind without pressure", async () => {
+  it('drops the copy, unreported, when the conversation goes on on its slot; saves nothing behind without pressure', async () => {
     const { entries, run } = await oneSlotEngine();
     const a1Prompt = promptTokens(200, 1);
     const a1 = await run(a1Prompt, 'a');

@@ -144,9 +144,14 @@ describe.each([
       expect(client.embed).toBeUndefined();
       return;
     }
-    const inputs = [[1, ...promptTokens(12)], [1, ...promptTokens(5, 7)]];
+    const inputs = [
+      [1, ...promptTokens(12)],
+      [1, ...promptTokens(5, 7)],
+    ];
     const vectors = await client.embed!(inputs);
-    const direct = (await (await fetch(`${link.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: inputs }) })).json()) as { data: { embedding: number[] }[] };
+    const direct = (await (
+      await fetch(`${link.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: inputs }) })
+    ).json()) as { data: { embedding: number[] }[] };
     expect(vectors).toHaveLength(2);
     expect(vectors[0]!.length).toBeGreaterThan(0);
     expect(vectors).toEqual(direct.data.map((d) => d.embedding));
@@ -245,7 +250,13 @@ describe('a remote replica behind a faulty link', () => {
     const sentAt = performance.now();
     const viaLink = link.client!.generate({ tokens: [1, ...promptTokens(16)], maxTokens: 4 }).done;
     // The same stall seen by a client whose first-token bound is the shorter one.
-    const strictFirstToken = new RemoteClient({ peer: { url: proxy.url, apiKey: null }, dialect: llamaServerDialect, model: null, contextSize: 1024, timeouts: { ...timeouts, connectMs: 5000 } });
+    const strictFirstToken = new RemoteClient({
+      peer: { url: proxy.url, apiKey: null },
+      dialect: llamaServerDialect,
+      model: null,
+      contextSize: 1024,
+      timeouts: { ...timeouts, connectMs: 5000 },
+    });
     const viaStrict = strictFirstToken.generate({ tokens: [1, ...promptTokens(16)], maxTokens: 4 }).done;
 
     await expect(viaLink).rejects.toBeInstanceOf(RemoteLostError);

@@ -56,7 +56,12 @@ describe('one front over local and remote replicas', () => {
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: llama.port });
     const node = await startServed({ replicas: 1, engine: { contextSize: 2048, slots: 2, threads: 1 } });
     const front = await startServed({
-      replicas: [{ gpus: [] }, { gpus: [] }, { url: proxy.url, kind: 'llama-server', slots: 2, timeouts: TIMEOUTS }, { url: node.front.url, kind: 'manifold', slots: 2, timeouts: TIMEOUTS }],
+      replicas: [
+        { gpus: [] },
+        { gpus: [] },
+        { url: proxy.url, kind: 'llama-server', slots: 2, timeouts: TIMEOUTS },
+        { url: node.front.url, kind: 'manifold', slots: 2, timeouts: TIMEOUTS },
+      ],
       engine: { contextSize: 2048, slots: 2, threads: 1 },
       heal: { cooldownMs: 500 },
     });
@@ -69,7 +74,9 @@ describe('one front over local and remote replicas', () => {
 
       // Eight conversations at once spread over the four replicas (two slots each); each second turn goes home
       // (1,000-token histories: what a replica holds outweighs any difference in prefill speed between kinds).
-      const firsts = await Promise.all(Array.from({ length: 8 }, (_, i) => promptTokens(1000, i * 37)).map(async (prompt) => ({ prompt, turn: await complete(front, prompt) })));
+      const firsts = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => promptTokens(1000, i * 37)).map(async (prompt) => ({ prompt, turn: await complete(front, prompt) })),
+      );
       expect(new Set(firsts.map((f) => f.turn.replica))).toEqual(new Set([0, 1, LLAMA, NODE]));
       const seconds = await Promise.all(firsts.map((f) => complete(front, [...f.prompt, ...f.turn.tokens, ...promptTokens(40, 7)])));
       for (const [i, second] of seconds.entries()) {
@@ -106,7 +113,10 @@ describe('one front over local and remote replicas', () => {
 
   it('refuses a remote that serves another model, saying which model it serves, while the local replicas serve', async () => {
     const other = await startServed({ model: await ensureTestModel('small'), replicas: 1, engine: { contextSize: 1024, slots: 1, threads: 1 } });
-    const front = await startServed({ replicas: [{ gpus: [] }, { url: other.front.url, kind: 'manifold', timeouts: TIMEOUTS }], engine: { contextSize: 1024, slots: 2, threads: 1 } });
+    const front = await startServed({
+      replicas: [{ gpus: [] }, { url: other.front.url, kind: 'manifold', timeouts: TIMEOUTS }],
+      engine: { contextSize: 1024, slots: 2, threads: 1 },
+    });
     const refusal = await waitFor(() => front.logs.find((line) => line.includes('serves "manifold-test-small')), 'the refusal in the log', 60_000);
     expect(refusal).toContain(other.front.url);
     expect(front.workstation.replicas.replicaView()[1]!.state).not.toBe('ready');
@@ -116,10 +126,17 @@ describe('one front over local and remote replicas', () => {
 
   it('takes embeddings from a Manifold peer ahead of its own embedding engine (llama-server children serve none), and from the engine once the peer is gone', async () => {
     const peer = await startServed({ replicas: 1, engine: { contextSize: 1024, slots: 1, threads: 1 } });
-    const front = await startServed({ replicas: [{ gpus: [] }, { url: peer.front.url, kind: 'manifold', timeouts: TIMEOUTS }], engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 } });
+    const front = await startServed({
+      replicas: [{ gpus: [] }, { url: peer.front.url, kind: 'manifold', timeouts: TIMEOUTS }],
+      engine: { kind: 'llama-server', contextSize: 1024, slots: 2, threads: 1 },
+    });
     await waitFor(() => (front.workstation.replicas.replicaView()[1]!.state === 'ready' ? true : undefined), 'the peer to be ready', 60_000);
     const embed = async (at: Served): Promise<number[]> => {
-      const response = await fetch(`${at.front.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'the same words' }) });
+      const response = await fetch(`${at.front.url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'the same words' }),
+      });
       const body = (await response.json()) as { data: { embedding: number[] }[]; error?: { message: string } };
       if (!response.ok) throw new Error(`HTTP ${response.status}: ${body.error?.message}`);
       return body.data[0]!.embedding;

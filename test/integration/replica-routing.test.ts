@@ -34,7 +34,9 @@ describe('replica routing', () => {
       const [first, ...later] = prefix.results[c]!;
       for (const [t, result] of later.entries()) {
         expect(result.replica).toBe(first!.replica);
-        const trace = prefix.results.map((turns, i) => `c${i}: ${turns.map((r) => `r${r.replica}s${r.slot} reused ${r.reusedTokens}/${r.usage.promptTokens}`).join(', ')}`).join('; ');
+        const trace = prefix.results
+          .map((turns, i) => `c${i}: ${turns.map((r) => `r${r.replica}s${r.slot} reused ${r.reusedTokens}/${r.usage.promptTokens}`).join(', ')}`)
+          .join('; ');
         expect(result.reusedTokens, trace).toBeGreaterThanOrEqual(prefix.prompts[c]![t]!.length);
       }
     }
@@ -61,7 +63,12 @@ describe('replica routing', () => {
     expect(a!.replica).toBe(busyReplica);
     expect(b!.replica).not.toBe(busyReplica);
     expect(fresh.replica).not.toBe(busyReplica);
-    expect(set.replicaView().map((r) => r.routed).sort()).toEqual([2, 2]);
+    expect(
+      set
+        .replicaView()
+        .map((r) => r.routed)
+        .sort(),
+    ).toEqual([2, 2]);
   });
 
   it('reports the aggregates and the global slot view over replicas', async () => {

@@ -29,7 +29,15 @@ describe.each(engineKinds('answers kept as sampled ids'))('answers kept as their
           { role: 'system', content: 'You are a test.' },
           { role: 'user', content: `question number ${seed} about the model` },
         ];
-        const first = await client.chat.completions.create({ model, messages: history as OpenAI.ChatCompletionMessageParam[], max_tokens: 16, temperature: 1, seed, ignore_eos: true, return_tokens: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+        const first = await client.chat.completions.create({
+          model,
+          messages: history as OpenAI.ChatCompletionMessageParam[],
+          max_tokens: 16,
+          temperature: 1,
+          seed,
+          ignore_eos: true,
+          return_tokens: true,
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming);
         const answer = first.choices[0]!.message.content!;
         const sampled = (first as unknown as { manifold: { tokens: number[] } }).manifold.tokens;
         expect(sampled).toHaveLength(16);

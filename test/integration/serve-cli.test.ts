@@ -28,12 +28,20 @@ describe('npm run serve', () => {
     const exited = new Promise<number | null>((resolve) => cli.on('exit', (code) => resolve(code)));
     const base = await waitFor(() => /OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out)?.[1], 'the API URL', 60_000);
     // The dashboard line is the next write: it may reach this process in a later chunk.
-    const token = await waitFor(() => /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1], 'the dashboard link with its token', 10_000);
+    const token = await waitFor(
+      () => /Dashboard: +http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]{48})/.exec(out)?.[1],
+      'the dashboard link with its token',
+      10_000,
+    );
     const port = new URL(base).port;
 
     const readme = await readFile(join(root, 'README.md'), 'utf8');
     const block = /```sh\n(curl [\s\S]*?)```/.exec(readme)![1]!;
-    const commands = block.replace(/\\\n\s*/g, '').trim().split('\n').map((line) => line.replaceAll(':8080', `:${port}`));
+    const commands = block
+      .replace(/\\\n\s*/g, '')
+      .trim()
+      .split('\n')
+      .map((line) => line.replaceAll(':8080', `:${port}`));
     expect(commands.length).toBeGreaterThanOrEqual(4);
     const outputs = [];
     for (const command of commands) outputs.push((await run('bash', ['-c', `set -o pipefail; ${command}`], { env: { ...process.env, TOKEN: token } })).stdout);
@@ -113,7 +121,10 @@ describe('npm run serve with bad input', () => {
       expect(notModel.code).toBe(1);
       expect(notModel.stderr).toContain('not a GGUF file');
       // The failure outlives the process, in the data dir's log.
-      const logged = (await readFile(join(dir, 'logs', 'manifold.log'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; msg: string });
+      const logged = (await readFile(join(dir, 'logs', 'manifold.log'), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { level: string; msg: string });
       expect(logged.find((l) => l.msg.startsWith('start failed: ') && l.msg.includes('not a GGUF file'))?.level).toBe('error');
     } finally {
       await rm(dir, { recursive: true, force: true });

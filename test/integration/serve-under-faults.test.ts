@@ -14,7 +14,15 @@ import { describe, expect, it } from 'vitest';
 import { faultRun, paceNormalizedRatio, type FaultRunOptions } from '../../bench/faults.js';
 import { testModelPath } from '../helpers/engines.js';
 
-const options = (): FaultRunOptions => ({ model: testModelPath(), streams: 16, promptTokens: 1700, answerTokens: 1500, killAfterMs: 150, slots: 2, contextSize: 4096 });
+const options = (): FaultRunOptions => ({
+  model: testModelPath(),
+  streams: 16,
+  promptTokens: 1700,
+  answerTokens: 1500,
+  killAfterMs: 150,
+  slots: 2,
+  contextSize: 4096,
+});
 
 describe('serving under a kill', () => {
   it('loses no request, fails bound requests over before their first token, and the healed replica takes queued work; the worst TTFT stays within 1.3× of the run without the kill', async () => {

@@ -54,6 +54,8 @@ describe('serving under a flood', () => {
     expect(normal.status).toBe(200);
     expect(served.workstation.replicas.replicaView().map((r) => r.pid)).toEqual(pids);
     expect(served.logs.some((line) => line.includes('hung:'))).toBe(false);
-    console.log(`flood: ${FLOOD} × ${PROMPT_BYTES} bytes refused (${floods.map((f) => f.status).join(',')}); /health slowest ${Math.round(Math.max(...healthTimes))} ms over ${healthTimes.length} probes`);
+    console.log(
+      `flood: ${FLOOD} × ${PROMPT_BYTES} bytes refused (${floods.map((f) => f.status).join(',')}); /health slowest ${Math.round(Math.max(...healthTimes))} ms over ${healthTimes.length} probes`,
+    );
   }, 300_000);
 });

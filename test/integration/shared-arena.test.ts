@@ -67,10 +67,14 @@ describe.skipIf(why !== null)('shared arena', () => {
     expect(existsSync(model.path)).toBe(false);
     const oldPid = workstation.replicas.replicaView()[0]!.pid;
     engineOf(workstation.replicas, 0).signal('SIGKILL');
-    const healed = await waitFor(() => {
-      const view = workstation.replicas.replicaView()[0]!;
-      return view.state === 'ready' && view.pid !== oldPid ? view : undefined;
-    }, 'replica 0 to heal', 30_000);
+    const healed = await waitFor(
+      () => {
+        const view = workstation.replicas.replicaView()[0]!;
+        return view.state === 'ready' && view.pid !== oldPid ? view : undefined;
+      },
+      'replica 0 to heal',
+      30_000,
+    );
     expect(served.logs.some((l) => l.startsWith('[replica 0] healing in'))).toBe(true);
     expect(healed.pid).not.toBe(oldPid);
     expect(await mapsArena(healed.pid!)).toBe(true);
@@ -81,7 +85,11 @@ describe.skipIf(why !== null)('shared arena', () => {
     const tokenizerPid = workstation.tokenizer.pid;
     const openedBefore = served.logs.filter((l) => l.includes(`opening ${arena.enginePath}`)).length;
     workstation.tokenizer.signal('SIGKILL');
-    await waitFor(() => (served.logs.filter((l) => l.includes(`opening ${arena.enginePath}`)).length > openedBefore ? true : undefined), 'the tokenizer to reopen from the arena', 60_000);
+    await waitFor(
+      () => (served.logs.filter((l) => l.includes(`opening ${arena.enginePath}`)).length > openedBefore ? true : undefined),
+      'the tokenizer to reopen from the arena',
+      60_000,
+    );
     expect((await workstation.tokenizer.applyChatTemplate([{ role: 'user', content: 'hello' }])).tokens.length).toBeGreaterThan(3);
     expect(workstation.tokenizer.pid).not.toBe(tokenizerPid);
 
@@ -103,14 +111,16 @@ describe.skipIf(why !== null)('shared arena', () => {
     const total = shmem.reduce((a, b) => a + b, 0);
     /** Other shared memory these processes map (measured 0 here); the weights themselves are the rest. */
     const allowance = 1024 * 1024;
-    console.log(`arena PSS (shmem): ${shmem.map((b) => (b / 1048576).toFixed(2)).join(' + ')} = ${(total / 1048576).toFixed(2)} MiB for a ${(modelBytes / 1048576).toFixed(2)} MiB model`);
+    console.log(
+      `arena PSS (shmem): ${shmem.map((b) => (b / 1048576).toFixed(2)).join(' + ')} = ${(total / 1048576).toFixed(2)} MiB for a ${(modelBytes / 1048576).toFixed(2)} MiB model`,
+    );
     expect(total).toBeLessThanOrEqual(1.1 * modelBytes + allowance);
     // …and the weights are really mapped from the arena by each engine (3 private copies would be 3× the model).
     for (const engineShare of shmem.slice(1)) expect(engineShare).toBeGreaterThan((0.5 * modelBytes) / 3);
     expect(total).toBeGreaterThan(0.5 * modelBytes);
   });
 
-  it('falls back to a /dev/shm-style file without memfd, sweeping a dead workstation\'s file first, and removes its own at close', async () => {
+  it("falls back to a /dev/shm-style file without memfd, sweeping a dead workstation's file first, and removes its own at close", async () => {
     const shmDir = mkdtempSync(join(tmpdir(), 'manifold-shm-'));
     const uid = process.getuid!();
     const stale = join(shmDir, `manifold-${uid}-4194305.bin`);
@@ -139,13 +149,18 @@ describe.skipIf(why !== null)('shared arena', () => {
     await waitFor(() => (served.workstation.status().status === 'ok' ? true : undefined), 'the workstation to be ok');
   });
 
-  it('fills the arena but warns when it and the engines\' private memory would not fit free RAM', async () => {
+  it("fills the arena but warns when it and the engines' private memory would not fit free RAM", async () => {
     const modelBytes = statSync(testModelPath()).size;
     // Enough for the arena and its headroom, not for 2 engines' runtime (~257 MiB each with their KV) besides.
-    const served = await startServed({ shared_arena: true, replicas: 2 }, { arenaFacts: { availableRamBytes: modelBytes + ARENA_HEADROOM_BYTES + 1024 * 1024 } });
+    const served = await startServed(
+      { shared_arena: true, replicas: 2 },
+      { arenaFacts: { availableRamBytes: modelBytes + ARENA_HEADROOM_BYTES + 1024 * 1024 } },
+    );
     const arena = served.workstation.arenaStatus();
     expect(arena).toMatchObject({ state: 'ready', kind: 'memfd' });
-    expect(arena.warning).toMatch(/^RAM: the arena \(1\.8 MiB\) plus 2 engines' private memory \(~257\.0 MiB each\) need 515\.8 MiB, but 514\.8 MiB is available; expect swapping/);
+    expect(arena.warning).toMatch(
+      /^RAM: the arena \(1\.8 MiB\) plus 2 engines' private memory \(~257\.0 MiB each\) need 515\.8 MiB, but 514\.8 MiB is available; expect swapping/,
+    );
     expect(served.logs).toContain(`arena: warning: ${arena.warning}`);
   });
 
@@ -158,7 +173,9 @@ describe.skipIf(why !== null)('shared arena', () => {
     await expect(startServed({ model: fake, shared_arena: true, replicas: 1 })).rejects.toThrow(`${fake} failed validation: not a GGUF file`);
     expect(await arenaFds()).toEqual(before);
     // The arena's own check, on the bytes it streams, whatever checked the header before.
-    await expect(ModelArena.open({ kind: 'memfd', name: 'manifold-model' }, fake)).rejects.toThrow(`${fake} is not a GGUF file (it does not start with the GGUF magic)`);
+    await expect(ModelArena.open({ kind: 'memfd', name: 'manifold-model' }, fake)).rejects.toThrow(
+      `${fake} is not a GGUF file (it does not start with the GGUF magic)`,
+    );
     expect(await arenaFds()).toEqual(before);
   });
 });

@@ -45,13 +45,17 @@ function thinkingSplit(tokenizer: Tokenizer, open: boolean): string | null {
   const text = `${open ? '' : tags.start}plan the steps${tags.end}${tags.answer?.headers[0] ?? ''}the answer${tags.answer?.end ?? ''}`;
   const split = new ReasoningSplit(tags, open);
   const events = [...[...text].flatMap((c) => split.push(c)), ...split.end()];
-  const of = (type: string): string => events.filter((e) => e.type === type).map((e) => e.text).join('');
+  const of = (type: string): string =>
+    events
+      .filter((e) => e.type === type)
+      .map((e) => e.text)
+      .join('');
   const order = events.map((e) => e.type).filter((type, i, all) => type !== all[i - 1]);
   return `${of('reasoning')}|${of('content')}|${order.join(',')}`;
 }
 
 describe('chat templates against llama-server', () => {
-  it('renders all of llama.cpp\'s templates byte for byte as /apply-template does', { timeout: 30 * 60_000 }, async () => {
+  it("renders all of llama.cpp's templates byte for byte as /apply-template does", { timeout: 30 * 60_000 }, async () => {
     const families = Object.keys(FAMILY_MODELS) as FamilyName[];
     const mismatches: string[] = [];
     let same = 0;
@@ -76,7 +80,10 @@ describe('chat templates against llama-server', () => {
           const [expected, actual] = await Promise.all([oracle(node.url, body), manifold(tokenizer, body)]);
           if ('refused' in expected && 'refused' in actual) refusedBoth++;
           else if ('prompt' in expected && 'prompt' in actual && expected.prompt === actual.prompt) same++;
-          else mismatches.push(`${family} ${name}:\n  llama-server ${JSON.stringify(expected).slice(0, 600)}\n  manifold     ${JSON.stringify(actual).slice(0, 600)}`);
+          else
+            mismatches.push(
+              `${family} ${name}:\n  llama-server ${JSON.stringify(expected).slice(0, 600)}\n  manifold     ${JSON.stringify(actual).slice(0, 600)}`,
+            );
         }
       } finally {
         await Promise.all([node.stop(), tokenizer.dispose()]);

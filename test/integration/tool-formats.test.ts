@@ -52,12 +52,20 @@ const FAMILY_OF: Record<ToolCallFormat, FamilyName> = {
 
 const weather = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] }, days: { type: 'integer' } }, required: ['city', 'days'] } },
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Rome'] }, days: { type: 'integer' } }, required: ['city', 'days'] },
+  },
 };
 
 describe('a forced call in every tool-call format', () => {
   it.each(Object.entries(FAMILY_OF))('%s (%s): the call is written in the format and read back with arguments that validate', async (format, family) => {
-    const served = await startServed({ model: await ensureFamilyModel(family), replicas: 1, engine: { kind: 'node-llama-cpp', contextSize: 2048, slots: 1, threads: 1 } });
+    const served = await startServed({
+      model: await ensureFamilyModel(family),
+      replicas: 1,
+      engine: { kind: 'node-llama-cpp', contextSize: 2048, slots: 1, threads: 1 },
+    });
     try {
       expect(served.workstation.tokenizer.toolSupport.format).toBe(format);
       const client = new OpenAI({ baseURL: `${served.front.url}/v1`, apiKey: 'unused', maxRetries: 0 });

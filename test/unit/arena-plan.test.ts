@@ -42,7 +42,10 @@ describe('planArena', () => {
   });
 
   it('uses a named section Local\\manifold-<pid> on Windows', () => {
-    expect(planArena({ ...linux, platform: 'win32', memfdAvailable: false, shmFreeBytes: null })).toEqual({ kind: 'windows-section', name: 'Local\\manifold-4242' });
+    expect(planArena({ ...linux, platform: 'win32', memfdAvailable: false, shmFreeBytes: null })).toEqual({
+      kind: 'windows-section',
+      name: 'Local\\manifold-4242',
+    });
   });
 
   it('has none on macOS and other platforms, in one line', () => {

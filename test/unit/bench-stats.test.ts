@@ -16,7 +16,10 @@ function around(centre: number, spread: number, n: number, seed: number): number
 describe('bootstrap interval of a ratio of medians', () => {
   it('holds the ratio of two samples a known factor apart, narrowly when both are tight', () => {
     const base = around(400, 20, 80, 1);
-    const { low, high } = bootstrapMedianRatio(base.map((x) => x * 2), base);
+    const { low, high } = bootstrapMedianRatio(
+      base.map((x) => x * 2),
+      base,
+    );
     expect(low).toBeLessThanOrEqual(2);
     expect(high).toBeGreaterThanOrEqual(2);
     expect(high / low).toBeLessThan(1.15);

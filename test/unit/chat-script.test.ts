@@ -32,7 +32,7 @@ describe('chatScript', () => {
 });
 
 describe('TurnTaking', () => {
-  it("gives each conversation its rounds in order, never one that is waiting for an answer, and finishes when all are answered", () => {
+  it('gives each conversation its rounds in order, never one that is waiting for an answer, and finishes when all are answered', () => {
     const turns = new TurnTaking(3, 4, seeded(5));
     const spoken = new Map<number, number[]>();
     const waiting: number[] = [];

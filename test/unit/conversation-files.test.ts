@@ -28,7 +28,14 @@ describe('sweepStaleTemps', () => {
     const abandoned = file(`.c5.json.${process.ppid}-abcdef012345.tmp`);
     const hour = Date.now() / 1000 - 3600;
     utimesSync(join(dir, abandoned), hour, hour);
-    const kept = [running, file('c1.json'), file('.c1.json.tmp'), file('notes.tmp'), file(`.c6.json.${deadPid()}-XYZ.tmp`), file(`c7.json.${deadPid()}-0123456789ab.tmp`)];
+    const kept = [
+      running,
+      file('c1.json'),
+      file('.c1.json.tmp'),
+      file('notes.tmp'),
+      file(`.c6.json.${deadPid()}-XYZ.tmp`),
+      file(`c7.json.${deadPid()}-0123456789ab.tmp`),
+    ];
 
     expect((await sweepStaleTemps(dir)).sort()).toEqual([gone, mine, older, abandoned].sort());
     expect(readdirSync(dir).sort()).toEqual(kept.sort());
@@ -96,7 +103,14 @@ describe('ConversationStore files across versions', () => {
       title: 'weather',
       source: 'api',
       messages: [
-        { id: 'a', role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }], finishReason: 'tool_calls', ...base },
+        {
+          id: 'a',
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+          finishReason: 'tool_calls',
+          ...base,
+        },
         { id: 't', role: 'tool', content: '{"temperature":21}', toolCallId: 'call_1', ...base },
       ],
     });

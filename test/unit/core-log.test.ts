@@ -45,8 +45,18 @@ describe('core log', () => {
       ['info', 'from a sink'],
     ]);
     for (const line of written) expect(Date.parse(line.time)).toBeGreaterThan(Date.now() - 60_000);
-    expect(echoed).toEqual(['engine ready', 'warn: [replica 1 42] exited: crashed (code none, signal SIGKILL)', 'error: front: GET /v1/models: internal error: 100% "odd" %s', 'from a sink']);
-    expect(heard.map((e) => [e.seq, e.level])).toEqual([[1, 'info'], [2, 'warn'], [3, 'error'], [4, 'info']]);
+    expect(echoed).toEqual([
+      'engine ready',
+      'warn: [replica 1 42] exited: crashed (code none, signal SIGKILL)',
+      'error: front: GET /v1/models: internal error: 100% "odd" %s',
+      'from a sink',
+    ]);
+    expect(heard.map((e) => [e.seq, e.level])).toEqual([
+      [1, 'info'],
+      [2, 'warn'],
+      [3, 'error'],
+      [4, 'info'],
+    ]);
     expect(log.recent()).toEqual(heard);
   });
 

@@ -37,23 +37,57 @@ describe('CPU topology and partition', () => {
     // Linux numbers siblings apart: cpu0 and cpu4 share core 0, and so on.
     const root = await fixture([0, 1, 2, 3, 0, 1, 2, 3].map((core) => [0, core, `${core},${core + 4}`] as [number, number, string]));
     const topology = await readCpuTopology(root);
-    expect('cores' in topology && topology.cores.map((c) => c.cpus)).toEqual([[0, 4], [1, 5], [2, 6], [3, 7]]);
+    expect('cores' in topology && topology.cores.map((c) => c.cpus)).toEqual([
+      [0, 4],
+      [1, 5],
+      [2, 6],
+      [3, 7],
+    ]);
     if (!('cores' in topology)) return;
-    expect(partitionCores(topology.cores, 2)).toEqual({ sets: [[0, 4, 1, 5], [2, 6, 3, 7]] });
-    expect(partitionCores(topology.cores, 3)).toEqual({ sets: [[0, 4, 1, 5], [2, 6], [3, 7]] });
+    expect(partitionCores(topology.cores, 2)).toEqual({
+      sets: [
+        [0, 4, 1, 5],
+        [2, 6, 3, 7],
+      ],
+    });
+    expect(partitionCores(topology.cores, 3)).toEqual({
+      sets: [
+        [0, 4, 1, 5],
+        [2, 6],
+        [3, 7],
+      ],
+    });
   });
 
   it('without SMT each CPU is a core; two packages with the same core ids stay apart', async () => {
-    const root = await fixture([[0, 0, '0'], [0, 1, '1'], [1, 0, '2'], [1, 1, '3'], [1, 2, '4']]);
+    const root = await fixture([
+      [0, 0, '0'],
+      [0, 1, '1'],
+      [1, 0, '2'],
+      [1, 1, '3'],
+      [1, 2, '4'],
+    ]);
     const topology = await readCpuTopology(root);
     if (!('cores' in topology)) throw new Error(topology.unreadable);
     expect(topology.cores).toHaveLength(5);
-    expect(partitionCores(topology.cores, 2)).toEqual({ sets: [[0, 1, 2], [3, 4]] });
+    expect(partitionCores(topology.cores, 2)).toEqual({
+      sets: [
+        [0, 1, 2],
+        [3, 4],
+      ],
+    });
     expect(partitionCores(topology.cores, 6)).toEqual({ reason: '6 replicas need at least 6 physical cores; this machine has 5' });
   });
 
   it('leaves offline CPUs out', async () => {
-    const root = await fixture([[0, 0, '0'], [0, 1, '1'], [0, 2, '2']], '0,2');
+    const root = await fixture(
+      [
+        [0, 0, '0'],
+        [0, 1, '1'],
+        [0, 2, '2'],
+      ],
+      '0,2',
+    );
     const topology = await readCpuTopology(root);
     expect('cores' in topology && topology.cores.map((c) => c.cpus)).toEqual([[0], [2]]);
   });

@@ -31,7 +31,8 @@ describe('window policy', () => {
 
   it('puts the CSP on every response: own scripts only, no objects, no framing', () => {
     expect(withCsp({ 'Content-Type': ['text/html'] })).toEqual({ 'Content-Type': ['text/html'], 'Content-Security-Policy': [RENDERER_CSP] });
-    for (const directive of ["default-src 'self'", "script-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]) expect(RENDERER_CSP).toContain(directive);
+    for (const directive of ["default-src 'self'", "script-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"])
+      expect(RENDERER_CSP).toContain(directive);
     expect(RENDERER_CSP).not.toMatch(/unsafe-(inline|eval)/);
   });
 
@@ -76,17 +77,28 @@ describe('contract over IPC', () => {
   it('runs a good call from the app frame, refuses a wrong sender and a bad payload before the handler', async () => {
     const { ipc, handlers: registered } = fakeIpcMain();
     const logged: string[] = [];
-    registerContractIpc(ipc, handlers, () => APP, (line) => logged.push(line));
+    registerContractIpc(
+      ipc,
+      handlers,
+      () => APP,
+      (line) => logged.push(line),
+    );
     const call = registered.get(callChannel('setRoutingPolicy'))!;
     const app: IpcInvokeEvent = { senderFrame: { url: APP, parent: null } };
     expect(await call(app, { policy: 'round-robin' })).toEqual({ policy: 'round-robin' });
-    await expect(call({ senderFrame: { url: 'https://evil.example/', parent: null } }, { policy: 'prefix' })).rejects.toThrow('setRoutingPolicy: refused, the sender is not the Manifold window');
+    await expect(call({ senderFrame: { url: 'https://evil.example/', parent: null } }, { policy: 'prefix' })).rejects.toThrow(
+      'setRoutingPolicy: refused, the sender is not the Manifold window',
+    );
     await expect(call({ senderFrame: { url: APP, parent: { url: APP } } }, { policy: 'prefix' })).rejects.toThrow(/refused/);
     await expect(call({ senderFrame: null }, { policy: 'prefix' })).rejects.toThrow(/refused/);
     await expect(call(app, { policy: 7 })).rejects.toThrow(/^setRoutingPolicy: policy: /);
     await expect(call(app, { policy: 'prefix', extra: 1 })).rejects.toThrow(/setRoutingPolicy/);
     expect(handlers.setRoutingPolicy).toHaveBeenCalledTimes(1);
-    expect(logged).toEqual(['ipc: refused setRoutingPolicy from https://evil.example/', `ipc: refused setRoutingPolicy from ${APP}`, 'ipc: refused setRoutingPolicy from a frame that is gone']);
+    expect(logged).toEqual([
+      'ipc: refused setRoutingPolicy from https://evil.example/',
+      `ipc: refused setRoutingPolicy from ${APP}`,
+      'ipc: refused setRoutingPolicy from a frame that is gone',
+    ]);
   });
 });
 
@@ -202,7 +214,11 @@ describe('app lifetime', () => {
   it('quits even when the graceful stop fails, saying why', async () => {
     const app = recordedApp();
     const logged: string[] = [];
-    quitGracefully(app, () => Promise.reject(new Error('engine gone')), (line) => logged.push(line));
+    quitGracefully(
+      app,
+      () => Promise.reject(new Error('engine gone')),
+      (line) => logged.push(line),
+    );
     expect(app.emit('before-quit')).toBe(true);
     await vi.waitFor(() => expect(app.quits).toBe(1));
     expect(logged).toEqual(['quit: the graceful stop failed (engine gone); quitting anyway']);

@@ -1,4 +1,7 @@
-/** The engine child's environment: the replica's env kept, and libuv's pool sized to the slots up to libuv's own four, on more than one CPU, unless the user set it. */
+/**
+ * The engine child's environment: the replica's env kept, and libuv's pool sized to the slots up to libuv's own four, on more than one CPU, unless the
+ * user set it.
+ */
 import { describe, expect, it } from 'vitest';
 import { engineChildEnv, engineThreadpoolSize, LIBUV_DEFAULT_THREADPOOL } from '../../core/engine/engine-child-env.js';
 

@@ -57,7 +57,13 @@ describe('engine messages batched by turn', () => {
     expect(await a.started).toEqual({ slot: 0, reusedTokens: 0, queuedMs: 0 });
     expect((await a.done).text).toBe('xw');
     expect((await b.done).completionTokens).toEqual([6, 7]);
-    expect(chunks).toEqual({ 1: [{ tokens: [5], text: 'x' }, { tokens: [8], text: 'w' }], 2: [{ tokens: [6, 7], text: 'yz' }] });
+    expect(chunks).toEqual({
+      1: [
+        { tokens: [5], text: 'x' },
+        { tokens: [8], text: 'w' },
+      ],
+      2: [{ tokens: [6, 7], text: 'yz' }],
+    });
   });
 
   it('reports a malformed element and still takes the ones around it', async () => {
@@ -66,7 +72,11 @@ describe('engine messages batched by turn', () => {
     const client = new EngineClient(process, (problem) => problems.push(problem));
     const chunks: TokenChunk[] = [];
     const a = client.generate({ tokens: [1] }, (c) => chunks.push(c));
-    deliver([{ type: 'tokens', id: a.id, tokens: [5], text: 'x' }, { type: 'tokens', id: a.id, tokens: [-1], text: 'bad' }, { type: 'done', id: a.id, result: done([5], 'x') }]);
+    deliver([
+      { type: 'tokens', id: a.id, tokens: [5], text: 'x' },
+      { type: 'tokens', id: a.id, tokens: [-1], text: 'bad' },
+      { type: 'done', id: a.id, result: done([5], 'x') },
+    ]);
     expect((await a.done).text).toBe('x');
     expect(chunks).toEqual([{ tokens: [5], text: 'x' }]);
     expect(problems).toHaveLength(1);

@@ -34,7 +34,7 @@ describe('engine message parse', () => {
     ['no text', { type: 'tokens', id: 7, tokens: [1] }],
     ['text that is not a string', { ...tokens, text: 3 }],
     ['a null id', { ...tokens, id: null }],
-  ])('refuses a tokens message with %s, in the schema\'s words', (_, raw) => {
+  ])("refuses a tokens message with %s, in the schema's words", (_, raw) => {
     const result = byParse(raw);
     expect(result).toHaveProperty('issues');
     expect(result).toEqual(bySchema(raw));

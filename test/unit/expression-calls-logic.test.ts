@@ -10,7 +10,12 @@ import { expectParse, type ParseCase } from '../helpers/tool-call-cases.js';
 
 const cases: ParseCase[] = [
   { format: 'gemma4', text: '<|tool_call>call:get_time{city:<|"|>London<|"|>}<tool_call|>', content: '', calls: [['get_time', { city: 'London' }]] },
-  { format: 'gemma4', text: 'Hello, world!\nWhat\'s up?<|tool_call>call:get_time{city:<|"|>Paris<|"|>}<tool_call|>', content: "Hello, world!\nWhat's up?", calls: [['get_time', { city: 'Paris' }]] },
+  {
+    format: 'gemma4',
+    text: 'Hello, world!\nWhat\'s up?<|tool_call>call:get_time{city:<|"|>Paris<|"|>}<tool_call|>',
+    content: "Hello, world!\nWhat's up?",
+    calls: [['get_time', { city: 'Paris' }]],
+  },
   {
     format: 'gemma4',
     text: '<|tool_call>call:get_time{city:<|"|>London<|"|>}<tool_call|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>',
@@ -20,11 +25,21 @@ const cases: ParseCase[] = [
       ['get_weather', { city: 'Paris' }],
     ],
   },
-  { format: 'gemma4', text: '<|tool_call>call:todo_list{todos:[<|"|>buy milk<|"|>,<|"|>walk dog<|"|>]}<tool_call|>', content: '', calls: [['todo_list', { todos: ['buy milk', 'walk dog'] }]] },
+  {
+    format: 'gemma4',
+    text: '<|tool_call>call:todo_list{todos:[<|"|>buy milk<|"|>,<|"|>walk dog<|"|>]}<tool_call|>',
+    content: '',
+    calls: [['todo_list', { todos: ['buy milk', 'walk dog'] }]],
+  },
   { format: 'gemma4', text: '<|tool_call>call:special_function{arg1:-7}<tool_call|>', content: '', calls: [['special_function', { arg1: -7 }]] },
   { format: 'gemma4', text: '<|tool_call>call:amount{orig:1.5e10}<tool_call|>', content: '', calls: [['amount', { orig: 1.5e10 }]] },
   { format: 'gemma4', text: '<|tool_call>call:empty_args{}<tool_call|>', content: '', calls: [['empty_args', {}]] },
-  { format: 'gemma4', text: '<|tool_call>call:set_config{config:{theme:<|"|>dark<|"|>,count:3}}<tool_call|>', content: '', calls: [['set_config', { config: { theme: 'dark', count: 3 } }]] },
+  {
+    format: 'gemma4',
+    text: '<|tool_call>call:set_config{config:{theme:<|"|>dark<|"|>,count:3}}<tool_call|>',
+    content: '',
+    calls: [['set_config', { config: { theme: 'dark', count: 3 } }]],
+  },
   { format: 'lfm2', text: '<|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|>', content: '', calls: [['special_function', { arg1: 1 }]] },
   { format: 'lfm2', text: '<|tool_call_start|>[get_time(city="XYZCITY")]<|tool_call_end|>', content: '', calls: [['get_time', { city: 'XYZCITY' }]] },
   { format: 'lfm2', text: '<|tool_call_start|>[toggle(enabled=True)]<|tool_call_end|>', content: '', calls: [['toggle', { enabled: true }]] },
@@ -35,8 +50,18 @@ const cases: ParseCase[] = [
     content: '',
     calls: [['Calendar.create_event', { title: 'demo', participants: ['Alice', 'Bob'], metadata: { priority: 'high', reminder: true } }]],
   },
-  { format: 'lfm2', text: '<|tool_call_start|>[python(code="First line\\nSecond line\\tindented")]<|tool_call_end|>', content: '', calls: [['python', { code: 'First line\nSecond line\tindented' }]] },
-  { format: 'lfm2', text: 'Let me check the time.<|tool_call_start|>[get_time(city="Paris")]<|tool_call_end|>', content: 'Let me check the time.', calls: [['get_time', { city: 'Paris' }]] },
+  {
+    format: 'lfm2',
+    text: '<|tool_call_start|>[python(code="First line\\nSecond line\\tindented")]<|tool_call_end|>',
+    content: '',
+    calls: [['python', { code: 'First line\nSecond line\tindented' }]],
+  },
+  {
+    format: 'lfm2',
+    text: 'Let me check the time.<|tool_call_start|>[get_time(city="Paris")]<|tool_call_end|>',
+    content: 'Let me check the time.',
+    calls: [['get_time', { city: 'Paris' }]],
+  },
   {
     format: 'lfm2',
     text: '<|tool_call_start|>[special_function(arg1=1), special_function_with_opt(arg1=1, arg2=2)]<|tool_call_end|>',
@@ -69,6 +94,10 @@ describe('calls written as expressions', () => {
       'expression-text ::= "<|\\"|>" [^<\\\\]* "<|\\"|>"',
     ]);
     const lfm2 = expressionCallGrammar(EXPRESSION_FORMATS.lfm2, [tool], [[null, 'root ::= [0-9]+']], false).split('\n');
-    expect(lfm2.slice(0, 3)).toEqual(['root ::= "<|tool_call_start|>[" expression-call "]<|tool_call_end|>"', 'expression-call ::= "get_weather" "(" "city" "=" expression-text ", " "days" "=" v0-1-root ")"', 'expression-text ::= "\\"" [^"\\\\]* "\\""']);
+    expect(lfm2.slice(0, 3)).toEqual([
+      'root ::= "<|tool_call_start|>[" expression-call "]<|tool_call_end|>"',
+      'expression-call ::= "get_weather" "(" "city" "=" expression-text ", " "days" "=" v0-1-root ")"',
+      'expression-text ::= "\\"" [^"\\\\]* "\\""',
+    ]);
   });
 });

@@ -44,7 +44,16 @@ function fakeReplica(index: number, lost: boolean, sends: string[] = []): Replic
     return { id: 1, started: outcome.then(() => ({ slot: 0, reusedTokens: 0 }) as never), done: outcome, cancel: async () => false };
   };
   const driver = Object.assign(new EventEmitter(), { client: { generate: handle, slots: async () => [] } }) as unknown as ReplicaDriver;
-  const plan = { index, gpus: [], cpu: true, env: {}, engine: { slots: 1 }, engineKind: 'node-llama-cpp', logFile: null, remote: null } as unknown as ReplicaPlan;
+  const plan = {
+    index,
+    gpus: [],
+    cpu: true,
+    env: {},
+    engine: { slots: 1 },
+    engineKind: 'node-llama-cpp',
+    logFile: null,
+    remote: null,
+  } as unknown as ReplicaPlan;
   const replica = new Replica(plan, driver);
   replica.state = 'ready';
   replica.incarnation = 1;

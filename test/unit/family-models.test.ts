@@ -35,7 +35,15 @@ describe('family models', () => {
     const vocab = await readGgufFileHeader(vocabPath(source, FAMILY_MODELS['phi-3.5'].vocab), keepAll);
 
     const copied = [...vocab.metadata.keys()].filter((key) => key.startsWith('tokenizer.') && !key.startsWith('tokenizer.chat_template'));
-    expect(copied).toEqual(expect.arrayContaining(['tokenizer.ggml.model', 'tokenizer.ggml.tokens', 'tokenizer.ggml.scores', 'tokenizer.ggml.token_type', 'tokenizer.ggml.eos_token_id']));
+    expect(copied).toEqual(
+      expect.arrayContaining([
+        'tokenizer.ggml.model',
+        'tokenizer.ggml.tokens',
+        'tokenizer.ggml.scores',
+        'tokenizer.ggml.token_type',
+        'tokenizer.ggml.eos_token_id',
+      ]),
+    );
     for (const key of copied) {
       expect(model.metadata.get(key), key).toEqual(vocab.metadata.get(key));
       expect(model.metadataTypes.get(key), key).toEqual(vocab.metadataTypes.get(key));

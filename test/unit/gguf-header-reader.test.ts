@@ -67,7 +67,14 @@ describe('GGUF header reader', () => {
 
   it('summarises arrays above the keep limit but still checks their bytes', async () => {
     const path = join(dir, 'array.gguf');
-    await writeGguf(path, [['big', gguf.i32s(Array.from({ length: 5000 }, (_, i) => i))], ['small', gguf.strings(['a', 'b'])]], []);
+    await writeGguf(
+      path,
+      [
+        ['big', gguf.i32s(Array.from({ length: 5000 }, (_, i) => i))],
+        ['small', gguf.strings(['a', 'b'])],
+      ],
+      [],
+    );
     const parsed = await readGgufFileHeader(path);
     expect(parsed.metadata.get('big')).toEqual({ arrayOf: GgufValueType.INT32, length: 5000 });
     expect(parsed.metadata.get('small')).toEqual(['a', 'b']);
@@ -100,7 +107,11 @@ describe('GGUF header reader', () => {
       expect(parsed.metadataTypes.get(key)).toEqual(value.type === GgufValueType.ARRAY ? { type: value.type, itemType: value.itemType } : { type: value.type });
     }
     const copy = join(dir, 'types-copy.gguf');
-    await writeGguf(copy, entries.map(([key]) => [key, ggufCopy(parsed.metadata.get(key)!, parsed.metadataTypes.get(key)!)]), []);
+    await writeGguf(
+      copy,
+      entries.map(([key]) => [key, ggufCopy(parsed.metadata.get(key)!, parsed.metadataTypes.get(key)!)]),
+      [],
+    );
     expect((await readFile(copy)).equals(await readFile(path))).toBe(true);
   });
 
@@ -126,13 +137,21 @@ describe('GGUF header reader', () => {
     // A key whose length runs past the end of the file.
     await expectError(header([MAGIC, ['u32', 3], ['u64', 0n], ['u64', 1n], ['u64', 1n << 50n]]), 'invalid', /key of metadata entry 0 length/);
     // An array of strings claiming more items than bytes remain.
-    await expectError(header([MAGIC, ['u32', 3], ['u64', 0n], ['u64', 1n], ['str', 'k'], ['u32', 9], ['u32', 8], ['u64', 1n << 40n]]), 'invalid', /array length of k/);
+    await expectError(
+      header([MAGIC, ['u32', 3], ['u64', 0n], ['u64', 1n], ['str', 'k'], ['u32', 9], ['u32', 8], ['u64', 1n << 40n]]),
+      'invalid',
+      /array length of k/,
+    );
     // Five dimensions, and an absurd dimension.
     await expectError(header([MAGIC, ['u32', 3], ['u64', 1n], ['u64', 0n], ['str', 't'], ['u32', 5]]), 'invalid', /5 dimensions/);
     await expectError(header([MAGIC, ['u32', 3], ['u64', 1n], ['u64', 0n], ['str', 't'], ['u32', 1], ['u64', 1n << 60n]]), 'invalid', /impossible dimension/);
     // An unknown value type and an unknown tensor type.
     await expectError(header([MAGIC, ['u32', 3], ['u64', 0n], ['u64', 1n], ['str', 'k'], ['u32', 77]]), 'invalid', /unknown value type 77/);
-    await expectError(header([MAGIC, ['u32', 3], ['u64', 1n], ['u64', 0n], ['str', 't'], ['u32', 1], ['u64', 4n], ['u32', 200], ['u64', 0n]]), 'invalid', /unknown type 200/);
+    await expectError(
+      header([MAGIC, ['u32', 3], ['u64', 1n], ['u64', 0n], ['str', 't'], ['u32', 1], ['u64', 4n], ['u32', 200], ['u64', 0n]]),
+      'invalid',
+      /unknown type 200/,
+    );
   });
 
   it('refuses tensor data that runs past the end of the file, and a misaligned offset', async () => {
@@ -148,7 +167,11 @@ describe('GGUF header reader', () => {
   });
 
   it('refuses a duplicate key and invalid UTF-8 in a string', async () => {
-    await expectError(header([MAGIC, ['u32', 3], ['u64', 0n], ['u64', 2n], ['str', 'k'], ['u32', 4], ['u32', 1], ['str', 'k'], ['u32', 4], ['u32', 1]]), 'invalid', /appears twice/);
+    await expectError(
+      header([MAGIC, ['u32', 3], ['u64', 0n], ['u64', 2n], ['str', 'k'], ['u32', 4], ['u32', 1], ['str', 'k'], ['u32', 4], ['u32', 1]]),
+      'invalid',
+      /appears twice/,
+    );
     const bad = Buffer.concat([header([MAGIC, ['u32', 3], ['u64', 0n], ['u64', 1n], ['u64', 2n]]), Buffer.from([0xff, 0xfe])]);
     await expectError(bad, 'invalid', /not valid UTF-8/);
   });

@@ -64,7 +64,9 @@ describe('hyper-parameter bounds', () => {
     expect(await refusal(replace(llama(), 'llama.block_count', gguf.u32(0)))).toBe("llama.block_count = 0 is outside 1..512 (llama.cpp's LLAMA_MAX_LAYERS)");
     expect(await refusal(replace(llama(), 'llama.embedding_length', null))).toBe('llama.embedding_length is missing');
     expect(await refusal(replace(llama(), 'llama.attention.head_count', null))).toBe('llama.attention.head_count is missing');
-    expect(await refusal(replace(llama(), 'tokenizer.ggml.tokens', gguf.strings([])))).toBe('tokenizer.ggml.tokens is missing or empty: the model has no vocabulary');
+    expect(await refusal(replace(llama(), 'tokenizer.ggml.tokens', gguf.strings([])))).toBe(
+      'tokenizer.ggml.tokens is missing or empty: the model has no vocabulary',
+    );
     expect(await refusal(llama([['llama.context_length', gguf.u32(0)]]))).toBe('llama.context_length = 0 must be at least 1');
     expect(await refusal(replace(llama(), 'llama.block_count', gguf.str('two')))).toBe('llama.block_count = two is not a count (a non-negative integer)');
     expect(await refusal(replace(llama(), 'llama.block_count', gguf.i32(-1)))).toBe('llama.block_count = -1 is not a count (a non-negative integer)');
@@ -73,13 +75,24 @@ describe('hyper-parameter bounds', () => {
   it('check per-layer arrays item by item, and their length against the layers', async () => {
     expect(await refusal(replace(llama(), 'llama.attention.head_count', gguf.i32s([4, 0])))).toBe('llama.attention.head_count[1] = 0 must be at least 1');
     expect(await refusal(replace(llama(), 'llama.attention.head_count_kv', gguf.i32s([2, 0])))).toBe('llama.attention.head_count_kv[1] = 0 must be at least 1');
-    expect(await refusal(replace(llama(), 'llama.attention.head_count_kv', gguf.i32s([2, 3])))).toBe('llama.attention.head_count_kv[1] = 3 does not divide llama.attention.head_count = 4');
-    expect(await refusal(replace(llama(), 'llama.attention.head_count', gguf.i32s([4, 4, 4])))).toBe('llama.attention.head_count has 3 items, but the model has 2 layers');
+    expect(await refusal(replace(llama(), 'llama.attention.head_count_kv', gguf.i32s([2, 3])))).toBe(
+      'llama.attention.head_count_kv[1] = 3 does not divide llama.attention.head_count = 4',
+    );
+    expect(await refusal(replace(llama(), 'llama.attention.head_count', gguf.i32s([4, 4, 4])))).toBe(
+      'llama.attention.head_count has 3 items, but the model has 2 layers',
+    );
     expect(await refusal(replace(llama(), 'llama.attention.head_count', gguf.i32s([8, 4])))).toBeNull();
   });
 
   it('follow llama.cpp on experts: used ≤ count, some used when there are experts, groups that split them', async () => {
-    expect(await refusal(llama([['llama.expert_count', gguf.u32(4)], ['llama.expert_used_count', gguf.u32(0)]]))).toBe('llama.expert_count = 4 needs llama.expert_used_count of at least 1');
+    expect(
+      await refusal(
+        llama([
+          ['llama.expert_count', gguf.u32(4)],
+          ['llama.expert_used_count', gguf.u32(0)],
+        ]),
+      ),
+    ).toBe('llama.expert_count = 4 needs llama.expert_used_count of at least 1');
     expect(await refusal(llama([['llama.expert_group_count', gguf.u32(2)]]))).toBe('llama.expert_group_count = 2 needs experts, but llama.expert_count = 0');
     const grouped = (groups: number, used: number): [string, GgufWriteValue][] => [
       ['llama.expert_count', gguf.u32(8)],

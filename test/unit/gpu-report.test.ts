@@ -26,16 +26,34 @@ describe('gpuReport', () => {
     ];
     const report = gpuReport([card(0, 10), card(1, 11), card(2, 12), card(3, 0)], engines, 'NVML');
     expect(report.source).toBe('nvml');
-    expect(report.cards.map((c) => [c.card, c.replica])).toEqual([[0, 0], [1, 0], [2, 1], [3, null]]);
+    expect(report.cards.map((c) => [c.card, c.replica])).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 1],
+      [3, null],
+    ]);
     expect(report.cards[2]).toMatchObject({ memoryUsedBytes: 12 * GiB, utilizationPercent: 52, powerW: null });
     expect(report.note).toBe('NVML: 4 cards');
   });
 
   it("falls back to the engines' own VRAM state without NVML", () => {
-    const report = gpuReport(null, [{ replica: 1, gpus: [0], backend: 'vulkan', vram: { total: 24 * GiB, used: 3 * GiB } }, ...cpuEngines], 'NVML (libnvidia-ml.so.1) is not on this machine');
+    const report = gpuReport(
+      null,
+      [{ replica: 1, gpus: [0], backend: 'vulkan', vram: { total: 24 * GiB, used: 3 * GiB } }, ...cpuEngines],
+      'NVML (libnvidia-ml.so.1) is not on this machine',
+    );
     expect(report.source).toBe('engines');
     expect(report.cards).toEqual([
-      { card: null, name: 'replica 1 (vulkan, cards 0)', memoryUsedBytes: 3 * GiB, memoryTotalBytes: 24 * GiB, utilizationPercent: null, temperatureC: null, powerW: null, replica: 1 },
+      {
+        card: null,
+        name: 'replica 1 (vulkan, cards 0)',
+        memoryUsedBytes: 3 * GiB,
+        memoryTotalBytes: 24 * GiB,
+        utilizationPercent: null,
+        temperatureC: null,
+        powerW: null,
+        replica: 1,
+      },
     ]);
     expect(report.note).toMatch(/not on this machine; memory as the engines report it/);
   });

@@ -17,12 +17,16 @@ describe('harmony calls', () => {
   });
 
   it('reads the call after the answer left its analysis (what core hands on after the thinking)', () => {
-    const text = '<|start|>assistant<|channel|>commentary to=functions.edit <|constrain|>json<|message|>{"oldString": "if (part < railCount - 1) {", "newString": "if (part < 4) {", "replaceAll": false}';
+    const text =
+      '<|start|>assistant<|channel|>commentary to=functions.edit <|constrain|>json<|message|>{"oldString": "if (part < railCount - 1) {", "newString": "if (part < 4) {", "replaceAll": false}';
     expect(calls(text)).toEqual([['edit', { oldString: 'if (part < railCount - 1) {', newString: 'if (part < 4) {', replaceAll: false }]]);
   });
 
   it('drops a message to a builtin recipient and leaves plain text as content', () => {
-    expect(parseHarmonyCalls("<|start|>assistant to=container.exec<|channel|>commentary<|message|>python3 -c 'print(\"hello\")'")).toEqual({ content: '', calls: [] });
+    expect(parseHarmonyCalls('<|start|>assistant to=container.exec<|channel|>commentary<|message|>python3 -c \'print("hello")\'')).toEqual({
+      content: '',
+      calls: [],
+    });
     expect(parseHarmonyCalls("Hello, world!\nWhat's up?")).toEqual({ content: "Hello, world!\nWhat's up?", calls: [] });
   });
 

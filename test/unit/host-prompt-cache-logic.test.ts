@@ -37,13 +37,21 @@ describe('the mirror of a llama-server prompt cache', () => {
     const a = blocks(10, 1);
     const b = blocks(6, 2);
     // b takes the slot that held a: nothing shared, so llama-server picked it least recently used and saved a.
-    expect(servedOnSlot0(mirror, a, b, b.length * BLOCK_TOKENS, 0)).toEqual({ saved: { entry: 0, blocks: 10, bytes: 10 * BLOCK_TOKENS }, dropped: [], restored: null });
+    expect(servedOnSlot0(mirror, a, b, b.length * BLOCK_TOKENS, 0)).toEqual({
+      saved: { entry: 0, blocks: 10, bytes: 10 * BLOCK_TOKENS },
+      dropped: [],
+      restored: null,
+    });
     // b's next turn on its own slot: the slot's tokens are a prefix of the prompt, nothing saved.
     const b2 = blockHashes([...tokens(6 * BLOCK_TOKENS, 2), ...tokens(3 * BLOCK_TOKENS, 3)]);
     expect(servedOnSlot0(mirror, b, b2, b2.length * BLOCK_TOKENS, b.length * BLOCK_TOKENS)).toEqual({ saved: null, dropped: [], restored: null });
     // a's next turn on the slot holding b2: b2 is saved, and the reply kept 10 blocks the slot did not hold: a was loaded.
     const a2 = blockHashes([...tokens(10 * BLOCK_TOKENS, 1), ...tokens(2 * BLOCK_TOKENS, 4)]);
-    expect(servedOnSlot0(mirror, b2, a2, a2.length * BLOCK_TOKENS, 10 * BLOCK_TOKENS)).toEqual({ saved: { entry: 1, blocks: 9, bytes: 9 * BLOCK_TOKENS }, dropped: [], restored: 0 });
+    expect(servedOnSlot0(mirror, b2, a2, a2.length * BLOCK_TOKENS, 10 * BLOCK_TOKENS)).toEqual({
+      saved: { entry: 1, blocks: 9, bytes: 9 * BLOCK_TOKENS },
+      dropped: [],
+      restored: 0,
+    });
     // The same with a reuse no longer than what the slot shared: nothing was loaded (a is gone already anyway).
     expect(servedOnSlot0(mirror, a2, b2, b2.length * BLOCK_TOKENS, 0).restored).toBeNull();
   });
@@ -107,10 +115,22 @@ describe('routing with the mirror', () => {
     heldTokens: prompt.length,
     timings: { queuedMs: 0, prefillMs: 1, decodeMs: 0, prefillTokens: prompt.length - reusedTokens, decodeTokensPerSecond: 0 },
   });
-  const candidate = (replica: number): RouteCandidate => ({ replica, running: 0, slots: 1, prefillTokensPerMs: null, pendingPrefillTokens: 0, restoreMsPerToken: {} });
+  const candidate = (replica: number): RouteCandidate => ({
+    replica,
+    running: 0,
+    slots: 1,
+    prefillTokensPerMs: null,
+    pendingPrefillTokens: 0,
+    restoreMsPerToken: {},
+  });
   /** A request served on the replica's slot 0, reported as a llama-server child reports it: started and done at its last chunk. */
   const serve = (state: RoutingState, replica: number, prompt: number[], reused = 0, hostCache = true) => {
-    state.noteStarted(replica, { slot: 0, reusedTokens: reused, queuedMs: 0 }, blockHashes(prompt), hostCache ? { limits: roomy, promptTokens: prompt.length } : null);
+    state.noteStarted(
+      replica,
+      { slot: 0, reusedTokens: reused, queuedMs: 0 },
+      blockHashes(prompt),
+      hostCache ? { limits: roomy, promptTokens: prompt.length } : null,
+    );
     state.noteDone(replica, prompt, blockHashes(prompt), done(0, prompt, reused), undefined);
   };
 
@@ -126,7 +146,11 @@ describe('routing with the mirror', () => {
     expect(state.cachedTokens(0, blockHashes(next))).toBe(0);
     expect(state.reusableTokens(0, blockHashes(next))).toBe(a.length);
     expect(state.savedEntries(0, 'ram')).toEqual([{ entry: 0, tokens: a.length, bytes: a.length, conversationId: null }]);
-    expect(state.choose(blockHashes(next), next.length, candidates)).toMatchObject({ replica: 0, prefillTokens: BLOCK_TOKENS, restore: { tokens: a.length, tier: 'ram' } });
+    expect(state.choose(blockHashes(next), next.length, candidates)).toMatchObject({
+      replica: 0,
+      prefillTokens: BLOCK_TOKENS,
+      restore: { tokens: a.length, tier: 'ram' },
+    });
     // The child restored it (cache_n covers a): the entry left its cache for the slot.
     serve(state, 0, next, a.length);
     expect(state.savedEntries(0, 'ram').map((e) => e.tokens)).toEqual([6 * BLOCK_TOKENS]);

@@ -21,7 +21,9 @@ describe('layering rule: process layers', () => {
     expect(await layeringErrors('core/engine/x.ts', "import { app } from 'electron';\nexport { app };\n")).toEqual([
       'core/engine may not import the package electron; its packages: none.',
     ]);
-    expect(await layeringErrors('engine-bin/x.ts', "import 'electron';\n")).toEqual(['engine-bin may not import the package electron; its packages: node-llama-cpp, zod.']);
+    expect(await layeringErrors('engine-bin/x.ts', "import 'electron';\n")).toEqual([
+      'engine-bin may not import the package electron; its packages: node-llama-cpp, zod.',
+    ]);
   });
 
   it('keeps Node modules and core out of the renderer', async () => {
@@ -39,13 +41,19 @@ describe('layering rule: process layers', () => {
   });
 
   it('keeps node-llama-cpp (native code that reads model files) out of the main process', async () => {
-    expect(await layeringErrors('core/tokenizer.ts', "import 'node-llama-cpp';\n")).toEqual(['core/tokenizer may not import the package node-llama-cpp; its packages: none.']);
-    expect(await layeringErrors('electron/main.ts', "import 'node-llama-cpp';\n")).toEqual(['shell may not import the package node-llama-cpp; its packages: electron.']);
+    expect(await layeringErrors('core/tokenizer.ts', "import 'node-llama-cpp';\n")).toEqual([
+      'core/tokenizer may not import the package node-llama-cpp; its packages: none.',
+    ]);
+    expect(await layeringErrors('electron/main.ts', "import 'node-llama-cpp';\n")).toEqual([
+      'shell may not import the package node-llama-cpp; its packages: electron.',
+    ]);
     expect(await layeringErrors('engine-bin/x.ts', "import 'node-llama-cpp';\n")).toEqual([]);
   });
 
   it('lets each layer import only the packages on its allow-list', async () => {
-    expect(await layeringErrors('renderer/x.ts', "import 'lodash';\n")).toEqual(['renderer may not import the package lodash; its packages: react, react-dom, zustand, recharts.']);
+    expect(await layeringErrors('renderer/x.ts', "import 'lodash';\n")).toEqual([
+      'renderer may not import the package lodash; its packages: react, react-dom, zustand, recharts.',
+    ]);
     expect(await layeringErrors('renderer/x.ts', "import 'zustand/vanilla';\nimport 'react-dom/client';\n")).toEqual([]);
     expect(await layeringErrors('electron/main.ts', "import 'ws';\n")).toEqual(['shell may not import the package ws; its packages: electron.']);
     expect(await layeringErrors('common/x.ts', "import 'ws';\n")).toHaveLength(1);
@@ -85,7 +93,21 @@ describe('layering rule: core sub-layers', () => {
     expect((await layeringErrors('core/queue/x.ts', "import '../replicas/replica-set.js';\n"))[0]).toMatch(/^core\/queue may not import core\/replicas/);
     expect((await layeringErrors('core/queue/x.ts', "import '../engine/engine-client.js';\n"))[0]).toMatch(/^core\/queue may not import core\/engine/);
     expect(
-      await layeringErrors('core/replicas/x.ts', ['queue/request-queue', 'router/router', 'engine/engine-client', 'supervisor/child-life', 'rebuild/barrier', 'cpu/cpu-pinning', 'config/run-config', 'gpu/gpu-report'].map((m) => `import '../${m}.js';`).join('\n')),
+      await layeringErrors(
+        'core/replicas/x.ts',
+        [
+          'queue/request-queue',
+          'router/router',
+          'engine/engine-client',
+          'supervisor/child-life',
+          'rebuild/barrier',
+          'cpu/cpu-pinning',
+          'config/run-config',
+          'gpu/gpu-report',
+        ]
+          .map((m) => `import '../${m}.js';`)
+          .join('\n'),
+      ),
     ).toEqual([]);
   });
 

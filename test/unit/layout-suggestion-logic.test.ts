@@ -35,7 +35,13 @@ describe('suggestLayout', () => {
   });
 
   it('falls back to one CPU replica in RAM, saying why, and says when even that does not fit', () => {
-    expect(suggestLayout(facts({ cardsFreeBytes: [] }))).toMatchObject({ replicas: 1, device: 'cpu', contextSize: 4096, slots: 8, reason: expect.stringMatching(/^no GPU: /) });
+    expect(suggestLayout(facts({ cardsFreeBytes: [] }))).toMatchObject({
+      replicas: 1,
+      device: 'cpu',
+      contextSize: 4096,
+      slots: 8,
+      reason: expect.stringMatching(/^no GPU: /),
+    });
     expect(suggestLayout(facts({ weightsBytes: 20 * GiB, cardsFreeBytes: [8 * GiB] })).reason).toMatch(/^no card group holds the model: CPU engines/);
     expect(suggestLayout(facts({ freeRamBytes: 2 * GiB })).reason).toMatch(/does not fit in free RAM/);
   });

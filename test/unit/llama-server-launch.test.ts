@@ -21,15 +21,72 @@ afterEach(() => {
 
 describe('llama-server replicas', () => {
   it('gives each slot its share of -c, on its Unix socket or a loopback port, with its slot folder, the budget of its prompt cache and the engine options in llama.cpp flags', () => {
-    expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { socketPath: '/tmp/r0/http.sock' }, '/tmp/r0', 8192)).toEqual([
-      '-m', '/proc/1/fd/9', '--host', '/tmp/r0/http.sock',
-      '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/r0', '--cache-ram', '8192', '-sps', '0.1',
-      '-t', '1', '-ngl', '0', '-fa', 'off', '-ctk', 'f16', '-ctv', 'f16',
+    expect(
+      llamaServerArgs(
+        { modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 },
+        { socketPath: '/tmp/r0/http.sock' },
+        '/tmp/r0',
+        8192,
+      ),
+    ).toEqual([
+      '-m',
+      '/proc/1/fd/9',
+      '--host',
+      '/tmp/r0/http.sock',
+      '-np',
+      '4',
+      '-c',
+      '4096',
+      '--no-kv-unified',
+      '--no-webui',
+      '--slot-save-path',
+      '/tmp/r0',
+      '--cache-ram',
+      '8192',
+      '-sps',
+      '0.1',
+      '-t',
+      '1',
+      '-ngl',
+      '0',
+      '-fa',
+      'off',
+      '-ctk',
+      'f16',
+      '-ctv',
+      'f16',
     ]);
-    expect(llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { port: 4321 }, '/tmp/slots-r0', 8192)).toEqual([
-      '-m', '/proc/1/fd/9', '--host', '127.0.0.1', '--port', '4321',
-      '-np', '4', '-c', '4096', '--no-kv-unified', '--no-webui', '--slot-save-path', '/tmp/slots-r0', '--cache-ram', '8192', '-sps', '0.1',
-      '-t', '1', '-ngl', '0', '-fa', 'off', '-ctk', 'f16', '-ctv', 'f16',
+    expect(
+      llamaServerArgs({ modelPath: '/proc/1/fd/9', slots: 4, contextSize: 1024, threads: 1, gpuLayers: 0 }, { port: 4321 }, '/tmp/slots-r0', 8192),
+    ).toEqual([
+      '-m',
+      '/proc/1/fd/9',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '4321',
+      '-np',
+      '4',
+      '-c',
+      '4096',
+      '--no-kv-unified',
+      '--no-webui',
+      '--slot-save-path',
+      '/tmp/slots-r0',
+      '--cache-ram',
+      '8192',
+      '-sps',
+      '0.1',
+      '-t',
+      '1',
+      '-ngl',
+      '0',
+      '-fa',
+      'off',
+      '-ctk',
+      'f16',
+      '-ctv',
+      'f16',
     ]);
     // Flash attention asked for on the CPU is kept; on a GPU, auto is llama.cpp's.
     expect(llamaServerArgs({ modelPath: 'm.gguf', gpuLayers: 0, flashAttention: true }, { port: 1 }, 's', 8192).join(' ')).toContain('-fa on');
@@ -59,7 +116,10 @@ describe('llama-server replicas', () => {
 
   it("counts the prompt cache's budget less a copy of every slot, by the model's KV bytes a token (llama-server's floor without them)", () => {
     const gib8 = 8192 * 1024 * 1024;
-    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, 1000, 8192)).toEqual({ budgetBytes: gib8 - 4096 * 1000, bytesPerToken: 1000 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, 1000, 8192)).toEqual({
+      budgetBytes: gib8 - 4096 * 1000,
+      bytesPerToken: 1000,
+    });
     expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 4, contextSize: 1024 }, null, 8192)).toEqual({ budgetBytes: gib8, bytesPerToken: gib8 / 4096 });
     expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 8, contextSize: 1 << 20 }, 4096, 8192)?.budgetBytes).toBe(0);
   });
@@ -75,11 +135,16 @@ describe('llama-server replicas', () => {
     expect(cacheRamMib({ ramBytes: 0 })).toBe(0);
     expect(cacheRamMib({ ramBytes: Number.MAX_SAFE_INTEGER })).toBe(2 ** 31 - 1);
     // The run config's budgets as parsed, no default filled in (a node-llama-cpp engine's is 512 MiB).
-    expect(cacheRamMib(parseRunConfig({ model: 'm.gguf', engine: { kind: 'llama-server', prefixCache: { ramBytes: 2 ** 30 } } }).engine?.prefixCache)).toBe(1024);
+    expect(cacheRamMib(parseRunConfig({ model: 'm.gguf', engine: { kind: 'llama-server', prefixCache: { ramBytes: 2 ** 30 } } }).engine?.prefixCache)).toBe(
+      1024,
+    );
     expect(cacheRamMib(parseRunConfig({ model: 'm.gguf', engine: { kind: 'llama-server' } }).engine?.prefixCache)).toBe(8192);
     expect(llamaServerArgs({ modelPath: 'm.gguf' }, { port: 1 }, 's', 0).join(' ')).toContain('--cache-ram 0 -sps 0.1');
     // The mirror counts with the same size, and keeps nothing when the cache is off.
-    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 1, contextSize: 1024 }, 1000, 1024)).toEqual({ budgetBytes: 2 ** 30 - 1024 * 1000, bytesPerToken: 1000 });
+    expect(promptCacheLimits({ modelPath: 'm.gguf', slots: 1, contextSize: 1024 }, 1000, 1024)).toEqual({
+      budgetBytes: 2 ** 30 - 1024 * 1000,
+      bytesPerToken: 1000,
+    });
     expect(promptCacheLimits({ modelPath: 'm.gguf' }, 1000, 0)).toBeNull();
   });
 
@@ -118,14 +183,35 @@ describe('llama-server replicas', () => {
     process.env.MANIFOLD_LLAMA_SERVER = join(tmpdir(), 'no-such-dir', 'llama-server');
     expect(findLlamaServer()).toBeNull();
     const config = parseRunConfig({ model: 'm.gguf', gpu: 'cpu', engine: { kind: 'llama-server' } });
-    const build = (): ReplicaSet => ReplicaSet.fromConfig(config, { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} });
+    const build = (): ReplicaSet =>
+      ReplicaSet.fromConfig(
+        config,
+        { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' },
+        {
+          spawn: () => {
+            throw new Error('nothing is spawned');
+          },
+          log: () => {},
+        },
+      );
     expect(build).toThrow(ConfigError);
     expect(build).toThrow(
       `engine.kind: "llama-server" needs llama.cpp's llama-server binary and none was found (looked for ${process.env.MANIFOLD_LLAMA_SERVER}); ` +
         'build it from the llama.cpp node-llama-cpp ships with `npm run build:llama-server`',
     );
     // The default kind needs no binary.
-    expect(ReplicaSet.fromConfig(parseRunConfig({ model: 'm.gguf', gpu: 'cpu' }), { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' }, { spawn: () => { throw new Error('nothing is spawned'); }, log: () => {} }).size).toBe(1);
+    expect(
+      ReplicaSet.fromConfig(
+        parseRunConfig({ model: 'm.gguf', gpu: 'cpu' }),
+        { detectedGpus: [], cpuCores: 2, defaultEngineKind: 'node-llama-cpp' },
+        {
+          spawn: () => {
+            throw new Error('nothing is spawned');
+          },
+          log: () => {},
+        },
+      ).size,
+    ).toBe(1);
   });
 });
 

@@ -22,7 +22,7 @@ describe('koffi declarations', () => {
     });
   }
 
-  it('declares the argument counts kernel32 and NVML take, and NVML\'s struct layouts', () => {
+  it("declares the argument counts kernel32 and NVML take, and NVML's struct layouts", () => {
     const arity = (p: string): number => parsed.get(p)!.proto?.arguments.length ?? -1;
     expect(arity(KERNEL32_PROTOTYPES.CreateFileW)).toBe(7);
     expect(arity(KERNEL32_PROTOTYPES.CreateFileMappingW)).toBe(6);

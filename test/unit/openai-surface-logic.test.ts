@@ -8,12 +8,7 @@ import { base64Vector } from '../../core/http/embeddings-route.js';
 import { HttpError, parseRequest } from '../../core/http/http-error.js';
 import { namesOf, notServed, selectsModel } from '../../core/http/model-names.js';
 import { generateRequest } from '../../core/http/generation-request.js';
-import {
-  chatCompletionRequestSchema,
-  completionRequestSchema,
-  embeddingRequestSchema,
-  IGNORED_FIELDS,
-} from '../../core/http/openai-schemas.js';
+import { chatCompletionRequestSchema, completionRequestSchema, embeddingRequestSchema, IGNORED_FIELDS } from '../../core/http/openai-schemas.js';
 
 const chat = { messages: [{ role: 'user', content: 'hi' }] };
 
@@ -39,7 +34,14 @@ describe('strict OpenAI request schemas', () => {
   });
 
   it("take llama-server's thinking fields and refuse their wrong values by name", () => {
-    const thinking = { ...chat, reasoning_format: 'none', chat_template_kwargs: { enable_thinking: false }, reasoning_effort: 'high', thinking_budget_tokens: 0, messages: [{ role: 'assistant', content: 'hi', reasoning_content: 'a thought' }] };
+    const thinking = {
+      ...chat,
+      reasoning_format: 'none',
+      chat_template_kwargs: { enable_thinking: false },
+      reasoning_effort: 'high',
+      thinking_budget_tokens: 0,
+      messages: [{ role: 'assistant', content: 'hi', reasoning_content: 'a thought' }],
+    };
     expect(chatCompletionRequestSchema.parse(thinking)).toMatchObject({ reasoning_format: 'none', chat_template_kwargs: { enable_thinking: false } });
     expect(refusal(chatCompletionRequestSchema, { ...chat, reasoning_format: 'verbose' }).param).toBe('reasoning_format');
     expect(refusal(chatCompletionRequestSchema, { ...chat, chat_template_kwargs: { enable_thinking: 'no' } }).param).toBe('chat_template_kwargs');
@@ -52,7 +54,15 @@ describe('strict OpenAI request schemas', () => {
   });
 
   it('accept and ignore the documented fields, still checking their types', () => {
-    const body = { ...chat, store: false, metadata: { app: 'x' }, service_tier: 'auto', safety_identifier: 'h', user: 'u', messages: [{ role: 'user', content: 'hi', name: 'bob' }] };
+    const body = {
+      ...chat,
+      store: false,
+      metadata: { app: 'x' },
+      service_tier: 'auto',
+      safety_identifier: 'h',
+      user: 'u',
+      messages: [{ role: 'user', content: 'hi', name: 'bob' }],
+    };
     expect(() => parseRequest(chatCompletionRequestSchema, body)).not.toThrow();
     expect(Object.keys(IGNORED_FIELDS).sort()).toEqual(['metadata', 'safety_identifier', 'service_tier']);
     expect(refusal(chatCompletionRequestSchema, { ...chat, metadata: 'x' }).param).toBe('metadata');
@@ -85,7 +95,12 @@ describe('strict OpenAI request schemas', () => {
     const request = generateRequest(body, [1, 2], 5);
     expect(request.conversationId).toBe('alice');
     expect(request.sampling).toMatchObject({ presencePenalty: 1.5, frequencyPenalty: -0.5, repeatPenalty: 1.1, repeatLastN: 32 });
-    expect(new Map(request.sampling!.logitBias)).toEqual(new Map([[42, 100], [7, -100]]));
+    expect(new Map(request.sampling!.logitBias)).toEqual(
+      new Map([
+        [42, 100],
+        [7, -100],
+      ]),
+    );
     expect(generateRequest(parseRequest(completionRequestSchema, { prompt: 'a', user: 'alice', prompt_cache_key: 'c1' }), [1], 1).conversationId).toBe('c1');
     expect(generateRequest(parseRequest(completionRequestSchema, { prompt: 'a' }), [1], 1)).not.toHaveProperty('conversationId');
     expect(refusal(completionRequestSchema, { prompt: 'a', presence_penalty: 3 }).message).toBe('presence_penalty: at most 2 (got 3)');
@@ -95,7 +110,10 @@ describe('strict OpenAI request schemas', () => {
 
   it('take embeddings inputs as strings or token ids, and refuse dimensions by name', () => {
     for (const input of ['x', ['a', 'b'], [1, 2], [[1], [2, 3]]]) expect(() => parseRequest(embeddingRequestSchema, { input })).not.toThrow();
-    expect(refusal(embeddingRequestSchema, { input: 'x', dimensions: 8 })).toMatchObject({ param: 'dimensions', message: "dimensions: is not supported: the model's embeddings have one fixed size" });
+    expect(refusal(embeddingRequestSchema, { input: 'x', dimensions: 8 })).toMatchObject({
+      param: 'dimensions',
+      message: "dimensions: is not supported: the model's embeddings have one fixed size",
+    });
     expect(refusal(embeddingRequestSchema, { input: '' }).param).toBe('input');
     expect(refusal(embeddingRequestSchema, { input: 'x', encoding_format: 'int8' }).param).toBe('encoding_format');
   });

@@ -45,7 +45,13 @@ function savedOnZero(): ExactPrefixIndex {
   return index;
 }
 
-function plan(router: Router, index: ExactPrefixIndex, waiting: Pending[], replicas: Omit<RouteCandidate, 'servedConversation'>[], homes: Record<string, number> = { c: 0 }) {
+function plan(
+  router: Router,
+  index: ExactPrefixIndex,
+  waiting: Pending[],
+  replicas: Omit<RouteCandidate, 'servedConversation'>[],
+  homes: Record<string, number> = { c: 0 },
+) {
   return planDispatch({
     waiting,
     replicas,
@@ -73,7 +79,12 @@ describe('borrowing another replica’s saved prefix', () => {
       expect(bound.bindings).toHaveLength(1);
       const { decision } = bound.bindings[0]!;
       // Replicas 2 and 3 tie (each would borrow the same entry); the lower index wins in every order.
-      expect(decision).toMatchObject({ replica: 2, cachedTokens: 0, prefillTokens: 80, restore: { tokens: 640, tier: 'ram', entry: 7, borrow: { replica: 0 } } });
+      expect(decision).toMatchObject({
+        replica: 2,
+        cachedTokens: 0,
+        prefillTokens: 80,
+        restore: { tokens: 640, tier: 'ram', entry: 7, borrow: { replica: 0 } },
+      });
     }
   });
 
@@ -102,7 +113,8 @@ describe('borrowing another replica’s saved prefix', () => {
     // Among a prefill (no lenders), a borrow and a slot hit, in every order: the slot hit, then the borrow.
     const three = [replica(1, 0, all, measured), replica(2, 0, all, { ...measured, borrowFrom: [] }), replica(3, 0, all, measured)];
     for (const order of permutations(three)) expect(router.choose(blocks, turnTokens.length, order)!.replica).toBe(3);
-    for (const order of permutations(three.slice(0, 2))) expect(router.choose(blocks, turnTokens.length, order)!).toMatchObject({ replica: 1, prefillTokens: 80 });
+    for (const order of permutations(three.slice(0, 2)))
+      expect(router.choose(blocks, turnTokens.length, order)!).toMatchObject({ replica: 1, prefillTokens: 80 });
   });
 
   it('restores its own entry rather than borrowing an equal one, and borrows the longest of several owners', () => {
@@ -116,7 +128,12 @@ describe('borrowing another replica’s saved prefix', () => {
     // Replica 2 saved the whole turn (720 tokens: 11 blocks); replica 1 borrows that rather than restore its own 10.
     index.setSlot(2, 0, blockHashes(turnTokens));
     index.saveSlot(2, 0, 5, 'disk', 11);
-    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({ tokens: 704, tier: 'disk', entry: 5, borrow: { replica: 2 } });
+    expect(router.choose(blockHashes(turnTokens), turnTokens.length, [replica(1, 0, all)])!.restore).toEqual({
+      tokens: 704,
+      tier: 'disk',
+      entry: 5,
+      borrow: { replica: 2 },
+    });
   });
 
   it('with measured rates, sends the turn to the free owner restoring its own entry rather than to a less busy replica borrowing it, in every order', () => {
@@ -129,7 +146,10 @@ describe('borrowing another replica’s saved prefix', () => {
       expect(bound.bindings[0]!.decision.restore?.borrow).toBeUndefined();
     }
     // Before rates are measured a running request costs more than the restore saves: a free replica borrows.
-    expect(plan(new Router(index), index, [turn()], [replica(0, 1, all), replica(1, 0, all)], {}).bindings[0]!.decision).toMatchObject({ replica: 1, restore: { entry: 7, borrow: { replica: 0 } } });
+    expect(plan(new Router(index), index, [turn()], [replica(0, 1, all), replica(1, 0, all)], {}).bindings[0]!.decision).toMatchObject({
+      replica: 1,
+      restore: { entry: 7, borrow: { replica: 0 } },
+    });
   });
 
   it('lets a llama-server child borrow another’s slot files (disk) and never its prompt cache (RAM), which cannot be read from outside', () => {
@@ -144,7 +164,10 @@ describe('borrowing another replica’s saved prefix', () => {
     const bound = plan(new Router(index), index, [turn(100)], [replica(0, 2, all, llamaServer), replica(1, 1, all, llamaServer)]);
     expect(bound.bindings[0]!.decision).toMatchObject({ replica: 1, restore: { tokens: 640, tier: 'disk', entry: 2 ** 30, borrow: { replica: 0 } } });
     // Its own RAM entries still count for itself.
-    expect(new Router(index).choose(blockHashes(turnTokens), turnTokens.length, [replica(0, 0, all, llamaServer)])!.restore).toMatchObject({ tier: 'ram', entry: 7 });
+    expect(new Router(index).choose(blockHashes(turnTokens), turnTokens.length, [replica(0, 0, all, llamaServer)])!.restore).toMatchObject({
+      tier: 'ram',
+      entry: 7,
+    });
   });
 
   it('never borrows under round-robin or least-loaded (the baselines keep each engine to its own cache)', () => {
@@ -164,7 +187,7 @@ describe('borrowing another replica’s saved prefix', () => {
     for (const [borrow, field] of [
       [{ entry: -1, tier: 'ram', dirs }, 'entry'],
       [{ entry: 3, tier: 'tape', dirs }, 'tier'],
-      [{ entry: 3, tier: 'ram', dirs: { ram: '' , disk: dirs.disk } }, 'dirs'],
+      [{ entry: 3, tier: 'ram', dirs: { ram: '', disk: dirs.disk } }, 'dirs'],
     ] as const) {
       const result = parse(borrow);
       expect(result.success).toBe(false);
@@ -174,7 +197,12 @@ describe('borrowing another replica’s saved prefix', () => {
 
   it('keeps the owner’s entry in core’s mirror after another replica borrowed it, and the borrower’s own entries too', () => {
     const routing = new RoutingState('prefix');
-    const started = (prefixCache: StartedInfo['prefixCache']): StartedInfo => ({ slot: 0, reusedTokens: 640, queuedMs: 0, ...(prefixCache ? { prefixCache } : {}) });
+    const started = (prefixCache: StartedInfo['prefixCache']): StartedInfo => ({
+      slot: 0,
+      reusedTokens: 640,
+      queuedMs: 0,
+      ...(prefixCache ? { prefixCache } : {}),
+    });
     const done = (held: number) => ({
       slot: 0,
       finishReason: 'length' as const,
@@ -187,10 +215,17 @@ describe('borrowing another replica’s saved prefix', () => {
       timings: { queuedMs: 0, prefillMs: 0, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 },
     });
     const other = tokens(640, 5);
-    for (const [r, prompt] of [[0, conversation], [1, other]] as const) {
+    for (const [r, prompt] of [
+      [0, conversation],
+      [1, other],
+    ] as const) {
       routing.noteDone(r, prompt, blockHashes(prompt), done(prompt.length), undefined);
       // Each replica saves its slot as its entry 7 (ids are per engine) when another conversation takes it.
-      routing.noteStarted(r, { slot: 0, reusedTokens: 0, queuedMs: 0, prefixCache: { moves: [{ entry: 7, tier: 'ram', fromSlot: 0, tokens: prompt.length }] } }, blockHashes(tokens(70, 8)));
+      routing.noteStarted(
+        r,
+        { slot: 0, reusedTokens: 0, queuedMs: 0, prefixCache: { moves: [{ entry: 7, tier: 'ram', fromSlot: 0, tokens: prompt.length }] } },
+        blockHashes(tokens(70, 8)),
+      );
     }
     const blocks = blockHashes(turnTokens);
     routing.noteStarted(2, started({ moves: [], restored: { entry: 7, tier: 'ram', tokens: 640, ms: 3, borrowed: true } }), blocks);
@@ -214,8 +249,29 @@ describe('borrowing another replica’s saved prefix', () => {
     expect(routing.savedEntries(0, 'disk').map((e) => e.entry)).toEqual([2 ** 30 + 1]);
     // Replica 1's slot 0 held another conversation; a slot file restored there, the request kept 640 tokens.
     const otherHistory = tokens(640, 7);
-    routing.noteDone(1, otherHistory, blockHashes(otherHistory), { slot: 0, finishReason: 'length', stoppedBy: null, text: '', completionTokens: [], usage: { promptTokens: 640, completionTokens: 0 }, reusedTokens: 0, heldTokens: 640, timings: { queuedMs: 0, prefillMs: 0, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 } }, undefined);
-    routing.noteStarted(1, { slot: 0, reusedTokens: 640, queuedMs: 0, prefixCache: { moves: [], restored: { entry: 2 ** 30, tier: 'disk', tokens: 640, ms: 2, borrowed: true } } }, blockHashes(turnTokens), limits);
+    routing.noteDone(
+      1,
+      otherHistory,
+      blockHashes(otherHistory),
+      {
+        slot: 0,
+        finishReason: 'length',
+        stoppedBy: null,
+        text: '',
+        completionTokens: [],
+        usage: { promptTokens: 640, completionTokens: 0 },
+        reusedTokens: 0,
+        heldTokens: 640,
+        timings: { queuedMs: 0, prefillMs: 0, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 },
+      },
+      undefined,
+    );
+    routing.noteStarted(
+      1,
+      { slot: 0, reusedTokens: 640, queuedMs: 0, prefixCache: { moves: [], restored: { entry: 2 ** 30, tier: 'disk', tokens: 640, ms: 2, borrowed: true } } },
+      blockHashes(turnTokens),
+      limits,
+    );
     expect(routing.cachedTokens(1, blockHashes(turnTokens))).toBe(640);
     // A restore overwrites the slot without llama-server's prompt cache: no RAM entry of what it held.
     expect(routing.savedEntries(1, 'ram')).toEqual([]);

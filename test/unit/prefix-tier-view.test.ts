@@ -14,7 +14,12 @@ const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i *
 const a = tokens(64 * 6, 1);
 const b = tokens(64 * 5, 2);
 const c = tokens(64 * 4, 3);
-const started = (slot: number, prefixCache: StartedInfo['prefixCache']): StartedInfo => ({ slot, reusedTokens: 0, queuedMs: 0, ...(prefixCache ? { prefixCache } : {}) });
+const started = (slot: number, prefixCache: StartedInfo['prefixCache']): StartedInfo => ({
+  slot,
+  reusedTokens: 0,
+  queuedMs: 0,
+  ...(prefixCache ? { prefixCache } : {}),
+});
 const done = (slot: number, heldTokens: number) => ({
   finishReason: 'stop' as const,
   stoppedBy: null,
@@ -31,7 +36,23 @@ const serve = (routing: RoutingState, slot: number, prompt: number[], conversati
   routing.noteDone(0, prompt, blockHashes(prompt), done(slot, prompt.length), conversation);
 };
 const replicaView = (prefixTiers: unknown) => ({
-  replica: 0, alive: true, running: 0, routed: 3, slots: 1, state: 'ready', latchReason: null, gpus: [], cpus: [], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 42, remote: null, prefixTiers, sizes: null, reEvaluation: null,
+  replica: 0,
+  alive: true,
+  running: 0,
+  routed: 3,
+  slots: 1,
+  state: 'ready',
+  latchReason: null,
+  gpus: [],
+  cpus: [],
+  cacheHitTokens: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  pid: 42,
+  remote: null,
+  prefixTiers,
+  sizes: null,
+  reEvaluation: null,
 });
 
 describe('the prefix cache in the slot view', () => {
@@ -40,13 +61,21 @@ describe('the prefix cache in the slot view', () => {
     serve(routing, 0, a, 'conversation-a');
     // B takes the slot: A's state is saved to RAM; then C: B's is saved, A's spills to disk.
     serve(routing, 0, b, 'conversation-b', { moves: [{ entry: 0, tier: 'ram', fromSlot: 0, tokens: a.length, bytes: 6_000 }] });
-    serve(routing, 0, c, undefined, { moves: [{ entry: 1, tier: 'ram', fromSlot: 0, tokens: b.length, bytes: 5_000 }, { entry: 0, tier: 'disk' }] });
+    serve(routing, 0, c, undefined, {
+      moves: [
+        { entry: 1, tier: 'ram', fromSlot: 0, tokens: b.length, bytes: 5_000 },
+        { entry: 0, tier: 'disk' },
+      ],
+    });
     expect(routing.savedEntries(0, 'ram')).toEqual([{ entry: 1, tokens: b.length, bytes: 5_000, conversationId: 'conversation-b' }]);
     expect(routing.savedEntries(0, 'disk')).toEqual([{ entry: 0, tokens: a.length, bytes: 6_000, conversationId: 'conversation-a' }]);
     expect(routing.savedEntries(1, 'ram')).toEqual([]);
 
     // A returns: C's state (no conversation id: an API request) is saved, A's is restored and leaves the cache.
-    serve(routing, 0, a, 'conversation-a', { moves: [{ entry: 2, tier: 'ram', fromSlot: 0, tokens: c.length, bytes: 4_000 }], restored: { entry: 0, tier: 'disk', tokens: a.length, ms: 3 } });
+    serve(routing, 0, a, 'conversation-a', {
+      moves: [{ entry: 2, tier: 'ram', fromSlot: 0, tokens: c.length, bytes: 4_000 }],
+      restored: { entry: 0, tier: 'disk', tokens: a.length, ms: 3 },
+    });
     expect(routing.savedEntries(0, 'ram').map((e) => [e.entry, e.conversationId])).toEqual([
       [1, 'conversation-b'],
       [2, null],
@@ -97,7 +126,19 @@ describe('the prefix cache in the slot view', () => {
     ] as EventPayload<'replicas'>;
     expect(selectPrefixTierRows({ replicas })).toEqual([
       // The newest saved entries first.
-      { key: '0:ram', replica: 0, tier: 'RAM', entries: 2, bytes: 2_000, budgetBytes: 4_096, saved: [{ key: 5, conversation: '—', tokens: 128 }, { key: 4, conversation: 'abcdef12', tokens: 300 }], more: 0 },
+      {
+        key: '0:ram',
+        replica: 0,
+        tier: 'RAM',
+        entries: 2,
+        bytes: 2_000,
+        budgetBytes: 4_096,
+        saved: [
+          { key: 5, conversation: '—', tokens: 128 },
+          { key: 4, conversation: 'abcdef12', tokens: 300 },
+        ],
+        more: 0,
+      },
       { key: '0:disk', replica: 0, tier: 'disk', entries: 0, bytes: 0, budgetBytes: 8_192, saved: [], more: 0 },
     ]);
   });

@@ -89,7 +89,12 @@ describe('prefix tiers', () => {
 describe("core's mirror of the tiers", () => {
   const a = tokens(64 * 6, 1);
   const b = tokens(64 * 6, 2);
-  const started = (slot: number, reusedTokens: number, prefixCache?: StartedInfo['prefixCache']): StartedInfo => ({ slot, reusedTokens, queuedMs: 0, ...(prefixCache ? { prefixCache } : {}) });
+  const started = (slot: number, reusedTokens: number, prefixCache?: StartedInfo['prefixCache']): StartedInfo => ({
+    slot,
+    reusedTokens,
+    queuedMs: 0,
+    ...(prefixCache ? { prefixCache } : {}),
+  });
   const done = (slot: number, heldTokens: number) => ({
     finishReason: 'stop' as const,
     stoppedBy: null,
@@ -125,7 +130,14 @@ describe("core's mirror of the tiers", () => {
     expect(index.size).toBe(0);
 
     // A restore of A into the slot: the entry leaves the cache, the slot holds what the prompt kept.
-    routing.noteStarted(0, started(0, a.length - 1, { moves: [{ entry: 1, tier: 'ram', fromSlot: 0, tokens: b.length }], restored: { entry: 0, tier: 'ram', tokens: a.length, ms: 2 } }), blockHashes(a));
+    routing.noteStarted(
+      0,
+      started(0, a.length - 1, {
+        moves: [{ entry: 1, tier: 'ram', fromSlot: 0, tokens: b.length }],
+        restored: { entry: 0, tier: 'ram', tokens: a.length, ms: 2 },
+      }),
+      blockHashes(a),
+    );
     expect(routing.cachedTokens(0, blockHashes(a))).toBe(5 * BLOCK_TOKENS);
     routing.forgetReplica(0);
     expect(routing.cachedTokens(0, blockHashes(b))).toBe(0);
@@ -141,7 +153,14 @@ describe("core's mirror of the tiers", () => {
     index.setSlot(1, 1, prompt);
     index.saveSlot(1, 1, 0, 'ram', prompt.length); // replica 1: the same prefix, saved in RAM
     index.setSlot(1, 1, []);
-    const candidate = (replica: number, extra: Partial<RouteCandidate> = {}): RouteCandidate => ({ replica, running: 0, slots: 2, prefillTokensPerMs: null, pendingPrefillTokens: 0, ...extra });
+    const candidate = (replica: number, extra: Partial<RouteCandidate> = {}): RouteCandidate => ({
+      replica,
+      running: 0,
+      slots: 2,
+      prefillTokensPerMs: null,
+      pendingPrefillTokens: 0,
+      ...extra,
+    });
     const cost = (replica: number, extra: Partial<RouteCandidate> = {}) => router.choose(prompt, a.length, [candidate(replica, extra)])!;
 
     expect(cost(0).cost).toBe(0);

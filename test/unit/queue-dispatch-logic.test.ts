@@ -58,7 +58,11 @@ describe('request queue', () => {
   it('keeps percentiles of the waits', () => {
     const queue = new RequestQueue<string, number>(settings, () => {});
     let now = 0;
-    const timed = new RequestQueue<string, number>(settings, () => {}, () => now);
+    const timed = new RequestQueue<string, number>(
+      settings,
+      () => {},
+      () => now,
+    );
     for (const wait of [10, 20, 30, 4000]) {
       void timed.wait(timed.takeSeq(), 'x').catch(() => {});
       now += wait;
@@ -70,7 +74,13 @@ describe('request queue', () => {
 });
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 31 + seed) % 1000);
-const replica = (index: number, running: number, slots = 2): Omit<RouteCandidate, 'servedConversation'> => ({ replica: index, running, slots, prefillTokensPerMs: null, pendingPrefillTokens: 0 });
+const replica = (index: number, running: number, slots = 2): Omit<RouteCandidate, 'servedConversation'> => ({
+  replica: index,
+  running,
+  slots,
+  prefillTokensPerMs: null,
+  pendingPrefillTokens: 0,
+});
 
 interface Pending extends DispatchRequest {
   tokens: number[];
@@ -78,12 +88,20 @@ interface Pending extends DispatchRequest {
   avoid?: number[];
 }
 
-function plan(router: Router, index: ExactPrefixIndex, waiting: Pending[], replicas: Omit<RouteCandidate, 'servedConversation'>[], homes: Record<string, number> = {}, cacheHoldMs = 500) {
+function plan(
+  router: Router,
+  index: ExactPrefixIndex,
+  waiting: Pending[],
+  replicas: Omit<RouteCandidate, 'servedConversation'>[],
+  homes: Record<string, number> = {},
+  cacheHoldMs = 500,
+) {
   return planDispatch({
     waiting,
     replicas,
     choose: (r, candidates) => router.choose(blockHashes(r.tokens), r.tokens.length, candidates),
-    reusableTokens: (r, replica) => Math.max(index.matchedBlocks(replica, blockHashes(r.tokens)), index.matchedSaved(replica, blockHashes(r.tokens))?.blocks ?? 0) * 64,
+    reusableTokens: (r, replica) =>
+      Math.max(index.matchedBlocks(replica, blockHashes(r.tokens)), index.matchedSaved(replica, blockHashes(r.tokens))?.blocks ?? 0) * 64,
     lastReplicaOf: (id) => homes[id],
     allowed: (r, replica) => !r.avoid?.includes(replica),
     cacheHoldMs,
@@ -100,7 +118,10 @@ describe('dispatch plan', () => {
     expect(bound.bindings.map((b) => [b.seq, b.decision.replica])).toEqual([[0, 0]]);
     expect(plan(router, index, waiting, [replica(0, 2), replica(1, 2)]).bindings).toEqual([]);
     // A healed replica with two free slots takes the two oldest at once.
-    expect(plan(router, index, waiting, [replica(0, 2), replica(1, 0)]).bindings.map((b) => [b.seq, b.decision.replica])).toEqual([[0, 1], [1, 1]]);
+    expect(plan(router, index, waiting, [replica(0, 2), replica(1, 0)]).bindings.map((b) => [b.seq, b.decision.replica])).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
   });
 
   it('holds a request for the full replica that holds its prefix, lets younger ones pass, then gives up the hold', () => {
@@ -122,7 +143,7 @@ describe('dispatch plan', () => {
     expect(late.nextHoldEndsInMs).toBeNull();
   });
 
-  it("holds a request for the full replica whose prefix cache saved its prefix, and restores it there", () => {
+  it('holds a request for the full replica whose prefix cache saved its prefix, and restores it there', () => {
     const index = new ExactPrefixIndex();
     const router = new Router(index);
     const conversation = tokens(640, 1);
@@ -147,7 +168,10 @@ describe('dispatch plan', () => {
     index.setSlot(0, 0, blockHashes(conversation));
     index.setSlot(1, 0, blockHashes(conversation).slice(0, 5));
     const turn = (waitedMs: number): Pending => ({ seq: 0, conversationId: undefined, waitedMs, tokens: [...conversation, ...tokens(80, 9)] });
-    const at = (rate: number) => [{ ...replica(0, 2), prefillTokensPerMs: 1 }, { ...replica(1, 1), prefillTokensPerMs: rate }];
+    const at = (rate: number) => [
+      { ...replica(0, 2), prefillTokensPerMs: 1 },
+      { ...replica(1, 1), prefillTokensPerMs: rate },
+    ];
     // Replica 0 holds 320 tokens more than free replica 1, which prefills 1 token/ms: a hold of 320 ms.
     expect(plan(router, index, [turn(100)], at(1)).nextHoldEndsInMs).toBe(220);
     expect(plan(router, index, [turn(320)], at(1)).bindings.map((b) => b.decision.replica)).toEqual([1]);

@@ -13,7 +13,8 @@ import { holdReads } from '../../core/remote/read-hold.js';
 import { listenOnTestSocket } from '../helpers/unix-socket.js';
 
 /** Writes `text` and resolves once the kernel has it (on a Unix socket, the reader's side has it too). */
-const written = (to: Socket | ServerResponse, text: string): Promise<void> => new Promise((resolve, reject) => void to.write(text, (error) => (error ? reject(error) : resolve())));
+const written = (to: Socket | ServerResponse, text: string): Promise<void> =>
+  new Promise((resolve, reject) => void to.write(text, (error) => (error ? reject(error) : resolve())));
 
 /** A connected pair: the server's end and the client's, the client reading into `received` unless `listen` is false. */
 async function socketPair({ listen = true } = {}): Promise<{ server: Socket; client: Socket; received: string[] }> {
@@ -34,7 +35,7 @@ async function socketPair({ listen = true } = {}): Promise<{ server: Socket; cli
 
 const nextPiece = (client: Socket): Promise<string> => once(client, 'data').then(([piece]) => (piece as Buffer).toString());
 
-describe('holding a socket\'s reads', () => {
+describe("holding a socket's reads", () => {
   it('keeps what the peer writes meanwhile from this process, and reads it in one piece when resumed', async () => {
     const { server, client, received } = await socketPair();
     await written(server, 'first');

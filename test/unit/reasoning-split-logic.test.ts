@@ -16,13 +16,31 @@ function streamed(tags: typeof think, open: boolean, text: string): { reasoning:
   const split = new ReasoningSplit(tags, open);
   const events = [...[...text].flatMap((c) => split.push(c)), ...split.end()];
   const order = events.map((e) => e.type).filter((type, i, all) => type !== all[i - 1]);
-  const of = (type: string): string => events.filter((e) => e.type === type).map((e) => e.text).join('');
+  const of = (type: string): string =>
+    events
+      .filter((e) => e.type === type)
+      .map((e) => e.text)
+      .join('');
   return { reasoning: of('reasoning'), content: of('content'), order };
 }
 
 const cases: { name: string; tags: typeof think; open: boolean; text: string; reasoning: string; content: string }[] = [
-  { name: 'a prompt that opened the thinking (Qwen3.5, DeepSeek R1)', tags: think, open: true, text: "I'm\nthinking\n</think>\n\nHello, world!\nWhat's up?", reasoning: "I'm\nthinking", content: "Hello, world!\nWhat's up?" },
-  { name: 'a <think> block the answer opens', tags: think, open: false, text: "<think>I'm\nthinking</think>Hello, world!\nWhat's up?", reasoning: "I'm\nthinking", content: "Hello, world!\nWhat's up?" },
+  {
+    name: 'a prompt that opened the thinking (Qwen3.5, DeepSeek R1)',
+    tags: think,
+    open: true,
+    text: "I'm\nthinking\n</think>\n\nHello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+  },
+  {
+    name: 'a <think> block the answer opens',
+    tags: think,
+    open: false,
+    text: "<think>I'm\nthinking</think>Hello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+  },
   { name: 'an answer with no thinking', tags: think, open: false, text: "Hello, world!\nWhat's up?", reasoning: '', content: "Hello, world!\nWhat's up?" },
   { name: 'thinking cut off before it closed', tags: think, open: true, text: "I'm\nthinking ", reasoning: "I'm\nthinking", content: '' },
   { name: 'a tag later in the answer stays content', tags: think, open: false, text: 'Use <think> tags.', reasoning: '', content: 'Use <think> tags.' },
@@ -34,9 +52,30 @@ const cases: { name: string; tags: typeof think; open: boolean; text: string; re
     reasoning: "I'm\nthinking",
     content: "Hello, world!\nWhat's up?",
   },
-  { name: "gpt-oss's final channel alone", tags: harmony, open: false, text: "<|channel|>final<|message|>Hello, world!\nWhat's up?", reasoning: '', content: "Hello, world!\nWhat's up?" },
-  { name: "gpt-oss's commentary channel", tags: harmony, open: false, text: "<|channel|>commentary<|message|>Hello, world!\nWhat's up?", reasoning: '', content: "Hello, world!\nWhat's up?" },
-  { name: "gpt-oss's analysis cut off", tags: harmony, open: false, text: "<|channel|>analysis<|message|>I'm\nthinking", reasoning: "I'm\nthinking", content: '' },
+  {
+    name: "gpt-oss's final channel alone",
+    tags: harmony,
+    open: false,
+    text: "<|channel|>final<|message|>Hello, world!\nWhat's up?",
+    reasoning: '',
+    content: "Hello, world!\nWhat's up?",
+  },
+  {
+    name: "gpt-oss's commentary channel",
+    tags: harmony,
+    open: false,
+    text: "<|channel|>commentary<|message|>Hello, world!\nWhat's up?",
+    reasoning: '',
+    content: "Hello, world!\nWhat's up?",
+  },
+  {
+    name: "gpt-oss's analysis cut off",
+    tags: harmony,
+    open: false,
+    text: "<|channel|>analysis<|message|>I'm\nthinking",
+    reasoning: "I'm\nthinking",
+    content: '',
+  },
 ];
 
 describe('splitReasoning', () => {
@@ -75,7 +114,10 @@ describe('thinking that a tool call ends (Qwen3.5, Nemotron 3 Nano, DeepSeek V3.
   const call = '<tool_call>\n<function=run_in_terminal>\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>';
 
   it('ends the reasoning at the call, which begins the content', () => {
-    expect(splitReasoning(qwen35, true, `Need to inspect the current directory.\n${call}`)).toEqual({ reasoning: 'Need to inspect the current directory.', content: call });
+    expect(splitReasoning(qwen35, true, `Need to inspect the current directory.\n${call}`)).toEqual({
+      reasoning: 'Need to inspect the current directory.',
+      content: call,
+    });
     expect(splitReasoning(qwen35, true, call)).toEqual({ reasoning: '', content: call });
   });
 
@@ -91,9 +133,18 @@ describe('an answer in the markers its template wraps it in (Command R7B: llama.
   const r7b = { start: '<|START_THINKING|>', end: '<|END_THINKING|>', answer: { headers: ['<|START_RESPONSE|>'], end: '<|END_RESPONSE|>' } };
 
   it('drops the markers, with and without thinking before them, and keeps a call after them', () => {
-    expect(splitReasoning(r7b, false, "<|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>")).toEqual({ reasoning: '', content: "Hello, world!\nWhat's up?" });
-    expect(splitReasoning(r7b, false, "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>")).toEqual({ reasoning: "I'm\nthinking", content: "Hello, world!\nWhat's up?" });
-    expect(splitReasoning(r7b, false, '<|START_RESPONSE|>Hi<|END_RESPONSE|><|START_ACTION|>[]<|END_ACTION|>')).toEqual({ reasoning: '', content: 'Hi<|START_ACTION|>[]<|END_ACTION|>' });
+    expect(splitReasoning(r7b, false, "<|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>")).toEqual({
+      reasoning: '',
+      content: "Hello, world!\nWhat's up?",
+    });
+    expect(splitReasoning(r7b, false, "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>")).toEqual({
+      reasoning: "I'm\nthinking",
+      content: "Hello, world!\nWhat's up?",
+    });
+    expect(splitReasoning(r7b, false, '<|START_RESPONSE|>Hi<|END_RESPONSE|><|START_ACTION|>[]<|END_ACTION|>')).toEqual({
+      reasoning: '',
+      content: 'Hi<|START_ACTION|>[]<|END_ACTION|>',
+    });
   });
 
   it('holds a part of either marker while it streams', () => {
@@ -108,11 +159,18 @@ describe('an answer in the markers its template wraps it in (Command R7B: llama.
 
 describe("Muse Glimmer's messages: to itself its thinking, to the user its answer (llama.cpp test-chat.cpp)", () => {
   const muse = { start: 'to=self<|message|>', end: '<|eom|>', answer: answerWrapper('<atem:function_calls><|eom|>')! };
-  const call = '<atem:function_calls>\n<atem:invoke name="special_function">\n<atem:parameter name="arg1">1</atem:parameter>\n</atem:invoke>\n</atem:function_calls>';
+  const call =
+    '<atem:function_calls>\n<atem:invoke name="special_function">\n<atem:parameter name="arg1">1</atem:parameter>\n</atem:invoke>\n</atem:function_calls>';
 
   it('reads the answer alone, thinking then the answer, and the answer then a call', () => {
     expect(splitReasoning(muse, false, " to=user<|message|>Hello, world!\nWhat's up?")).toEqual({ reasoning: '', content: "Hello, world!\nWhat's up?" });
-    expect(splitReasoning(muse, false, ` to=self<|message|>I could use ${call} here<|eom|><|start|>assistant to=user<|message|>Hello!`)).toEqual({ reasoning: `I could use ${call} here`, content: 'Hello!' });
-    expect(splitReasoning(muse, false, `<|message|>Hi<|eom|><|start|>assistant to=special_function<|message|>${call}`)).toEqual({ reasoning: '', content: `Hi<|start|>assistant to=special_function<|message|>${call}` });
+    expect(splitReasoning(muse, false, ` to=self<|message|>I could use ${call} here<|eom|><|start|>assistant to=user<|message|>Hello!`)).toEqual({
+      reasoning: `I could use ${call} here`,
+      content: 'Hello!',
+    });
+    expect(splitReasoning(muse, false, `<|message|>Hi<|eom|><|start|>assistant to=special_function<|message|>${call}`)).toEqual({
+      reasoning: '',
+      content: `Hi<|start|>assistant to=special_function<|message|>${call}`,
+    });
   });
 });

@@ -16,7 +16,9 @@ describe('rebuild barrier (pure logic, fake activity)', () => {
   });
 
   it('a barrier that does not come in time names what is busy, not a count', async () => {
-    const error = await waitForIdle(async () => activity({ pending_prefill: 3, undrained_replies: 2, finished: 9 }), { timeoutMs: 30, pollMs: 5 }).catch((e: unknown) => e);
+    const error = await waitForIdle(async () => activity({ pending_prefill: 3, undrained_replies: 2, finished: 9 }), { timeoutMs: 30, pollMs: 5 }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(BarrierTimeoutError);
     expect((error as BarrierTimeoutError).busy).toEqual(['prefill', 'undrained replies']);
     expect((error as Error).message).toBe('the engine was still busy with prefill, undrained replies after 30 ms');
@@ -47,7 +49,10 @@ describe('pools (pure logic)', () => {
     index.setSlot(0, 0, [1, 2, 3, 4]);
     index.setSlot(0, 1, [9, 8]);
     index.setSlot(1, 0, [5]);
-    index.remapSlots(0, [{ from: 1, to: 0, keepBlocks: 2 }, { from: 0, to: 2, keepBlocks: 3 }]);
+    index.remapSlots(0, [
+      { from: 1, to: 0, keepBlocks: 2 },
+      { from: 0, to: 2, keepBlocks: 3 },
+    ]);
     expect(index.matchedBlocks(0, [9, 8])).toBe(2);
     expect(index.matchedBlocks(0, [1, 2, 3, 4])).toBe(3);
     expect(index.matchedBlocks(1, [5])).toBe(1);

@@ -14,7 +14,11 @@ const liveAt = (sizes: PoolSizes): PoolsLive => ({ sizes, prefixes: noPrefixes, 
 class LostEngine extends Error {}
 
 /** Scripted operations that record what was called, failing where told to. */
-function scriptedOperations(script: { apply: 'ok' | 'fail-before-mark' | 'fail-after-mark' | 'lost-after-mark'; restore?: 'ok' | 'fail'; liveSizes?: PoolSizes }) {
+function scriptedOperations(script: {
+  apply: 'ok' | 'fail-before-mark' | 'fail-after-mark' | 'lost-after-mark';
+  restore?: 'ok' | 'fail';
+  liveSizes?: PoolSizes;
+}) {
   const calls: string[] = [];
   const restores: { pools: readonly Pool[]; sizes: Partial<PoolSizes> }[] = [];
   const operations: PoolOperations = {

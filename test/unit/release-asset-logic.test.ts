@@ -24,7 +24,10 @@ describe('llama.cpp release asset choice', () => {
     expect(names(chooseReleaseAsset(release, 'linux', 'x64', 'cpu'))).toEqual(['llama-b7000-bin-ubuntu-x64.tar.gz']);
     expect(names(chooseReleaseAsset(release, 'linux', 'x64', 'vulkan'))).toEqual(['llama-b7000-bin-ubuntu-vulkan-x64.tar.gz']);
     expect(names(chooseReleaseAsset(release, 'win32', 'x64', 'cpu'))).toEqual(['llama-b7000-bin-win-cpu-x64.zip']);
-    expect(names(chooseReleaseAsset(release, 'win32', 'x64', 'cuda'))).toEqual(['llama-b7000-bin-win-cuda-13.1-x64.zip', 'cudart-llama-bin-win-cuda-13.1-x64.zip']);
+    expect(names(chooseReleaseAsset(release, 'win32', 'x64', 'cuda'))).toEqual([
+      'llama-b7000-bin-win-cuda-13.1-x64.zip',
+      'cudart-llama-bin-win-cuda-13.1-x64.zip',
+    ]);
     expect(names(chooseReleaseAsset(release, 'darwin', 'arm64', 'metal'))).toEqual(['llama-b7000-bin-macos-arm64.zip']);
     expect(chooseReleaseAsset(release, 'linux', 'x64', 'cpu').archive.sha256).toBe(digest(2).slice('sha256:'.length));
   });
@@ -39,8 +42,12 @@ describe('llama.cpp release asset choice', () => {
 
   it('refuses a CUDA build whose runtime is missing, and an asset without a digest', () => {
     const noRuntime = { ...release, assets: release.assets.filter((a) => !a.name.startsWith('cudart')) };
-    expect(() => chooseReleaseAsset(noRuntime, 'win32', 'x64', 'cuda')).toThrow('has win-cuda-13.1-x64 but not its CUDA runtime (cudart-llama-bin-win-cuda-13.1-x64.zip)');
+    expect(() => chooseReleaseAsset(noRuntime, 'win32', 'x64', 'cuda')).toThrow(
+      'has win-cuda-13.1-x64 but not its CUDA runtime (cudart-llama-bin-win-cuda-13.1-x64.zip)',
+    );
     const undigested = { ...release, assets: release.assets.map((a) => ({ ...a, digest: null })) };
-    expect(() => chooseReleaseAsset(undigested, 'linux', 'x64', 'cpu')).toThrow('llama-b7000-bin-ubuntu-x64.tar.gz has no SHA-256 digest in the release, so it cannot be verified');
+    expect(() => chooseReleaseAsset(undigested, 'linux', 'x64', 'cpu')).toThrow(
+      'llama-b7000-bin-ubuntu-x64.tar.gz has no SHA-256 digest in the release, so it cannot be verified',
+    );
   });
 });

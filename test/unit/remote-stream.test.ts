@@ -67,16 +67,42 @@ const llamaTokenChunks = [
   { index: 0, content: ' some', tokens: [470], stop: false, id_slot: -1, tokens_predicted: 3, tokens_evaluated: 9 },
 ];
 const llamaFinal = {
-  index: 0, content: '', tokens: [], id_slot: 0, stop: true, model: '/models/manifold-test-tiny-82fda828b820.gguf', tokens_predicted: 3, tokens_evaluated: 9,
-  prompt: '<s>MT07!_ a w', has_new_line: false, truncated: false, stop_type: 'limit', stopping_word: '', tokens_cached: 11,
-  timings: { cache_n: 8, prompt_n: 1, prompt_ms: 0.565, prompt_per_token_ms: 0.565, prompt_per_second: 1769.9, predicted_n: 3, predicted_ms: 0.4, predicted_per_token_ms: 0.2, predicted_per_second: 5000.0 },
+  index: 0,
+  content: '',
+  tokens: [],
+  id_slot: 0,
+  stop: true,
+  model: '/models/manifold-test-tiny-82fda828b820.gguf',
+  tokens_predicted: 3,
+  tokens_evaluated: 9,
+  prompt: '<s>MT07!_ a w',
+  has_new_line: false,
+  truncated: false,
+  stop_type: 'limit',
+  stopping_word: '',
+  tokens_cached: 11,
+  timings: {
+    cache_n: 8,
+    prompt_n: 1,
+    prompt_ms: 0.565,
+    prompt_per_token_ms: 0.565,
+    prompt_per_second: 1769.9,
+    predicted_n: 3,
+    predicted_ms: 0.4,
+    predicted_per_token_ms: 0.2,
+    predicted_per_second: 5000.0,
+  },
 };
 const prompt9 = [1, 300, 307, 314, 321, 328, 335, 342, 349];
 
 describe("llama-server's /completion stream", () => {
   it('hands on each token with its id and ends with the slot, the cache hit and its own timings', () => {
     const { done, handedOn } = tally(llamaServerDialect, [...llamaTokenChunks, llamaFinal], prompt9);
-    expect(handedOn).toEqual([{ tokens: [408], text: ' they' }, { tokens: [572], text: ' pref' }, { tokens: [470], text: ' some' }]);
+    expect(handedOn).toEqual([
+      { tokens: [408], text: ' they' },
+      { tokens: [572], text: ' pref' },
+      { tokens: [470], text: ' some' },
+    ]);
     expect(done).toEqual({
       finishReason: 'length',
       stoppedBy: null,
@@ -94,7 +120,11 @@ describe("llama-server's /completion stream", () => {
   it('says which stop string ended it, and that end-of-generation is a stop', () => {
     const word = tally(llamaServerDialect, [llamaTokenChunks[0], { ...llamaFinal, stop_type: 'word', stopping_word: 'school' }], prompt9).done;
     expect(word).toMatchObject({ finishReason: 'stop', stoppedBy: 'school' });
-    expect(tally(llamaServerDialect, [{ ...llamaFinal, stop_type: 'eos' }], prompt9).done).toMatchObject({ finishReason: 'stop', stoppedBy: null, completionTokens: [] });
+    expect(tally(llamaServerDialect, [{ ...llamaFinal, stop_type: 'eos' }], prompt9).done).toMatchObject({
+      finishReason: 'stop',
+      stoppedBy: null,
+      completionTokens: [],
+    });
   });
 
   it('names what is wrong with a malformed chunk, and passes an error event on as one', () => {
@@ -108,11 +138,38 @@ describe("llama-server's /completion stream", () => {
     // With n_probs and post_sampling_probs (the shape this build sends): each token's probability and its top candidates.
     const withProbs = {
       ...llamaTokenChunks[0],
-      completion_probabilities: [{ id: 408, token: ' they', bytes: [32, 116, 104, 101, 121], prob: 0.5, top_probs: [{ id: 408, token: ' they', bytes: [], prob: 0.5 }, { id: 572, token: ' pref', bytes: [], prob: 0.25 }] }],
+      completion_probabilities: [
+        {
+          id: 408,
+          token: ' they',
+          bytes: [32, 116, 104, 101, 121],
+          prob: 0.5,
+          top_probs: [
+            { id: 408, token: ' they', bytes: [], prob: 0.5 },
+            { id: 572, token: ' pref', bytes: [], prob: 0.25 },
+          ],
+        },
+      ],
     };
     expect(llamaServerDialect.read(withProbs)).toEqual({
       ok: true,
-      value: { tokens: { ids: [408], text: ' they', logprobs: [{ token: 408, text: ' they', logprob: Math.log(0.5), top: [{ token: 408, text: ' they', logprob: Math.log(0.5) }, { token: 572, text: ' pref', logprob: Math.log(0.25) }] }] } },
+      value: {
+        tokens: {
+          ids: [408],
+          text: ' they',
+          logprobs: [
+            {
+              token: 408,
+              text: ' they',
+              logprob: Math.log(0.5),
+              top: [
+                { token: 408, text: ' they', logprob: Math.log(0.5) },
+                { token: 572, text: ' pref', logprob: Math.log(0.25) },
+              ],
+            },
+          ],
+        },
+      },
     });
     // A chunk without its token ids (an older build) still hands on its text; an empty one hands on nothing.
     expect(llamaServerDialect.read({ content: ' they', stop: false })).toEqual({ ok: true, value: { tokens: { ids: [], text: ' they' } } });
@@ -123,7 +180,16 @@ describe("llama-server's /completion stream", () => {
   it('maps /slots (recorded: one slot never used, one that served a request) to slot views', () => {
     const slots = [
       { id: 0, n_ctx: 1024, speculative: false, is_processing: false },
-      { id: 1, n_ctx: 1024, speculative: false, is_processing: false, id_task: 6, n_prompt_tokens: 8, n_prompt_tokens_processed: 0, next_token: [{ has_next_token: false, n_remain: -1, n_decoded: 0 }] },
+      {
+        id: 1,
+        n_ctx: 1024,
+        speculative: false,
+        is_processing: false,
+        id_task: 6,
+        n_prompt_tokens: 8,
+        n_prompt_tokens_processed: 0,
+        next_token: [{ has_next_token: false, n_remain: -1, n_decoded: 0 }],
+      },
       { id: 2, n_ctx: 1024, is_processing: true, n_prompt_tokens: 40, next_token: [{ n_decoded: 0 }] },
       { id: 3, n_ctx: 1024, is_processing: true, n_prompt_tokens: 40, next_token: { n_decoded: 5 } },
     ];
@@ -140,26 +206,80 @@ describe("llama-server's /completion stream", () => {
 
   it('sends the token ids as the prompt with cache_prompt and the sampling of the request', () => {
     const request = generateRequestSchema.parse({
-      tokens: [1, 2, 3], maxTokens: 7, stop: ['END'], sampling: { temperature: 0, seed: 42, presencePenalty: 0.5, frequencyPenalty: -0.25, logitBias: [[5, 2.5], [6, -100]] },
+      tokens: [1, 2, 3],
+      maxTokens: 7,
+      stop: ['END'],
+      sampling: {
+        temperature: 0,
+        seed: 42,
+        presencePenalty: 0.5,
+        frequencyPenalty: -0.25,
+        logitBias: [
+          [5, 2.5],
+          [6, -100],
+        ],
+      },
     });
     expect(llamaServerDialect.body(request, { model: null, contextSize: 1024 })).toEqual({
-      prompt: [1, 2, 3], n_predict: 7, stream: true, cache_prompt: true, return_tokens: true, temperature: 0, top_k: 40, top_p: 0.95, min_p: 0.05, seed: 42,
-      repeat_penalty: 1, repeat_last_n: 64, presence_penalty: 0.5, frequency_penalty: -0.25, logit_bias: [[5, 2.5], [6, false]], stop: ['END'], ignore_eos: false,
+      prompt: [1, 2, 3],
+      n_predict: 7,
+      stream: true,
+      cache_prompt: true,
+      return_tokens: true,
+      temperature: 0,
+      top_k: 40,
+      top_p: 0.95,
+      min_p: 0.05,
+      seed: 42,
+      repeat_penalty: 1,
+      repeat_last_n: 64,
+      presence_penalty: 0.5,
+      frequency_penalty: -0.25,
+      logit_bias: [
+        [5, 2.5],
+        [6, false],
+      ],
+      stop: ['END'],
+      ignore_eos: false,
     });
   });
 });
 
 // Recorded from a Manifold node (1 replica, tiny model): prompt [1, 300, 307, 314, 321], max_tokens 3, return_tokens.
-const manifoldChunk = (text: string, tokens: number[]) => ({ id: 'cmpl-1', object: 'text_completion', created: 1796315470, model: 'manifold-test-tiny-82fda828b820', choices: [{ index: 0, text, finish_reason: null, logprobs: null }], manifold: { tokens } });
+const manifoldChunk = (text: string, tokens: number[]) => ({
+  id: 'cmpl-1',
+  object: 'text_completion',
+  created: 1796315470,
+  model: 'manifold-test-tiny-82fda828b820',
+  choices: [{ index: 0, text, finish_reason: null, logprobs: null }],
+  manifold: { tokens },
+});
 const manifoldChunks = [
   manifoldChunk('they', [408]),
   manifoldChunk(' they', [408]),
   manifoldChunk(' they', [408]),
   {
-    id: 'cmpl-1', object: 'text_completion', created: 1796315470, model: 'manifold-test-tiny-82fda828b820', choices: [{ index: 0, text: '', finish_reason: 'length', logprobs: null }],
-    manifold: { tokens: [408, 408, 408], replica: 0, slot: 0, failed_over: [], timings: { queued_ms: 2.31, cache_n: 0, prompt_n: 5, prompt_ms: 6.07, predicted_n: 3, predicted_ms: 5.98, predicted_per_second: 334.36 } },
+    id: 'cmpl-1',
+    object: 'text_completion',
+    created: 1796315470,
+    model: 'manifold-test-tiny-82fda828b820',
+    choices: [{ index: 0, text: '', finish_reason: 'length', logprobs: null }],
+    manifold: {
+      tokens: [408, 408, 408],
+      replica: 0,
+      slot: 0,
+      failed_over: [],
+      timings: { queued_ms: 2.31, cache_n: 0, prompt_n: 5, prompt_ms: 6.07, predicted_n: 3, predicted_ms: 5.98, predicted_per_second: 334.36 },
+    },
   },
-  { id: 'cmpl-1', object: 'text_completion', created: 1796315470, model: 'manifold-test-tiny-82fda828b820', choices: [], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 0 } } },
+  {
+    id: 'cmpl-1',
+    object: 'text_completion',
+    created: 1796315470,
+    model: 'manifold-test-tiny-82fda828b820',
+    choices: [],
+    usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 0 } },
+  },
 ];
 
 describe('when a stream may be read a gap apart', () => {
@@ -217,7 +337,11 @@ describe('when a stream may be read a gap apart', () => {
 describe("a Manifold node's /v1/completions stream", () => {
   it('hands on each token with its id and ends with the ids, the slot, the timings and the usage', () => {
     const { done, handedOn } = tally(manifoldDialect, manifoldChunks, [1, 300, 307, 314, 321]);
-    expect(handedOn).toEqual([{ tokens: [408], text: 'they' }, { tokens: [408], text: ' they' }, { tokens: [408], text: ' they' }]);
+    expect(handedOn).toEqual([
+      { tokens: [408], text: 'they' },
+      { tokens: [408], text: ' they' },
+      { tokens: [408], text: ' they' },
+    ]);
     expect(done).toEqual({
       finishReason: 'length',
       stoppedBy: null,
@@ -243,13 +367,35 @@ describe("a Manifold node's /v1/completions stream", () => {
 });
 
 // An OpenAI-style server (vLLM with prefix caching): text only, the stop string in stop_reason, usage last.
-const vllmChunk = (text: string, finish: string | null = null, stopReason: string | null = null) => ({ id: 'cmpl-9', object: 'text_completion', created: 1, model: 'org/model', choices: [{ index: 0, text, logprobs: null, finish_reason: finish, stop_reason: stopReason }], usage: null });
+const vllmChunk = (text: string, finish: string | null = null, stopReason: string | null = null) => ({
+  id: 'cmpl-9',
+  object: 'text_completion',
+  created: 1,
+  model: 'org/model',
+  choices: [{ index: 0, text, logprobs: null, finish_reason: finish, stop_reason: stopReason }],
+  usage: null,
+});
 
 describe('an OpenAI-style stream (vLLM, SGLang)', () => {
   it('hands on text without ids, takes the cache hit from usage, and measures the timings itself', () => {
-    const chunks = [vllmChunk('Hello'), vllmChunk(' world'), vllmChunk('', 'stop', 'END'), { id: 'cmpl-9', object: 'text_completion', created: 1, model: 'org/model', choices: [], usage: { prompt_tokens: 6, completion_tokens: 2, total_tokens: 8, prompt_tokens_details: { cached_tokens: 4 } } }];
+    const chunks = [
+      vllmChunk('Hello'),
+      vllmChunk(' world'),
+      vllmChunk('', 'stop', 'END'),
+      {
+        id: 'cmpl-9',
+        object: 'text_completion',
+        created: 1,
+        model: 'org/model',
+        choices: [],
+        usage: { prompt_tokens: 6, completion_tokens: 2, total_tokens: 8, prompt_tokens_details: { cached_tokens: 4 } },
+      },
+    ];
     const { done, handedOn } = tally(openAiDialect, chunks, [1, 2, 3, 4, 5, 6]);
-    expect(handedOn).toEqual([{ tokens: [], text: 'Hello' }, { tokens: [], text: ' world' }]);
+    expect(handedOn).toEqual([
+      { tokens: [], text: 'Hello' },
+      { tokens: [], text: ' world' },
+    ]);
     // Sent at 0; chunks at 10, 11, 12, 13: the first token 10 ms after sending, the second 1 ms later.
     expect(done).toEqual({
       finishReason: 'stop',
@@ -267,7 +413,14 @@ describe('an OpenAI-style stream (vLLM, SGLang)', () => {
   it('sends a token budget that fits what is left of the context, and no "no limit" budget when the context is unknown', () => {
     const request = generateRequestSchema.parse({ tokens: [1, 2, 3, 4], maxTokens: 1 << 20, sampling: { topK: 0, repeatPenalty: 1.1 } });
     const body = openAiDialect.body(request, { model: 'org/model', contextSize: 100 });
-    expect(body).toMatchObject({ model: 'org/model', prompt: [1, 2, 3, 4], max_tokens: 96, stream: true, stream_options: { include_usage: true }, repetition_penalty: 1.1 });
+    expect(body).toMatchObject({
+      model: 'org/model',
+      prompt: [1, 2, 3, 4],
+      max_tokens: 96,
+      stream: true,
+      stream_options: { include_usage: true },
+      repetition_penalty: 1.1,
+    });
     expect(body).not.toHaveProperty('top_k');
     expect(body).not.toHaveProperty('logit_bias');
     expect(openAiDialect.body(request, { model: null, contextSize: 0 })).not.toHaveProperty('max_tokens');
@@ -283,26 +436,58 @@ describe("a peer's error answers", () => {
     expect(lost).toBeInstanceOf(EngineExitedError);
     expect(lost.message).toBe('http://peer.test:8080: answered 503: Loading model');
     expect(peerRefusal(URL, 429, { error: { message: 'queue full' } })).toBeInstanceOf(RemoteLostError);
-    expect(peerRefusal(URL, null, { error: { code: 500, message: 'The model produced output that does not match', type: 'server_error' } })).toBeInstanceOf(RemoteLostError);
-    expect(peerRefusal(URL, null, { error: { message: 'replica 0 died mid-stream', type: 'server_error', code: 'replica_died' } })).toBeInstanceOf(RemoteLostError);
+    expect(peerRefusal(URL, null, { error: { code: 500, message: 'The model produced output that does not match', type: 'server_error' } })).toBeInstanceOf(
+      RemoteLostError,
+    );
+    expect(peerRefusal(URL, null, { error: { message: 'replica 0 died mid-stream', type: 'server_error', code: 'replica_died' } })).toBeInstanceOf(
+      RemoteLostError,
+    );
     // After the first tokens the peer is up and the answer failed (llama-server's parser on text it cannot read): not a lost replica.
-    const unreadable = peerRefusal(URL, null, { error: { code: 500, message: 'The model produced output that does not match the expected Content-only format', type: 'server_error' } }, true);
+    const unreadable = peerRefusal(
+      URL,
+      null,
+      { error: { code: 500, message: 'The model produced output that does not match the expected Content-only format', type: 'server_error' } },
+      true,
+    );
     expect(unreadable).not.toBeInstanceOf(RemoteLostError);
     expect(unreadable).toMatchObject({ code: 'generate_failed', message: expect.stringContaining('does not match the expected Content-only format') });
 
-    const tooLong = peerRefusal(URL, 400, { error: { code: 400, message: 'request (1101 tokens) exceeds the available context size (1024 tokens), try increasing it', type: 'exceed_context_size_error' } });
+    const tooLong = peerRefusal(URL, 400, {
+      error: {
+        code: 400,
+        message: 'request (1101 tokens) exceeds the available context size (1024 tokens), try increasing it',
+        type: 'exceed_context_size_error',
+      },
+    });
     expect(tooLong).toBeInstanceOf(EngineRequestError);
-    expect(tooLong).toMatchObject({ code: 'prompt_too_long', message: 'http://peer.test:8080: request (1101 tokens) exceeds the available context size (1024 tokens), try increasing it' });
-    expect(peerRefusal(URL, 400, { error: { message: 'the prompt is 2000 tokens…', type: 'invalid_request_error', code: 'context_length_exceeded' } })).toMatchObject({ code: 'prompt_too_long' });
-    expect(peerRefusal(URL, 400, { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 })).toMatchObject({ code: 'prompt_too_long' });
-    expect(peerRefusal(URL, 400, { error: { code: 400, message: 'Prompt contains invalid tokens', type: 'invalid_request_error' } })).toMatchObject({ code: 'bad_message', message: 'http://peer.test:8080: Prompt contains invalid tokens' });
-    expect(peerRefusal(URL, 422, { detail: 'prompt: field required' })).toMatchObject({ code: 'bad_message', message: 'http://peer.test:8080: prompt: field required' });
+    expect(tooLong).toMatchObject({
+      code: 'prompt_too_long',
+      message: 'http://peer.test:8080: request (1101 tokens) exceeds the available context size (1024 tokens), try increasing it',
+    });
+    expect(
+      peerRefusal(URL, 400, { error: { message: 'the prompt is 2000 tokens…', type: 'invalid_request_error', code: 'context_length_exceeded' } }),
+    ).toMatchObject({ code: 'prompt_too_long' });
+    expect(
+      peerRefusal(URL, 400, { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 }),
+    ).toMatchObject({ code: 'prompt_too_long' });
+    expect(peerRefusal(URL, 400, { error: { code: 400, message: 'Prompt contains invalid tokens', type: 'invalid_request_error' } })).toMatchObject({
+      code: 'bad_message',
+      message: 'http://peer.test:8080: Prompt contains invalid tokens',
+    });
+    expect(peerRefusal(URL, 422, { detail: 'prompt: field required' })).toMatchObject({
+      code: 'bad_message',
+      message: 'http://peer.test:8080: prompt: field required',
+    });
   });
 });
 
 describe('the model check', () => {
   const expected = { id: 'manifold-test-tiny-82fda828b820', vocabSize: 650, parameters: 461952 };
-  const llamaModel = { id: '/models/manifold-test-tiny-82fda828b820.gguf', owned_by: 'llamacpp', meta: { n_vocab: 650, n_params: 461952, n_ctx_train: 4096, size: 1847808 } };
+  const llamaModel = {
+    id: '/models/manifold-test-tiny-82fda828b820.gguf',
+    owned_by: 'llamacpp',
+    meta: { n_vocab: 650, n_params: 461952, n_ctx_train: 4096, size: 1847808 },
+  };
 
   it("accepts the peer's path to the same file, or the plan's name for it", () => {
     expect(matchPeerModel(URL, [llamaModel], expected, null)).toBe(llamaModel);
@@ -318,6 +503,8 @@ describe('the model check', () => {
     expect(() => matchPeerModel(URL, [{ ...llamaModel, meta: { ...llamaModel.meta, n_vocab: 32000 } }], expected, null)).toThrow(
       'serves "manifold-test-tiny-82fda828b820" with a vocabulary of 32000 tokens, not the 650 of "manifold-test-tiny-82fda828b820"',
     );
-    expect(() => matchPeerModel(URL, [{ ...llamaModel, meta: { ...llamaModel.meta, n_params: 7 } }], expected, null)).toThrow('with 7 parameters, not the 461952');
+    expect(() => matchPeerModel(URL, [{ ...llamaModel, meta: { ...llamaModel.meta, n_params: 7 } }], expected, null)).toThrow(
+      'with 7 parameters, not the 461952',
+    );
   });
 });

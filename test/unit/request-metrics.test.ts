@@ -85,7 +85,7 @@ describe('request metrics', () => {
     expect(counter('manifold_tokens_predicted_seconds_total', '1')).toBe(1.5);
   });
 
-  it('keeps a replica\'s counts when its series are started again (a model replaced), and starts a new replica\'s', async () => {
+  it("keeps a replica's counts when its series are started again (a model replaced), and starts a new replica's", async () => {
     const metrics = new RequestMetrics();
     metrics.zeroSeries([0]);
     metrics.bound(0, { queuedMs: 1, routeMs: 0.01 });

@@ -37,7 +37,7 @@ describe('OpenAI request refusals in words', () => {
   });
 
   it('clamps max_tokens and max_completion_tokens to what the engine takes; refuses what is not a token count', () => {
-    const clamped = (schema: z.ZodType, body: unknown) => (parseRequest(schema, body) as { max_tokens?: number; max_completion_tokens?: number });
+    const clamped = (schema: z.ZodType, body: unknown) => parseRequest(schema, body) as { max_tokens?: number; max_completion_tokens?: number };
     expect(clamped(chatCompletionRequestSchema, { ...chat, max_tokens: 2_000_000 }).max_tokens).toBe(MAX_GENERATE_TOKENS);
     expect(clamped(chatCompletionRequestSchema, { ...chat, max_completion_tokens: 2_000_000 }).max_completion_tokens).toBe(MAX_GENERATE_TOKENS);
     expect(clamped(completionRequestSchema, { prompt: 'x', max_tokens: 1_048_577 }).max_tokens).toBe(MAX_GENERATE_TOKENS);
@@ -50,26 +50,46 @@ describe('OpenAI request refusals in words', () => {
   });
 
   it('words unions, types, enums and ranges', () => {
-    expect(textRefusal({ prompt: { text: 'x' } })).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an object');
+    expect(textRefusal({ prompt: { text: 'x' } })).toBe(
+      'prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an object',
+    );
     expect(textRefusal({ prompt: [1.5] })).toBe('prompt[0]: a token id is a whole number ≥ 0 (got 1.5)');
     expect(textRefusal({ prompt: [-1] })).toBe('prompt[0]: a token id is a whole number ≥ 0 (got -1)');
     expect(textRefusal({ prompt: ['a', 'b'] })).toBe('prompt: exactly 1 item (got 2)');
-    expect(textRefusal({ prompt: [null] })).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an array of 1 item');
+    expect(textRefusal({ prompt: [null] })).toBe(
+      'prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got an array of 1 item',
+    );
     expect(refusal(embeddingRequestSchema, { input: [[]] }).message).toBe('input[0]: at least 1 token id (got 0)');
     expect(refusal(embeddingRequestSchema, { input: [[1], [2, -2]] }).message).toBe('input[1][1]: a token id is a whole number ≥ 0 (got -2)');
     expect(textRefusal({})).toBe('prompt: expected a string, an array of one string, or an array of token ids (whole numbers ≥ 0); got nothing');
-    expect(chatRefusal({ messages: [{ role: 'function', content: 'x' }] })).toBe('messages[0].role: must be one of "system", "developer", "user", "assistant", "tool" (got "function")');
-    expect(chatRefusal({ messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].tool_call_id: a tool message needs the tool_call_id of the call it answers');
-    expect(chatRefusal({ messages: [{ role: 'user', content: 'x', tool_calls: [] }] })).toBe('messages[0].tool_calls: only an assistant message carries tool_calls');
-    expect(chatRefusal({ ...{ messages: [{ role: 'user', content: 'x' }] }, tool_choice: 'required' })).toBe('tool_choice: tool_choice forces a call, so it needs tools');
-    expect(chatRefusal({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } })).toBe(
-      'tool_choice: names "b", which is not among the tools',
+    expect(chatRefusal({ messages: [{ role: 'function', content: 'x' }] })).toBe(
+      'messages[0].role: must be one of "system", "developer", "user", "assistant", "tool" (got "function")',
     );
+    expect(chatRefusal({ messages: [{ role: 'tool', content: 'x' }] })).toBe(
+      'messages[0].tool_call_id: a tool message needs the tool_call_id of the call it answers',
+    );
+    expect(chatRefusal({ messages: [{ role: 'user', content: 'x', tool_calls: [] }] })).toBe(
+      'messages[0].tool_calls: only an assistant message carries tool_calls',
+    );
+    expect(chatRefusal({ ...{ messages: [{ role: 'user', content: 'x' }] }, tool_choice: 'required' })).toBe(
+      'tool_choice: tool_choice forces a call, so it needs tools',
+    );
+    expect(
+      chatRefusal({
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [{ type: 'function', function: { name: 'a' } }],
+        tool_choice: { type: 'function', function: { name: 'b' } },
+      }),
+    ).toBe('tool_choice: names "b", which is not among the tools');
     expect(chatRefusal({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'a b' } }] })).toBe(
       'tools[0].function.name: a function name is 1 to 64 letters, digits, underscores or dashes',
     );
-    expect(chatRefusal({ messages: [{ role: 'user', content: 5 }] })).toBe('messages[0].content: expected a string, an array of text parts ({"type": "text", "text": …}) or null; got 5');
-    expect(chatRefusal({ messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).toBe('messages[0].content[0].type: must be "text" (got "image_url")');
+    expect(chatRefusal({ messages: [{ role: 'user', content: 5 }] })).toBe(
+      'messages[0].content: expected a string, an array of text parts ({"type": "text", "text": …}) or null; got 5',
+    );
+    expect(chatRefusal({ messages: [{ role: 'user', content: [{ type: 'image_url' }] }] })).toBe(
+      'messages[0].content[0].type: must be "text" (got "image_url")',
+    );
     expect(chatRefusal({ messages: [] })).toBe('messages: at least 1 item (got 0)');
     expect(chatRefusal({})).toBe('messages: is required (an array)');
     expect(chatRefusal({ ...chat, temperature: 3 })).toBe('temperature: at most 2 (got 3)');

@@ -16,12 +16,21 @@ const mostFreeSlots: RoutePolicy = {
   name: 'most-free-slots',
   describe: 'the replica with the most free slots (a test-only policy)',
   choose: ({ promptTokens, candidates, held, breakTies }) => {
-    const pick = breakTies(candidates.map((c) => ({ ...held(c), cost: c.running - c.slots })), 0);
+    const pick = breakTies(
+      candidates.map((c) => ({ ...held(c), cost: c.running - c.slots })),
+      0,
+    );
     return decision(pick, promptTokens, pick.cost, 'policy');
   },
 };
 
-const candidate = (replica: number, running: number, slots: number): RouteCandidate => ({ replica, running, slots, prefillTokensPerMs: null, pendingPrefillTokens: 0 });
+const candidate = (replica: number, running: number, slots: number): RouteCandidate => ({
+  replica,
+  running,
+  slots,
+  prefillTokensPerMs: null,
+  pendingPrefillTokens: 0,
+});
 
 describe('routing policies', () => {
   it('refuses a policy nobody registered, naming the registered ones', () => {
@@ -31,13 +40,18 @@ describe('routing policies', () => {
     expect(() => new Router(new ExactPrefixIndex(), 'most-free-slots')).toThrow('"most-free-slots" is not a routing policy');
   });
 
-  it('routes by a policy registered from its own file, its ties broken as every policy\'s are', () => {
+  it("routes by a policy registered from its own file, its ties broken as every policy's are", () => {
     registerRoutePolicy(mostFreeSlots);
     expect(routePolicyNames()).toEqual(['prefix', 'round-robin', 'least-loaded', 'most-free-slots']);
     expect(parseRunConfig({ model: 'm.gguf', routing: 'most-free-slots' }).routing).toBe('most-free-slots');
     const router = new Router(new ExactPrefixIndex(), 'most-free-slots');
     expect(router.currentPolicy).toBe('most-free-slots');
-    expect(router.route([], 10, [candidate(0, 1, 2), candidate(1, 1, 4), candidate(2, 0, 2)])).toMatchObject({ replica: 1, cost: -3, costKind: 'policy', prefillTokens: 10 });
+    expect(router.route([], 10, [candidate(0, 1, 2), candidate(1, 1, 4), candidate(2, 0, 2)])).toMatchObject({
+      replica: 1,
+      cost: -3,
+      costKind: 'policy',
+      prefillTokens: 10,
+    });
     // Equal costs: the one routed to least (replica 1 has one decision), then the lower index.
     expect(router.route([], 10, [candidate(1, 0, 2), candidate(2, 0, 2)])!.replica).toBe(2);
     router.setPolicy('round-robin');

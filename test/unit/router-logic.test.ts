@@ -74,7 +74,12 @@ describe('router', () => {
     index.setSlot(1, 0, blockHashes(prompt));
     const router = new Router(index);
     const blocks = blockHashes(prompt);
-    expect(router.route(blocks, prompt.length, [candidate(0), candidate(1)])).toMatchObject({ replica: 1, cachedTokens: 640, prefillTokens: 0, costKind: 'baseline' });
+    expect(router.route(blocks, prompt.length, [candidate(0), candidate(1)])).toMatchObject({
+      replica: 1,
+      cachedTokens: 640,
+      prefillTokens: 0,
+      costKind: 'baseline',
+    });
     // Baseline: 640 uncached tokens are cheaper than one more running request (3000).
     expect(router.route(blocks, prompt.length, [candidate(0), candidate(1, 1)])).toMatchObject({ replica: 0, prefillTokens: 640, cost: 640 });
     expect(BASELINE_RUNNING_PENALTY).toBe(3000);
@@ -92,7 +97,7 @@ describe('router', () => {
     expect(router.routedCount(0)).toBe(2);
   });
 
-  it("gives a tie to the replica that last served the conversation, but not a clear loss", () => {
+  it('gives a tie to the replica that last served the conversation, but not a clear loss', () => {
     const router = new Router(new ExactPrefixIndex());
     router.route([], 100, [candidate(0), candidate(1)]);
     // Replica 1 has routed fewer, but replica 0 served this conversation's short first turn.
@@ -102,10 +107,14 @@ describe('router', () => {
   });
 
   it('measures ties against the lowest cost, so that with 3 or 4 replicas every order of candidates picks the same one', () => {
-    const permutations = <T,>(items: T[]): T[][] =>
+    const permutations = <T>(items: T[]): T[][] =>
       items.length <= 1 ? [items] : items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
     // 1200 uncached tokens at these rates cost 140, 120 and 100 ms: 120 is within 25% of the lowest, 140 is not.
-    const three = [candidate(0, 0, { prefillTokensPerMs: 1200 / 140 }), candidate(1, 0, { prefillTokensPerMs: 10 }), candidate(2, 0, { prefillTokensPerMs: 12 })];
+    const three = [
+      candidate(0, 0, { prefillTokensPerMs: 1200 / 140 }),
+      candidate(1, 0, { prefillTokensPerMs: 10 }),
+      candidate(2, 0, { prefillTokensPerMs: 12 }),
+    ];
     const picks = permutations(three).map((order) => new Router(new ExactPrefixIndex()).choose([], 1200, order)!.replica);
     expect(picks).toHaveLength(6);
     // Pair by pair, [100, 120, 140] picked replica 0 (140 ties 120, which tied 100, and wins on index).
@@ -154,9 +163,23 @@ describe('router', () => {
     const prompt = tokens(640);
     index.setSlot(0, 0, blockHashes(prompt).slice(0, 5));
     // Replica 0: 380 pending + 320 uncached = 700 ms; replicas 1 and 2: 640 ms, idle, holding nothing. Within 25%.
-    const costs = [candidate(0, 1, { prefillTokensPerMs: 1, pendingPrefillTokens: 380 }), candidate(1, 0, { prefillTokensPerMs: 1 }), candidate(2, 0, { prefillTokensPerMs: 1 })];
-    for (const order of [[0, 1, 2], [2, 1, 0], [1, 0, 2]]) {
-      expect(new Router(index).choose(blockHashes(prompt), prompt.length, order.map((i) => costs[i]!))).toMatchObject({ replica: 0, cost: 700, prefillTokens: 320 });
+    const costs = [
+      candidate(0, 1, { prefillTokensPerMs: 1, pendingPrefillTokens: 380 }),
+      candidate(1, 0, { prefillTokensPerMs: 1 }),
+      candidate(2, 0, { prefillTokensPerMs: 1 }),
+    ];
+    for (const order of [
+      [0, 1, 2],
+      [2, 1, 0],
+      [1, 0, 2],
+    ]) {
+      expect(
+        new Router(index).choose(
+          blockHashes(prompt),
+          prompt.length,
+          order.map((i) => costs[i]!),
+        ),
+      ).toMatchObject({ replica: 0, cost: 700, prefillTokens: 320 });
     }
     // Past the tolerance, the idle replica wins.
     const busier = candidate(0, 1, { prefillTokensPerMs: 1, pendingPrefillTokens: 600 });

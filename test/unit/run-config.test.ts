@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeCalibration } from '../../cli/engine-calibrate.js';
-import { CALIBRATION_FILE, fasterKind, readCalibration, thisMachine, type CalibratedKind, type EngineCalibration } from '../../core/config/engine-calibration.js';
+import {
+  CALIBRATION_FILE,
+  fasterKind,
+  readCalibration,
+  thisMachine,
+  type CalibratedKind,
+  type EngineCalibration,
+} from '../../core/config/engine-calibration.js';
 import { ConfigError, parseRunConfig, planReplicas, type MachineFacts } from '../../core/config/run-config.js';
 import { defaultEngineKind } from '../../core/engine-kinds/default-engine-kind.js';
 import { engineKind } from '../../core/engine-kinds/engine-kinds.js';
@@ -26,7 +33,10 @@ const planError = (config: Record<string, unknown>, machine = gpuMachine): strin
 describe('run config', () => {
   it('cuts the gpu list into equal groups in order, each seeing only its cards', () => {
     const plans = plan({ gpu: [0, 1, 2, 3], replicas: 2 });
-    expect(plans.map((p) => p.gpus)).toEqual([[0, 1], [2, 3]]);
+    expect(plans.map((p) => p.gpus)).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
     expect(plans[1]!.env).toMatchObject({ CUDA_VISIBLE_DEVICES: '2,3', HIP_VISIBLE_DEVICES: '2,3', GGML_VK_VISIBLE_DEVICES: '2,3' });
   });
 
@@ -64,7 +74,10 @@ describe('run config', () => {
     // Prefix-cache budgets merge one by one: a group turning its disk tier off keeps the base's RAM budget.
     const budgets = plan({ replicas: [{ gpus: [0] }, { gpus: [1], args: { prefixCache: { diskBytes: 0 } } }], engine: { prefixCache: { ramBytes: 0 } } });
     expect(budgets.map((p) => p.engine.prefixCache)).toEqual([{ ramBytes: 0 }, { ramBytes: 0, diskBytes: 0 }]);
-    expect(plan({ replicas: [{ gpus: [0] }, { gpus: [1], args: { prefixCache: { ramBytes: 1 } } }] }).map((p) => p.engine.prefixCache)).toEqual([undefined, { ramBytes: 1 }]);
+    expect(plan({ replicas: [{ gpus: [0] }, { gpus: [1], args: { prefixCache: { ramBytes: 1 } } }] }).map((p) => p.engine.prefixCache)).toEqual([
+      undefined,
+      { ramBytes: 1 },
+    ]);
   });
 
   it('refuses a group without cards, a card in two groups, and cards that are not numbers', () => {
@@ -72,7 +85,9 @@ describe('run config', () => {
     expect(planError({ replicas: [{ gpus: [0] }, {}] })).toBe(needsCards);
     expect(planError({ replicas: [{ gpus: [0] }, { gpus: [] }] })).toBe(needsCards);
     expect(planError({ replicas: [{ gpus: [0] }, { gpus: '' }] })).toBe(needsCards);
-    expect(planError({ replicas: [{ gpus: [0, 1] }, { gpus: [1, 2] }] })).toBe('replicas[1].gpus: card 1 is in replica 0 and replica 1; each card may serve one replica');
+    expect(planError({ replicas: [{ gpus: [0, 1] }, { gpus: [1, 2] }] })).toBe(
+      'replicas[1].gpus: card 1 is in replica 0 and replica 1; each card may serve one replica',
+    );
     expect(planError({ replicas: [{ gpus: [0] }, { gpus: ['a'] }] })).toBe(
       'replicas[1].gpus: card "a" is not a card number (cards are whole numbers such as 0, 1, 2)',
     );
@@ -111,7 +126,9 @@ describe('run config', () => {
   it('reads false and an empty list as one engine, and refuses true in words', () => {
     expect(plan({ replicas: false }).map((p) => p.gpus)).toEqual([[0, 1, 2, 3]]);
     expect(plan({ replicas: [] }).map((p) => p.gpus)).toEqual([[0, 1, 2, 3]]);
-    expect(plan({ replicas: [], log: '/tmp/m.log' }, cpuMachine)).toMatchObject([{ index: 0, cpu: true, engine: { threads: 8 }, logFile: '/tmp/m.log', remote: null }]);
+    expect(plan({ replicas: [], log: '/tmp/m.log' }, cpuMachine)).toMatchObject([
+      { index: 0, cpu: true, engine: { threads: 8 }, logFile: '/tmp/m.log', remote: null },
+    ]);
     expect(() => parseRunConfig({ model: 'm', replicas: true })).toThrow(
       'config replicas: true is neither a replica count nor a list of groups; use a number ("replicas": 2), false for one engine, ' +
         'or a list ("replicas": [{"gpus": [0, 1]}, {"url": "http://host:8080"}])',
@@ -124,14 +141,23 @@ describe('run config', () => {
   });
 
   it('reads a card list given as a string, spaces allowed, and names a bad piece', () => {
-    expect(plan({ gpu: '0,1,2,3', replicas: 2 }).map((p) => p.gpus)).toEqual([[0, 1], [2, 3]]);
+    expect(plan({ gpu: '0,1,2,3', replicas: 2 }).map((p) => p.gpus)).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
     expect(plan({ gpu: ' 3, 2 ,1' }).map((p) => p.gpus)).toEqual([[3, 2, 1]]);
     expect(plan({ replicas: [{ gpus: '0, 1' }, { gpus: '2' }] }).map((p) => p.gpus)).toEqual([[0, 1], [2]]);
-    expect(planError({ gpu: '0,1,x,3' })).toBe('gpu: card "x" in "0,1,x,3" is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)');
+    expect(planError({ gpu: '0,1,x,3' })).toBe(
+      'gpu: card "x" in "0,1,x,3" is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)',
+    );
     expect(planError({ gpu: '0,,1' })).toBe('gpu: card "" in "0,,1" is not a card number (cards are whole numbers such as 0, 1, 2, or "cpu" for CPU engines)');
-    expect(planError({ replicas: [{ gpus: '0,-1' }, { gpus: [2] }] })).toBe('replicas[0].gpus: card "-1" in "0,-1" is not a card number (cards are whole numbers such as 0, 1, 2)');
+    expect(planError({ replicas: [{ gpus: '0,-1' }, { gpus: [2] }] })).toBe(
+      'replicas[0].gpus: card "-1" in "0,-1" is not a card number (cards are whole numbers such as 0, 1, 2)',
+    );
     expect(planError({ gpu: ' ', replicas: 2 })).toMatch(/^gpu: the card list is empty/);
-    expect(() => parseRunConfig({ model: 'm', replicas: [{ gpus: 3 }] })).toThrow('config replicas[0].gpus: expected a card list such as [0, 1] or "0,1"; got 3');
+    expect(() => parseRunConfig({ model: 'm', replicas: [{ gpus: 3 }] })).toThrow(
+      'config replicas[0].gpus: expected a card list such as [0, 1] or "0,1"; got 3',
+    );
   });
 
   it('refuses a card listed twice in one group or in the gpu list', () => {
@@ -168,7 +194,9 @@ describe('run config: the default engine kind', () => {
   it('is what MANIFOLD_ENGINE_KIND names, whatever is installed, and an unknown name is an error in words', () => {
     expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'node-llama-cpp' }, binaryFound: () => true })).toBe('node-llama-cpp');
     expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'llama-server' }, binaryFound: () => false })).toBe('llama-server');
-    expect(() => defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'vllm' }, binaryFound: () => true })).toThrow(/^MANIFOLD_ENGINE_KIND: "vllm" is not an engine kind; use "node-llama-cpp" \(.+\), or "llama-server" \(.+\)$/);
+    expect(() => defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'vllm' }, binaryFound: () => true })).toThrow(
+      /^MANIFOLD_ENGINE_KIND: "vllm" is not an engine kind; use "node-llama-cpp" \(.+\), or "llama-server" \(.+\)$/,
+    );
   });
 
   it("follows this machine's calibration where llama-server is installed; MANIFOLD_ENGINE_KIND still wins", () => {
@@ -176,7 +204,9 @@ describe('run config: the default engine kind', () => {
     expect(defaultEngineKind({ env: {}, binaryFound: () => true, calibration: calibration('node-llama-cpp') })).toBe('node-llama-cpp');
     expect(defaultEngineKind({ env: {}, binaryFound: () => true, calibration: calibration('llama-server') })).toBe('llama-server');
     expect(defaultEngineKind({ env: {}, binaryFound: () => false, calibration: calibration('llama-server') })).toBe('node-llama-cpp');
-    expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'llama-server' }, binaryFound: () => true, calibration: calibration('node-llama-cpp') })).toBe('llama-server');
+    expect(defaultEngineKind({ env: { MANIFOLD_ENGINE_KIND: 'llama-server' }, binaryFound: () => true, calibration: calibration('node-llama-cpp') })).toBe(
+      'llama-server',
+    );
   });
 });
 
@@ -195,7 +225,9 @@ describe('engine calibration file', () => {
     writeFileSync(join(dir, CALIBRATION_FILE), '{"version": 1, "machine"');
     expect(readCalibration(dir, thisMachine(0)).ignored).toMatch(/engine-calibration\.json is not JSON \(.*\); run `manifold engine calibrate` again$/);
     writeFileSync(join(dir, CALIBRATION_FILE), JSON.stringify({ ...CALIBRATION, faster: 'vllm' }));
-    expect(readCalibration(dir, thisMachine(0)).ignored).toMatch(/engine-calibration\.json is not a calibration \(faster: .*\); run `manifold engine calibrate` again$/);
+    expect(readCalibration(dir, thisMachine(0)).ignored).toMatch(
+      /engine-calibration\.json is not a calibration \(faster: .*\); run `manifold engine calibrate` again$/,
+    );
     await writeCalibration(dir, { ...CALIBRATION, machine: 'Another CPU × 64' });
     expect(readCalibration(dir, thisMachine(0))).toEqual({
       calibration: null,
@@ -243,7 +275,12 @@ describe('run config: remote replicas', () => {
   it('plans a mixed list in its order: local CPU engines share the cores, remotes get their defaults', () => {
     const plans = plan(
       {
-        replicas: [{}, { url: 'http://gpu-box-2:8080' }, { args: { slots: 2 } }, { url: 'https://Box-3.lan/v1/', kind: 'openai', apiKey: 'k', slots: 8, model: 'qwen', timeouts: { idleMs: 5000 } }],
+        replicas: [
+          {},
+          { url: 'http://gpu-box-2:8080' },
+          { args: { slots: 2 } },
+          { url: 'https://Box-3.lan/v1/', kind: 'openai', apiKey: 'k', slots: 8, model: 'qwen', timeouts: { idleMs: 5000 } },
+        ],
         engine: { contextSize: 2048 },
         env: { A: '1' },
         log: '/tmp/m.log',
@@ -295,7 +332,9 @@ describe('run config: remote replicas', () => {
     expect(plans[1]!.env.CUDA_VISIBLE_DEVICES).toBe('0,1');
     // A gateway: no local engine, on a machine with cards or without.
     expect(plan({ replicas: [{ url: 'http://a:1' }, { url: 'http://b:1' }] }).every((p) => p.remote !== null && p.gpus.length === 0)).toBe(true);
-    expect(plan({ replicas: [{ url: 'http://a:1' }], log: '/tmp/m.log' }, cpuMachine)).toMatchObject([{ index: 0, cpu: false, logFile: '/tmp/m.log', remote: { url: 'http://a:1' } }]);
+    expect(plan({ replicas: [{ url: 'http://a:1' }], log: '/tmp/m.log' }, cpuMachine)).toMatchObject([
+      { index: 0, cpu: false, logFile: '/tmp/m.log', remote: { url: 'http://a:1' } },
+    ]);
   });
 
   it('refuses a URL that is not http(s) or does not parse, naming the field and the value', () => {

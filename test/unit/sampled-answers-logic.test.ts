@@ -25,7 +25,13 @@ const splice = (text: string, anchors: AnswerAnchor[]) => spliceSampledAnswers(t
 describe('spliceSampledAnswers', () => {
   it('cuts the text at each anchored answer, in order, and puts the sampled ids there (trailing control tokens dropped)', () => {
     const text = '<u>hi</u><a>abc</a><u>more</u><a>de</a><u>last</u><a>';
-    expect(splice(text, [anchor(text, 'abc'), anchor(text, 'de', 0, [...ids('de'), 0])])).toEqual(['<u>hi</u><a>', ids('abc'), '</a><u>more</u><a>', ids('de'), '</a><u>last</u><a>']);
+    expect(splice(text, [anchor(text, 'abc'), anchor(text, 'de', 0, [...ids('de'), 0])])).toEqual([
+      '<u>hi</u><a>',
+      ids('abc'),
+      '</a><u>more</u><a>',
+      ids('de'),
+      '</a><u>last</u><a>',
+    ]);
   });
 
   it('splices an answer at its anchor, not where its text first appears', () => {

@@ -51,7 +51,12 @@ const cases: ParseCase[] = [
       ['special_function_with_opt', { arg1: 1, arg2: 2 }],
     ],
   },
-  { format: 'mistral-args', text: 'Hello, world!\nWhat\'s up?[TOOL_CALLS]special_function[ARGS]{"arg1": 1}', content: "Hello, world!\nWhat's up?", calls: [['special_function', { arg1: 1 }]] },
+  {
+    format: 'mistral-args',
+    text: 'Hello, world!\nWhat\'s up?[TOOL_CALLS]special_function[ARGS]{"arg1": 1}',
+    content: "Hello, world!\nWhat's up?",
+    calls: [['special_function', { arg1: 1 }]],
+  },
   {
     format: 'mistral-call-id',
     text: '[TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}[TOOL_CALLS]special_function_with_opt[CALL_ID]000000002[ARGS]{"arg1": 1, "arg2": 2}',
@@ -63,7 +68,15 @@ const cases: ParseCase[] = [
   },
   { format: 'functionary-v3.1', text: '<function=special_function>{"arg1": 1}</function>', content: '', calls: [['special_function', { arg1: 1 }]] },
   { format: 'functionary-v3.2', text: 'special_function\n{"arg1": 1}', content: '', calls: [['special_function', { arg1: 1 }]] },
-  { format: 'functionary-v3.2', text: 'all\nHello, world!>>>special_function\n{"arg1": 1}>>>python\n{"code": "print(1)"}', content: 'Hello, world!', calls: [['special_function', { arg1: 1 }], ['python', { code: 'print(1)' }]] },
+  {
+    format: 'functionary-v3.2',
+    text: 'all\nHello, world!>>>special_function\n{"arg1": 1}>>>python\n{"code": "print(1)"}',
+    content: 'Hello, world!',
+    calls: [
+      ['special_function', { arg1: 1 }],
+      ['python', { code: 'print(1)' }],
+    ],
+  },
 ];
 
 describe('calls in a section', () => {
@@ -73,11 +86,11 @@ describe('calls in a section', () => {
 
   it("reads Functionary v3.2's answer text after its `all` header, and forces its first call without the `>>>` the prompt wrote", () => {
     expect(parseToolCalls('functionary-v3.2', "all\nHello, world!\nWhat's up?")).toEqual({ content: "Hello, world!\nWhat's up?", calls: [] });
-    expect(sectionedCallGrammar(SECTIONED_FORMATS['functionary-v3.2'], [{ name: 'f' }], ['root ::= "{}"'], true).split('\n').slice(0, 3)).toEqual([
-      'root ::= bare-call sectioned-call*',
-      'bare-call ::= "f" "\\n" a0-root',
-      'sectioned-call ::= ">>>" "f" "\\n" a0-root',
-    ]);
+    expect(
+      sectionedCallGrammar(SECTIONED_FORMATS['functionary-v3.2'], [{ name: 'f' }], ['root ::= "{}"'], true)
+        .split('\n')
+        .slice(0, 3),
+    ).toEqual(['root ::= bare-call sectioned-call*', 'bare-call ::= "f" "\\n" a0-root', 'sectioned-call ::= ">>>" "f" "\\n" a0-root']);
   });
 
   it('leaves text with no section as content', () => {
@@ -85,16 +98,27 @@ describe('calls in a section', () => {
   });
 
   it('names the markers engines must write out', () => {
-    expect(formatMarkers('kimi-k2')).toEqual(expect.arrayContaining(['<|tool_calls_section_begin|>', '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>']));
+    expect(formatMarkers('kimi-k2')).toEqual(
+      expect.arrayContaining([
+        '<|tool_calls_section_begin|>',
+        '<|tool_calls_section_end|>',
+        '<|tool_call_begin|>',
+        '<|tool_call_end|>',
+        '<|tool_call_argument_begin|>',
+      ]),
+    );
     expect(formatMarkers('deepseek-r1')).toContain('<｜tool▁sep｜>');
   });
 
-  it('forces a call with no section and a made-up id in the family\'s markers', () => {
-    expect(sectionedCallGrammar(SECTIONED_FORMATS['mistral-call-id'], [{ name: 'get_weather' }], ['root ::= "{}"'], true).split('\n').slice(0, 2)).toEqual([
-      'root ::= sectioned-call sectioned-call*',
-      'sectioned-call ::= "[TOOL_CALLS]" "get_weather" "[CALL_ID]" [a-zA-Z0-9]{9} "[ARGS]" a0-root',
-    ]);
-    expect(sectionedCallGrammar(SECTIONED_FORMATS['functionary-v3.1'], [{ name: 'f' }], ['root ::= "{}"'], false).split('\n')[1]).toBe('sectioned-call ::= "<function=" "f" ">" a0-root "</function>"');
+  it("forces a call with no section and a made-up id in the family's markers", () => {
+    expect(
+      sectionedCallGrammar(SECTIONED_FORMATS['mistral-call-id'], [{ name: 'get_weather' }], ['root ::= "{}"'], true)
+        .split('\n')
+        .slice(0, 2),
+    ).toEqual(['root ::= sectioned-call sectioned-call*', 'sectioned-call ::= "[TOOL_CALLS]" "get_weather" "[CALL_ID]" [a-zA-Z0-9]{9} "[ARGS]" a0-root']);
+    expect(sectionedCallGrammar(SECTIONED_FORMATS['functionary-v3.1'], [{ name: 'f' }], ['root ::= "{}"'], false).split('\n')[1]).toBe(
+      'sectioned-call ::= "<function=" "f" ">" a0-root "</function>"',
+    );
   });
 
   it("forces calls in the family's markers, each tool's arguments by its own grammar", () => {

@@ -30,7 +30,7 @@ describe('slot choice', () => {
     expect(chooseSlot([slot(0, [], 0), slot(1, [1, 2, 3, 8, 9], 9)], [1, 2, 3, 4])).toEqual({ index: 0, commonPrefix: 0 });
   });
 
-  it("takes the slot that last served the same conversation even when its answer re-tokenized differently", () => {
+  it('takes the slot that last served the same conversation even when its answer re-tokenized differently', () => {
     // The slot holds prompt [1..5] + sampled answer [90..97]; the next turn's prompt carries the answer re-tokenized as [80, 81].
     const own = { ...slot(1, [1, 2, 3, 4, 5, 90, 91, 92, 93, 94, 95, 96, 97], 9), conversationId: 'c1' };
     const next = [1, 2, 3, 4, 5, 80, 81, 6];

@@ -12,7 +12,7 @@ const uid = process.getuid?.() ?? 0;
 const OTHER_UID = uid + 4242;
 
 describe('removeStaleArenaFiles', () => {
-  it('removes this user\'s files of dead pids, keeps live pids, other users\' files and other names', async () => {
+  it("removes this user's files of dead pids, keeps live pids, other users' files and other names", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'manifold-shm-'));
     const file = (name: string): string => {
       writeFileSync(join(dir, name), 'GGUF');

@@ -13,9 +13,21 @@ const weather = { name: 'get_weather', arguments: '{"city":"Paris"}' };
 
 describe('parseToolCalls', () => {
   it('reads Hermes / Qwen calls, several of them, with the text around them', () => {
-    expect(parseToolCalls('hermes', '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')).toEqual({ content: '', calls: [weather] });
-    const two = parseToolCalls('hermes', 'Let me check.\n<tool_call>{"name":"a","arguments":{}}</tool_call>\n<tool_call>{"name":"b","parameters":{"x":1}}</tool_call>');
-    expect(two).toEqual({ content: 'Let me check.', calls: [{ name: 'a', arguments: '{}' }, { name: 'b', arguments: '{"x":1}' }] });
+    expect(parseToolCalls('hermes', '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')).toEqual({
+      content: '',
+      calls: [weather],
+    });
+    const two = parseToolCalls(
+      'hermes',
+      'Let me check.\n<tool_call>{"name":"a","arguments":{}}</tool_call>\n<tool_call>{"name":"b","parameters":{"x":1}}</tool_call>',
+    );
+    expect(two).toEqual({
+      content: 'Let me check.',
+      calls: [
+        { name: 'a', arguments: '{}' },
+        { name: 'b', arguments: '{"x":1}' },
+      ],
+    });
     // An unclosed last call (the answer hit its end marker early) still counts when its JSON is whole.
     expect(parseToolCalls('hermes', '<tool_call>{"name":"a","arguments":{}}').calls).toEqual([{ name: 'a', arguments: '{}' }]);
     // Arguments already given as a JSON string stay that string.
@@ -23,7 +35,12 @@ describe('parseToolCalls', () => {
   });
 
   it('leaves malformed calls and plain text as content', () => {
-    for (const text of ['just text', '<tool_call>{"name": "a", "arguments": {</tool_call>', '<tool_call>{"arguments": {}}</tool_call>', '<tool_call>[1, 2]</tool_call>']) {
+    for (const text of [
+      'just text',
+      '<tool_call>{"name": "a", "arguments": {</tool_call>',
+      '<tool_call>{"arguments": {}}</tool_call>',
+      '<tool_call>[1, 2]</tool_call>',
+    ]) {
       expect(parseToolCalls('hermes', text), text).toEqual({ content: text, calls: [] });
     }
     expect(parseToolCalls('llama3', '{"not": "a call"}').calls).toEqual([]);
@@ -39,7 +56,10 @@ describe('parseToolCalls', () => {
 
   it('reads Mistral calls: [TOOL_CALLS] with an array, the name[ARGS] form, and a bare array', () => {
     expect(parseToolCalls('mistral', '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]')).toEqual({ content: '', calls: [weather] });
-    expect(parseToolCalls('mistral', '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]b[ARGS]{}').calls).toEqual([weather, { name: 'b', arguments: '{}' }]);
+    expect(parseToolCalls('mistral', '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]b[ARGS]{}').calls).toEqual([
+      weather,
+      { name: 'b', arguments: '{}' },
+    ]);
     expect(parseToolCalls('mistral', ' [{"name": "get_weather", "arguments": {"city": "Paris"}}]').calls).toEqual([weather]);
   });
 });
@@ -93,14 +113,34 @@ describe('ToolCallStream', () => {
 describe('the format of a template', () => {
   it('tells Hermes, Llama 3 and Mistral templates apart, and falls back to Hermes in a system prompt', () => {
     const both = { tools: true, toolCalls: true };
-    expect(toolSupportOf('{% if tools %}<tools>{% endif %}<tool_call>', both)).toEqual({ format: 'hermes', templateTakesTools: true, templateTakesCalls: true });
-    expect(toolSupportOf('{% if tools %}{{ "<|python_tag|>" }}{% endif %}', both)).toEqual({ format: 'llama3', templateTakesTools: true, templateTakesCalls: true });
-    expect(toolSupportOf('{% for tool in tools %}[AVAILABLE_TOOLS]{% endfor %}[TOOL_CALLS]', both)).toEqual({ format: 'mistral', templateTakesTools: true, templateTakesCalls: true });
+    expect(toolSupportOf('{% if tools %}<tools>{% endif %}<tool_call>', both)).toEqual({
+      format: 'hermes',
+      templateTakesTools: true,
+      templateTakesCalls: true,
+    });
+    expect(toolSupportOf('{% if tools %}{{ "<|python_tag|>" }}{% endif %}', both)).toEqual({
+      format: 'llama3',
+      templateTakesTools: true,
+      templateTakesCalls: true,
+    });
+    expect(toolSupportOf('{% for tool in tools %}[AVAILABLE_TOOLS]{% endfor %}[TOOL_CALLS]', both)).toEqual({
+      format: 'mistral',
+      templateTakesTools: true,
+      templateTakesCalls: true,
+    });
     expect(toolSupportOf(null, { tools: false, toolCalls: false })).toEqual({ format: 'hermes', templateTakesTools: false, templateTakesCalls: false });
     // Calls rendered, tools not (DeepSeek V3.1): the family's format all the same.
-    expect(toolSupportOf('<｜tool▁calls▁begin｜>{{ call.name }}<｜tool▁sep｜>', { tools: false, toolCalls: true })).toEqual({ format: 'deepseek-v3.1', templateTakesTools: false, templateTakesCalls: true });
+    expect(toolSupportOf('<｜tool▁calls▁begin｜>{{ call.name }}<｜tool▁sep｜>', { tools: false, toolCalls: true })).toEqual({
+      format: 'deepseek-v3.1',
+      templateTakesTools: false,
+      templateTakesCalls: true,
+    });
     // A template that does not render tools gets the Hermes system prompt, whatever markers it names.
-    expect(toolSupportOf('{{ "[TOOL_CALLS]" }}', { tools: false, toolCalls: false })).toEqual({ format: 'hermes', templateTakesTools: false, templateTakesCalls: false });
+    expect(toolSupportOf('{{ "[TOOL_CALLS]" }}', { tools: false, toolCalls: false })).toEqual({
+      format: 'hermes',
+      templateTakesTools: false,
+      templateTakesCalls: false,
+    });
   });
 });
 
@@ -108,7 +148,9 @@ describe('the forced-call grammar', () => {
   const callGrammar = 'root ::= "{" val0 "}"\nval0 ::= "\\"a\\""';
 
   it('wraps the JSON-schema grammar of a call in the format’s markers, one call or several', () => {
-    expect(wrapToolCallGrammar('hermes', callGrammar, false)).toBe('root ::= "<tool_call>\\n" tool-call "\\n</tool_call>"\ntool-call ::= "{" val0 "}"\nval0 ::= "\\"a\\""');
+    expect(wrapToolCallGrammar('hermes', callGrammar, false)).toBe(
+      'root ::= "<tool_call>\\n" tool-call "\\n</tool_call>"\ntool-call ::= "{" val0 "}"\nval0 ::= "\\"a\\""',
+    );
     expect(wrapToolCallGrammar('hermes', callGrammar, true)).toContain('("\\n<tool_call>\\n" tool-call "\\n</tool_call>")*');
     expect(wrapToolCallGrammar('mistral', callGrammar, false).split('\n')[0]).toBe('root ::= "[TOOL_CALLS][" tool-call "]"');
     expect(wrapToolCallGrammar('llama3', callGrammar, false).split('\n')[0]).toBe('root ::= tool-call');
@@ -118,7 +160,12 @@ describe('the forced-call grammar', () => {
   it('builds the schema of one call: the name a constant, the parameters as arguments (parameters for Llama 3)', () => {
     const tool = { name: 'a', parameters: { type: 'object', properties: { x: { type: 'integer' } } } };
     expect(toolCallSchema('hermes', [tool])).toEqual({ type: 'object', properties: { name: { const: 'a' }, arguments: tool.parameters } });
-    expect(toolCallSchema('llama3', [{ name: 'b' }])).toEqual({ type: 'object', properties: { name: { const: 'b' }, parameters: { type: 'object', properties: {} } } });
-    expect(toolCallSchema('hermes', [tool, { name: 'b' }])).toMatchObject({ oneOf: [{ properties: { name: { const: 'a' } } }, { properties: { name: { const: 'b' } } }] });
+    expect(toolCallSchema('llama3', [{ name: 'b' }])).toEqual({
+      type: 'object',
+      properties: { name: { const: 'b' }, parameters: { type: 'object', properties: {} } },
+    });
+    expect(toolCallSchema('hermes', [tool, { name: 'b' }])).toMatchObject({
+      oneOf: [{ properties: { name: { const: 'a' } } }, { properties: { name: { const: 'b' } } }],
+    });
   });
 });

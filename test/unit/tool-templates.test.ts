@@ -29,7 +29,10 @@ const QWEN_TOOLS_TEMPLATE = `{%- if tools %}{{- '<|im_start|>system\\n' }}{%- if
 {{- '\\n<tool_response>\\n' }}{{- message.content }}{{- '\\n</tool_response>' }}{%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}{{- '<|im_end|>\\n' }}{%- endif %}
 {%- endif %}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}`;
 
-const tool = { type: 'function', function: { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } } as const;
+const tool = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+} as const;
 
 /** A round trip's history as an OpenAI client sends it, as template messages. */
 const history = chatCompletionRequestSchema
@@ -56,7 +59,8 @@ beforeAll(async () => {
 });
 
 const templateOf = (source: string): ChatTemplate => new ChatTemplate(source, compile, { bos: '', eos: '', addBos: false, addEos: false });
-const render = (source: string, messages: ChatMessage[], tools?: Record<string, unknown>[]): string => templateOf(source).render(messages, { addGenerationPrompt: true, tools });
+const render = (source: string, messages: ChatMessage[], tools?: Record<string, unknown>[]): string =>
+  templateOf(source).render(messages, { addGenerationPrompt: true, tools });
 
 describe('tools through a template that renders them', () => {
   it('puts the tools in its tools variable and the calls with object arguments', () => {
@@ -75,12 +79,18 @@ describe('tools through a template that renders them', () => {
 describe('tools through a template that does not (ChatML)', () => {
   it('puts the tools in a Hermes system prompt, calls as <tool_call> blocks and results in one user turn', () => {
     expect(templateOf(CHATML_TEMPLATE).caps.tools).toBe(false);
-    expect(toolSupportOf(CHATML_TEMPLATE, { tools: false, toolCalls: false })).toEqual({ format: 'hermes', templateTakesTools: false, templateTakesCalls: false });
+    expect(toolSupportOf(CHATML_TEMPLATE, { tools: false, toolCalls: false })).toEqual({
+      format: 'hermes',
+      templateTakesTools: false,
+      templateTakesCalls: false,
+    });
     const turns = withToolsInPlainTurns(history, [tool.function]);
     expect(turns.map((t) => t.role)).toEqual(['system', 'user', 'assistant', 'user']);
     const text = render(CHATML_TEMPLATE, turns);
     expect(text).toMatch(/^<\|im_start\|>system\n# Tools\n[\s\S]*<tools>\n\{"type":"function","function":\{"name":"get_weather"/);
-    expect(text).toContain('<|im_start|>assistant\n<tool_call>\n{"name":"get_weather","arguments":{"city":"Paris"}}\n</tool_call>\n<tool_call>\n{"name":"get_weather","arguments":{"city":"Rome"}}\n</tool_call><|im_end|>');
+    expect(text).toContain(
+      '<|im_start|>assistant\n<tool_call>\n{"name":"get_weather","arguments":{"city":"Paris"}}\n</tool_call>\n<tool_call>\n{"name":"get_weather","arguments":{"city":"Rome"}}\n</tool_call><|im_end|>',
+    );
     expect(text).toContain('<|im_start|>user\n<tool_response>\n21\n</tool_response>\n<tool_response>\n25\n</tool_response><|im_end|>');
   });
 

@@ -224,7 +224,8 @@ describe('merging token chunks', () => {
 });
 
 describe("the front's share of TTFT", () => {
-  const result = (queuedMs: number, prefillMs: number) => ({ timings: { queuedMs, prefillMs, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 } }) as ReplicaGenerateResult;
+  const result = (queuedMs: number, prefillMs: number) =>
+    ({ timings: { queuedMs, prefillMs, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 } }) as ReplicaGenerateResult;
 
   it('is the time to first token less the waits for a slot and the engine prefill', () => {
     expect(frontMs(result(30, 50), 1000, 1083)).toBeCloseTo(3);

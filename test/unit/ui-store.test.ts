@@ -9,7 +9,16 @@ import { connectStore, createAppStore } from '../../renderer/src/store/app-store
 import { selectIsStreaming, selectShownMessages } from '../../renderer/src/store/chat-slice.js';
 import { parseCards, selectLoadProgress } from '../../renderer/src/store/loader-slice.js';
 import { describeOutcome, rebuildErrorInWords, selectCanApply, selectRebuildChange, selectRebuildProgress } from '../../renderer/src/store/rebuild-slice.js';
-import { cacheHitPercent, logText, selectChartRows, selectGpuPanel, selectQueueSummary, selectReplicaCards, selectSlotRows, HISTORY_KEPT } from '../../renderer/src/store/workstation-slice.js';
+import {
+  cacheHitPercent,
+  logText,
+  selectChartRows,
+  selectGpuPanel,
+  selectQueueSummary,
+  selectReplicaCards,
+  selectSlotRows,
+  HISTORY_KEPT,
+} from '../../renderer/src/store/workstation-slice.js';
 import { trimLog } from '../../common/log-trim.js';
 import { recentName } from '../../renderer/src/components/loader/ModelLoader.js';
 import type { ContractClient } from '../../renderer/src/transport/contract-client.js';
@@ -40,7 +49,24 @@ function scriptedClient(script: Script) {
 }
 
 const replica = (i: number, patch: Partial<EventPayload<'replicas'>[number]> = {}): EventPayload<'replicas'>[number] => ({
-  replica: i, alive: true, running: 0, routed: 0, slots: 2, state: 'ready', latchReason: null, gpus: [], cpus: [i], cacheHitTokens: 0, promptTokens: 0, completionTokens: 0, pid: 100 + i, remote: null, prefixTiers: null, sizes: null, reEvaluation: null, ...patch,
+  replica: i,
+  alive: true,
+  running: 0,
+  routed: 0,
+  slots: 2,
+  state: 'ready',
+  latchReason: null,
+  gpus: [],
+  cpus: [i],
+  cacheHitTokens: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  pid: 100 + i,
+  remote: null,
+  prefixTiers: null,
+  sizes: null,
+  reEvaluation: null,
+  ...patch,
 });
 
 describe('workstation slice', () => {
@@ -50,12 +76,18 @@ describe('workstation slice', () => {
     connectStore(store, client);
     emit('replicas', [replica(0, { routed: 3, cacheHitTokens: 30, promptTokens: 40 }), replica(1, { gpus: [2, 3], state: 'maintenance' })]);
     const cards = selectReplicaCards(store.getState());
-    expect(cards.map((c) => [c.replica, c.state, c.where, c.hitPercent])).toEqual([[0, 'ready', 'CPU, cores 0', 75], [1, 'maintenance', 'cards 2,3', 0]]);
+    expect(cards.map((c) => [c.replica, c.state, c.where, c.hitPercent])).toEqual([
+      [0, 'ready', 'CPU, cores 0', 75],
+      [1, 'maintenance', 'cards 2,3', 0],
+    ]);
     expect(cacheHitPercent({ cacheHitTokens: 0, promptTokens: 0 })).toBe(0);
     expect(cards.map((c) => c.latency)).toEqual([null, null]);
-    const remote = selectReplicaCards({ replicas: [replica(2, { cpus: [], pid: null, remote: { url: 'http://gpu-box-2:8080', kind: 'llama-server', latencyMs: 12.4 } })] });
+    const remote = selectReplicaCards({
+      replicas: [replica(2, { cpus: [], pid: null, remote: { url: 'http://gpu-box-2:8080', kind: 'llama-server', latencyMs: 12.4 } })],
+    });
     expect(remote.map((c) => [c.where, c.latency])).toEqual([['llama-server at http://gpu-box-2:8080', '12 ms']]);
-    for (let i = 0; i < HISTORY_KEPT + 5; i++) emit('throughput', { at: 1000 * i, tokensPerSecond: i, running: 1, waiting: 0, queue: { rejected: 2, waitP50Ms: 40, waitP90Ms: 1500, waitP99Ms: 3000 } });
+    for (let i = 0; i < HISTORY_KEPT + 5; i++)
+      emit('throughput', { at: 1000 * i, tokensPerSecond: i, running: 1, waiting: 0, queue: { rejected: 2, waitP50Ms: 40, waitP90Ms: 1500, waitP99Ms: 3000 } });
     const rows = selectChartRows(store.getState());
     expect(rows).toHaveLength(HISTORY_KEPT);
     expect(rows.at(-1)).toEqual({ t: 0, tokensPerSecond: HISTORY_KEPT + 4, running: 1, waiting: 0, r0: 3, r1: 0 });
@@ -76,7 +108,11 @@ describe('workstation slice', () => {
   it('backfills the log on connect, keeping the entries that arrived while it was asked for, once each', async () => {
     const entry = (seq: number, line: string) => ({ seq, time: 1000 * seq, level: 'info' as const, line });
     let answer!: (entries: ReturnType<typeof entry>[]) => void;
-    const { client, emit } = scriptedClient({ getLogs: () => new Promise((resolve) => (answer = resolve)), getInfo: () => new Promise(() => {}), getArena: () => new Promise(() => {}) });
+    const { client, emit } = scriptedClient({
+      getLogs: () => new Promise((resolve) => (answer = resolve)),
+      getInfo: () => new Promise(() => {}),
+      getArena: () => new Promise(() => {}),
+    });
     const store = createAppStore(client);
     connectStore(store, client);
     emit('log', entry(1, 'from before a reconnect'));
@@ -90,9 +126,21 @@ describe('workstation slice', () => {
   });
 
   it('backfills the charts from core’s kept series on connect, keeping samples newer than it', async () => {
-    const sample = (at: number, tokensPerSecond: number) => ({ at, tokensPerSecond, running: 0, waiting: 0, queue: { rejected: 0, waitP50Ms: 0, waitP90Ms: 0, waitP99Ms: 0 }, routed: [at / 1000] });
+    const sample = (at: number, tokensPerSecond: number) => ({
+      at,
+      tokensPerSecond,
+      running: 0,
+      waiting: 0,
+      queue: { rejected: 0, waitP50Ms: 0, waitP90Ms: 0, waitP99Ms: 0 },
+      routed: [at / 1000],
+    });
     let answer!: (samples: ReturnType<typeof sample>[]) => void;
-    const { client, emit } = scriptedClient({ getHistory: () => new Promise((resolve) => (answer = resolve)), getLogs: () => [], getInfo: () => new Promise(() => {}), getArena: () => new Promise(() => {}) });
+    const { client, emit } = scriptedClient({
+      getHistory: () => new Promise((resolve) => (answer = resolve)),
+      getLogs: () => [],
+      getInfo: () => new Promise(() => {}),
+      getArena: () => new Promise(() => {}),
+    });
     const store = createAppStore(client);
     connectStore(store, client);
     store.getState().setConnection('connected');
@@ -100,7 +148,12 @@ describe('workstation slice', () => {
     emit('throughput', { ...sample(9000, 40), routed: undefined } as never);
     answer([sample(1000, 0), sample(2000, 120), sample(3000, 0)]);
     await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(selectChartRows(store.getState()).map((r) => [r.t, r.tokensPerSecond, r.r0])).toEqual([[-8, 0, 1], [-7, 120, 2], [-6, 0, 3], [0, 40, 9]]);
+    expect(selectChartRows(store.getState()).map((r) => [r.t, r.tokensPerSecond, r.r0])).toEqual([
+      [-8, 0, 1],
+      [-7, 120, 2],
+      [-6, 0, 3],
+      [0, 40, 9],
+    ]);
   });
 
   it('shows each replica’s context, slots, KV type and GPU layers as its engine reports them', () => {
@@ -109,7 +162,9 @@ describe('workstation slice', () => {
   });
 
   it('shows a bar while a resize’s kept prefixes are evaluated again, and none once done', () => {
-    const cards = selectReplicaCards({ replicas: [replica(0, { reEvaluation: { done: 1, total: 4 } }), replica(1, { reEvaluation: { done: 0, total: 1 } }), replica(2)] });
+    const cards = selectReplicaCards({
+      replicas: [replica(0, { reEvaluation: { done: 1, total: 4 } }), replica(1, { reEvaluation: { done: 0, total: 1 } }), replica(2)],
+    });
     expect(cards.map((c) => c.reEvaluation)).toEqual([
       { done: 1, total: 4, label: 'evaluating 4 kept prefixes again: 1/4' },
       { done: 0, total: 1, label: 'evaluating 1 kept prefix again: 0/1' },
@@ -134,14 +189,26 @@ describe('resize slice', () => {
     await store.getState().precheckRebuild();
     expect(store.getState().rebuildError).toBe('Context size: at most 4194304 (got 5000000)');
     expect(store.getState().outcomes).toBeNull();
-    expect(selectRebuildProgress({ rebuildForm: { ...store.getState().rebuildForm, replica: 'all' }, stages: { 0: 'done', 1: 'barrier' } }, 2)).toBeCloseTo((1 + 1 / 3) / 2);
+    expect(selectRebuildProgress({ rebuildForm: { ...store.getState().rebuildForm, replica: 'all' }, stages: { 0: 'done', 1: 'barrier' } }, 2)).toBeCloseTo(
+      (1 + 1 / 3) / 2,
+    );
     expect(selectRebuildProgress({ rebuildForm: { ...store.getState().rebuildForm, replica: 1 }, stages: { 1: 'done' } }, 2)).toBe(1);
   });
 
   it('turns the form into a change, offers Apply only after a pre-check that fits, and voids it on edit', async () => {
-    const applied: ReplicaRebuildOutcome = { replica: 0, outcome: 'Applied', engine_preserved: true, pools: ['kv'], sizes: { contextSize: 2048, slots: 2, kvType: 'f16', gpuLayers: 0 }, prefixes: { kept: 1, dropped: 0, slots: [] }, timings: { saveMs: 1, teardownMs: 1, allocateMs: 1, restoreMs: 1 } };
+    const applied: ReplicaRebuildOutcome = {
+      replica: 0,
+      outcome: 'Applied',
+      engine_preserved: true,
+      pools: ['kv'],
+      sizes: { contextSize: 2048, slots: 2, kvType: 'f16', gpuLayers: 0 },
+      prefixes: { kept: 1, dropped: 0, slots: [] },
+      timings: { saveMs: 1, teardownMs: 1, allocateMs: 1, restoreMs: 1 },
+    };
     const { client, calls } = scriptedClient({
-      precheckRebuild: () => [{ replica: 0, fits: true, pools: ['kv'], needed: { ram: 1, vram: 0 }, available: { ram: 2, vram: 0 }, shortfall: { ram: 0, vram: 0 }, reason: 'fits' }],
+      precheckRebuild: () => [
+        { replica: 0, fits: true, pools: ['kv'], needed: { ram: 1, vram: 0 }, available: { ram: 2, vram: 0 }, shortfall: { ram: 0, vram: 0 }, reason: 'fits' },
+      ],
       rebuild: () => [applied],
     });
     const store = createAppStore(client);
@@ -163,13 +230,24 @@ describe('resize slice', () => {
     await s().applyRebuild();
     expect(calls.filter((c) => c.name === 'rebuild')).toEqual([{ name: 'rebuild', args: { replica: 'all', change: { contextSize: 4096 } } }]);
     expect(s().outcomes!.map(describeOutcome)).toEqual(['replica 0: Applied — 2 slots × 2048 tokens, 1 prefix kept']);
-    expect(describeOutcome({ replica: 1, outcome: 'Latched', engine_preserved: false, reason: 'alloc', rollback_error: 'restore' })).toBe('replica 1: Latched — alloc; rollback: restore');
+    expect(describeOutcome({ replica: 1, outcome: 'Latched', engine_preserved: false, reason: 'alloc', rollback_error: 'restore' })).toBe(
+      'replica 1: Latched — alloc; rollback: restore',
+    );
   });
 });
 
 describe('chat slice', () => {
   it("applies a frame's streamed pieces in one store update, not one per token (8 streams froze the tab)", async () => {
-    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null }, messages: [], createdAt: 1, updatedAt: 1, source: 'window' as const };
+    const conversation = {
+      id: 'c1',
+      title: 'New chat',
+      systemPrompt: 's',
+      sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null },
+      messages: [],
+      createdAt: 1,
+      updatedAt: 1,
+      source: 'window' as const,
+    };
     const { client, emit } = scriptedClient({ createConversation: () => conversation, sendMessage: () => new Promise(() => {}), listConversations: () => [] });
     const frames: (() => void)[] = [];
     (globalThis as { requestAnimationFrame?: (cb: () => void) => number }).requestAnimationFrame = (cb) => frames.push(cb);
@@ -192,13 +270,31 @@ describe('chat slice', () => {
   });
 
   it('shows the question and the streaming answer, then the stored conversation with who served it', async () => {
-    const conversation = { id: 'c1', title: 'New chat', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null }, messages: [], createdAt: 1, updatedAt: 1, source: 'window' as const };
+    const conversation = {
+      id: 'c1',
+      title: 'New chat',
+      systemPrompt: 's',
+      sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null },
+      messages: [],
+      createdAt: 1,
+      updatedAt: 1,
+      source: 'window' as const,
+    };
     const answered = {
       ...conversation,
       title: 'hi',
       messages: [
         { id: 'u1', role: 'user' as const, content: 'hi', servedBy: null, stopped: false, error: null, state: 'complete' as const, writer: null },
-        { id: 'a1', role: 'assistant' as const, content: 'hello there', servedBy: { replica: 1, slot: 2, reusedTokens: 0, promptTokens: 9, completionTokens: 2 }, stopped: false, error: null, state: 'complete' as const, writer: null },
+        {
+          id: 'a1',
+          role: 'assistant' as const,
+          content: 'hello there',
+          servedBy: { replica: 1, slot: 2, reusedTokens: 0, promptTokens: 9, completionTokens: 2 },
+          stopped: false,
+          error: null,
+          state: 'complete' as const,
+          writer: null,
+        },
       ],
     };
     let release: () => void = () => {};
@@ -225,20 +321,49 @@ describe('chat slice', () => {
     release();
     await sending;
     expect(selectIsStreaming(s())).toBe(false);
-    expect(selectShownMessages(s()).map((m) => [m.role, m.content, m.servedBy?.replica ?? null])).toEqual([['user', 'hi', null], ['assistant', 'hello there', 1]]);
+    expect(selectShownMessages(s()).map((m) => [m.role, m.content, m.servedBy?.replica ?? null])).toEqual([
+      ['user', 'hi', null],
+      ['assistant', 'hello there', 1],
+    ]);
     expect(s().conversations[0]!.title).toBe('hi');
   });
 
   it('shows the live answer instead of its copy saved as it streams, and an interrupted answer as interrupted', () => {
-    const message = (id: string, role: 'user' | 'assistant', content: string, state: 'complete' | 'streaming' | 'interrupted') => ({ id, role, content, servedBy: null, stopped: false, error: null, state, writer: null });
-    const base = { id: 'c1', title: 't', systemPrompt: 's', sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null }, createdAt: 1, updatedAt: 1, source: 'window' as const };
+    const message = (id: string, role: 'user' | 'assistant', content: string, state: 'complete' | 'streaming' | 'interrupted') => ({
+      id,
+      role,
+      content,
+      servedBy: null,
+      stopped: false,
+      error: null,
+      state,
+      writer: null,
+    });
+    const base = {
+      id: 'c1',
+      title: 't',
+      systemPrompt: 's',
+      sampling: { temperature: 0.8, topP: 0.95, topK: 40, maxTokens: 16, seed: null, thinking: 'default' as const, thinkingBudget: null },
+      createdAt: 1,
+      updatedAt: 1,
+      source: 'window' as const,
+    };
     const streamingHere = {
       active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'streaming')] },
       streaming: { c1: { userText: 'hi', messageId: 'a1', text: 'hello', reasoning: '', thinkingFrom: null, thinkingTo: null } },
     };
-    expect(selectShownMessages(streamingHere).map((m) => [m.id, m.content, m.streaming])).toEqual([['u1', 'hi', false], ['a1', 'hello', true]]);
-    const afterCrash = { active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'interrupted')] }, streaming: {} };
-    expect(selectShownMessages(afterCrash).map((m) => [m.id, m.state, m.streaming])).toEqual([['u1', 'complete', false], ['a1', 'interrupted', false]]);
+    expect(selectShownMessages(streamingHere).map((m) => [m.id, m.content, m.streaming])).toEqual([
+      ['u1', 'hi', false],
+      ['a1', 'hello', true],
+    ]);
+    const afterCrash = {
+      active: { ...base, messages: [message('u1', 'user', 'hi', 'complete'), message('a1', 'assistant', 'hel', 'interrupted')] },
+      streaming: {},
+    };
+    expect(selectShownMessages(afterCrash).map((m) => [m.id, m.state, m.streaming])).toEqual([
+      ['u1', 'complete', false],
+      ['a1', 'interrupted', false],
+    ]);
   });
 
   it('reports a damaged conversation instead of showing an empty chat', async () => {
@@ -262,9 +387,39 @@ describe('loader slice', () => {
         if (path.endsWith('bad.gguf')) throw new Error(`${path}: not a GGUF file`);
         return { path, fileBytes: 10, name: 'tiny', architecture: 'llama', parameters: 1e6, quantisation: 'F32', contextLength: 4096, layers: 2, fits: [] };
       },
-      loadModel: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1', thinks: false }),
-      getInfo: () => ({ status: 'ok', model: 'tiny', replicas: 2, replicas_alive: 2, totalSlots: 4, maxContext: 1024, routing: 'prefix', apiBase: '/v1', thinks: false }),
-      getArena: () => ({ state: 'off', kind: null, reason: 'shared_arena is off', modelBytes: 0, filledBytes: 0, sha256: null, enginePath: null, warning: null, fillMs: null }),
+      loadModel: () => ({
+        status: 'ok',
+        model: 'tiny',
+        replicas: 2,
+        replicas_alive: 2,
+        totalSlots: 4,
+        maxContext: 1024,
+        routing: 'prefix',
+        apiBase: '/v1',
+        thinks: false,
+      }),
+      getInfo: () => ({
+        status: 'ok',
+        model: 'tiny',
+        replicas: 2,
+        replicas_alive: 2,
+        totalSlots: 4,
+        maxContext: 1024,
+        routing: 'prefix',
+        apiBase: '/v1',
+        thinks: false,
+      }),
+      getArena: () => ({
+        state: 'off',
+        kind: null,
+        reason: 'shared_arena is off',
+        modelBytes: 0,
+        filledBytes: 0,
+        sha256: null,
+        enginePath: null,
+        warning: null,
+        fillMs: null,
+      }),
       listModels: () => ({ modelsDir: null, recent: ['/m/tiny.gguf'], found: [] }),
     });
     const store = createAppStore(client);
@@ -285,7 +440,14 @@ describe('loader slice', () => {
     emit('load', { step: 'ready', detail: '2/2 replicas of tiny', fraction: 1 });
     await loading;
     expect(selectLoadProgress(s())).toEqual({ label: 'ready: 2/2 replicas of tiny', fraction: 1 });
-    expect(calls.find((c) => c.name === 'loadModel')?.args).toEqual({ path: '/m/tiny.gguf', replicas: 2, contextSize: 1024, slots: 2, sharedArena: false, gpus: 'cpu' });
+    expect(calls.find((c) => c.name === 'loadModel')?.args).toEqual({
+      path: '/m/tiny.gguf',
+      replicas: 2,
+      contextSize: 1024,
+      slots: 2,
+      sharedArena: false,
+      gpus: 'cpu',
+    });
     expect(s().info?.status).toBe('ok');
     expect(s().sources?.recent).toEqual(['/m/tiny.gguf']);
     s().setPlan({ device: 'cards', cards: '0, 1,x' });

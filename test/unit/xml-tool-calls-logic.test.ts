@@ -25,33 +25,71 @@ const tools: ToolFunction[] = [
   { name: 'edit', parameters: object({ filename: { type: 'string' }, oldString: { type: 'string' }, newString: { type: 'string' } }) },
 ];
 
-const call = (name: string, params: [string, string][]): string => `<function=${name}>\n${params.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('')}</function>\n`;
+const call = (name: string, params: [string, string][]): string =>
+  `<function=${name}>\n${params.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('')}</function>\n`;
 
 const cases: { name: string; format?: ToolCallFormat; text: string; content: string; calls: [string, unknown][] }[] = [
   { name: 'a call', text: `<tool_call>\n${call('special_function', [['arg1', '1']])}</tool_call>`, content: '', calls: [['special_function', { arg1: 1 }]] },
-  { name: 'a first call without its <tool_call>', text: `${call('special_function', [['arg1', '1']])}</tool_call>`, content: '', calls: [['special_function', { arg1: 1 }]] },
-  { name: 'content before the call', text: `Let me call it.\n${call('special_function', [['arg1', '1']])}</tool_call>`, content: 'Let me call it.', calls: [['special_function', { arg1: 1 }]] },
+  {
+    name: 'a first call without its <tool_call>',
+    text: `${call('special_function', [['arg1', '1']])}</tool_call>`,
+    content: '',
+    calls: [['special_function', { arg1: 1 }]],
+  },
+  {
+    name: 'content before the call',
+    text: `Let me call it.\n${call('special_function', [['arg1', '1']])}</tool_call>`,
+    content: 'Let me call it.',
+    calls: [['special_function', { arg1: 1 }]],
+  },
   {
     name: 'parallel calls',
-    text: `<tool_call>\n${call('special_function', [['arg1', '1']])}</tool_call>\n<tool_call>\n${call('special_function_with_opt', [['arg1', '1'], ['arg2', '2']])}</tool_call>`,
+    text: `<tool_call>\n${call('special_function', [['arg1', '1']])}</tool_call>\n<tool_call>\n${call('special_function_with_opt', [
+      ['arg1', '1'],
+      ['arg2', '2'],
+    ])}</tool_call>`,
     content: '',
     calls: [
       ['special_function', { arg1: 1 }],
       ['special_function_with_opt', { arg1: 1, arg2: 2 }],
     ],
   },
-  { name: 'a multiline string', text: `<tool_call>\n${call('python', [['code', 'def hello():\n    print("Hello, world!")\n\nhello()']])}</tool_call>`, content: '', calls: [['python', { code: 'def hello():\n    print("Hello, world!")\n\nhello()' }]] },
+  {
+    name: 'a multiline string',
+    text: `<tool_call>\n${call('python', [['code', 'def hello():\n    print("Hello, world!")\n\nhello()']])}</tool_call>`,
+    content: '',
+    calls: [['python', { code: 'def hello():\n    print("Hello, world!")\n\nhello()' }]],
+  },
   { name: 'a unicode string', text: `<tool_call>\n${call('python', [['code', '格']])}</tool_call>`, content: '', calls: [['python', { code: '格' }]] },
-  { name: 'HTML in a string', text: `<tool_call>\n${call('html', [['markup', '<html>\n <head>\n  <title>Hello!</title>\n </head>\n</html>']])}</tool_call>`, content: '', calls: [['html', { markup: '<html>\n <head>\n  <title>Hello!</title>\n </head>\n</html>' }]] },
+  {
+    name: 'HTML in a string',
+    text: `<tool_call>\n${call('html', [['markup', '<html>\n <head>\n  <title>Hello!</title>\n </head>\n</html>']])}</tool_call>`,
+    content: '',
+    calls: [['html', { markup: '<html>\n <head>\n  <title>Hello!</title>\n </head>\n</html>' }]],
+  },
   {
     name: 'a JSON array value',
     text: `<tool_call>\n${call('todo_list', [['todos', '[{"item": "Check stuff", "selected": false}, {"item": "Prepare stuff", "selected": true}]']])}</tool_call>`,
     content: '',
-    calls: [['todo_list', { todos: [{ item: 'Check stuff', selected: false }, { item: 'Prepare stuff', selected: true }] }]],
+    calls: [
+      [
+        'todo_list',
+        {
+          todos: [
+            { item: 'Check stuff', selected: false },
+            { item: 'Prepare stuff', selected: true },
+          ],
+        },
+      ],
+    ],
   },
   {
     name: 'arguments in any order',
-    text: `<tool_call>\n${call('edit', [['newString', '#include'], ['filename', 'foo.c'], ['oldString', '#iclunde']])}</tool_call>`,
+    text: `<tool_call>\n${call('edit', [
+      ['newString', '#include'],
+      ['filename', 'foo.c'],
+      ['oldString', '#iclunde'],
+    ])}</tool_call>`,
     content: '',
     calls: [['edit', { newString: '#include', filename: 'foo.c', oldString: '#iclunde' }]],
   },
@@ -65,8 +103,20 @@ const cases: { name: string; format?: ToolCallFormat; text: string; content: str
       ['special_function_with_opt', { arg1: 1, arg2: 2 }],
     ],
   },
-  { name: 'GLM 4.6', format: 'glm', text: '<tool_call>special_function\n<arg_key>arg1</arg_key>\n<arg_value>1</arg_value>\n</tool_call>', content: '', calls: [['special_function', { arg1: 1 }]] },
-  { name: 'GLM 4.7, no newlines', format: 'glm', text: '<tool_call>special_function<arg_key>arg1</arg_key><arg_value>1</arg_value></tool_call>', content: '', calls: [['special_function', { arg1: 1 }]] },
+  {
+    name: 'GLM 4.6',
+    format: 'glm',
+    text: '<tool_call>special_function\n<arg_key>arg1</arg_key>\n<arg_value>1</arg_value>\n</tool_call>',
+    content: '',
+    calls: [['special_function', { arg1: 1 }]],
+  },
+  {
+    name: 'GLM 4.7, no newlines',
+    format: 'glm',
+    text: '<tool_call>special_function<arg_key>arg1</arg_key><arg_value>1</arg_value></tool_call>',
+    content: '',
+    calls: [['special_function', { arg1: 1 }]],
+  },
   {
     name: 'MiniMax M2',
     format: 'minimax-m2',
@@ -131,8 +181,20 @@ const cases: { name: string; format?: ToolCallFormat; text: string; content: str
       ['special_function_with_opt', { arg1: 1, arg2: 2 }],
     ],
   },
-  { name: 'MiniCPM5', format: 'minicpm5', text: '<function name="python"><param name="code">print(\'Hello, World!\')</param></function>', content: '', calls: [['python', { code: "print('Hello, World!')" }]] },
-  { name: 'MiniCPM5, CDATA', format: 'minicpm5', text: '<function name="html"><param name="markup"><![CDATA[<a href="/x">hi</a> </param>]]></param></function>', content: '', calls: [['html', { markup: '<a href="/x">hi</a> </param>' }]] },
+  {
+    name: 'MiniCPM5',
+    format: 'minicpm5',
+    text: '<function name="python"><param name="code">print(\'Hello, World!\')</param></function>',
+    content: '',
+    calls: [['python', { code: "print('Hello, World!')" }]],
+  },
+  {
+    name: 'MiniCPM5, CDATA',
+    format: 'minicpm5',
+    text: '<function name="html"><param name="markup"><![CDATA[<a href="/x">hi</a> </param>]]></param></function>',
+    content: '',
+    calls: [['html', { markup: '<a href="/x">hi</a> </param>' }]],
+  },
   {
     name: 'MiniCPM5, parallel',
     format: 'minicpm5',
@@ -174,7 +236,7 @@ describe('Qwen3-Coder XML calls', () => {
 });
 
 describe('the forced XML call grammar', () => {
-  it('renames a JSON grammar\'s rules apart, leaving literals and classes alone', () => {
+  it("renames a JSON grammar's rules apart, leaving literals and classes alone", () => {
     expect(prefixRules('root ::= value "root" [a-z]\nvalue ::= "x" | root', 'p-')).toBe('p-root ::= p-value "root" [a-z]\np-value ::= "x" | p-root');
   });
 
@@ -196,15 +258,30 @@ describe('the forced XML call grammar', () => {
 
   it("writes GLM's keys and values with no function wrapper", () => {
     const grammar = xmlToolCallGrammar(XML_FORMATS.glm, [{ name: 'f', parameters: object({ a: { type: 'string' } }) }], [[null]], false);
-    expect(grammar.split('\n').slice(1, 3)).toEqual(['xml-call ::= "<tool_call>" xml-function "</tool_call>"', 'xml-function ::= ("f" "\\n" "<arg_key>" "a" "</arg_key>\\n<arg_value>" (xml-text) "</arg_value>\\n")']);
+    expect(grammar.split('\n').slice(1, 3)).toEqual([
+      'xml-call ::= "<tool_call>" xml-function "</tool_call>"',
+      'xml-function ::= ("f" "\\n" "<arg_key>" "a" "</arg_key>\\n<arg_value>" (xml-text) "</arg_value>\\n")',
+    ]);
   });
 
   it('writes the calls of a shared block in it, and fills in the attributes a format writes (DSML, Kimi K3)', () => {
-    const dsml = xmlToolCallGrammar(XML_FORMATS['dsml-v3.2'], [{ name: 'f', parameters: object({ a: { type: 'string' }, n: { type: 'integer' } }) }], [[null, 'root ::= [0-9]+']], true).split('\n');
+    const dsml = xmlToolCallGrammar(
+      XML_FORMATS['dsml-v3.2'],
+      [{ name: 'f', parameters: object({ a: { type: 'string' }, n: { type: 'integer' } }) }],
+      [[null, 'root ::= [0-9]+']],
+      true,
+    ).split('\n');
     expect(dsml[0]).toBe('root ::= "<｜DSML｜function_calls>\\n" xml-function ("\\n" xml-function)* "</｜DSML｜function_calls>"');
     expect(dsml[1]).toContain('"<｜DSML｜parameter name=\\"" "a" "\\" string=\\"" "true" "\\">" (xml-text)');
     expect(dsml[1]).toContain('"<｜DSML｜parameter name=\\"" "n" "\\" string=\\"" "false" "\\">" (v0-1-root)');
-    const kimi = xmlToolCallGrammar(XML_FORMATS['kimi-k3'], [{ name: 'f', parameters: object({ n: { type: 'integer' } }) }], [['root ::= [0-9]+']], false).split('\n');
-    expect(kimi[1]).toBe('xml-function ::= ("<|open|>call tool=\\"" "f" "\\" index=\\"" [1-9] "\\"<|sep|>" "<|open|>argument key=\\"" "n" "\\" type=\\"" "number" "\\"<|sep|>" (v0-0-root) "<|close|>argument<|sep|>" "<|close|>call<|sep|>")');
+    const kimi = xmlToolCallGrammar(
+      XML_FORMATS['kimi-k3'],
+      [{ name: 'f', parameters: object({ n: { type: 'integer' } }) }],
+      [['root ::= [0-9]+']],
+      false,
+    ).split('\n');
+    expect(kimi[1]).toBe(
+      'xml-function ::= ("<|open|>call tool=\\"" "f" "\\" index=\\"" [1-9] "\\"<|sep|>" "<|open|>argument key=\\"" "n" "\\" type=\\"" "number" "\\"<|sep|>" (v0-0-root) "<|close|>argument<|sep|>" "<|close|>call<|sep|>")',
+    );
   });
 });

@@ -20,7 +20,10 @@ export const prefixPolicy: RoutePolicy = {
       const h = held(c, true);
       const uncached = promptTokens - h.reusable;
       const restoreCost = h.restore
-        ? h.restore.tokens * (measured ? (c.restoreMsPerToken?.[h.restore.tier] ?? ASSUMED_RESTORE_SHARE[h.restore.tier] / c.prefillTokensPerMs!) : ASSUMED_RESTORE_SHARE[h.restore.tier])
+        ? h.restore.tokens *
+          (measured
+            ? (c.restoreMsPerToken?.[h.restore.tier] ?? ASSUMED_RESTORE_SHARE[h.restore.tier] / c.prefillTokensPerMs!)
+            : ASSUMED_RESTORE_SHARE[h.restore.tier])
         : 0;
       const cost = measured ? (c.pendingPrefillTokens + uncached) / c.prefillTokensPerMs! : uncached + BASELINE_RUNNING_PENALTY * c.running;
       return { ...h, cost: cost + restoreCost };

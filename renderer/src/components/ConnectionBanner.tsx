@@ -32,9 +32,9 @@ export function ConnectionBanner() {
   if (connection === 'expired') {
     return (
       <div className="connection-banner expired" role="alert" data-testid="connection-banner">
-        This tab’s session has expired: the workstation no longer accepts its control token (it was restarted with <code>--new-token</code>, or the link is
-        not the current one). To reconnect, open the <strong>Dashboard</strong> link that <code>npm run serve</code> prints (the token is kept in the data
-        folder’s <code>control-token</code>), or use the Manifold desktop app.
+        This tab’s session has expired: the workstation no longer accepts its control token (it was restarted with <code>--new-token</code>, or the link is not
+        the current one). To reconnect, open the <strong>Dashboard</strong> link that <code>npm run serve</code> prints (the token is kept in the data folder’s{' '}
+        <code>control-token</code>), or use the Manifold desktop app.
       </div>
     );
   }

@@ -33,14 +33,18 @@ export function connectStore(store: AppStore, client: ContractClient): () => voi
       s().setConnection(connection);
       if (connection !== 'connected') return;
       s().refreshChat();
-      void s().refreshDownloads().catch(() => {});
+      void s()
+        .refreshDownloads()
+        .catch(() => {});
       // The library is fetched by its page when it opens; a reconnect (a restarted server) fetches it again if it was.
       if (s().library !== null) void s().refreshLibrary();
     }),
     client.on('replicas', (p) => {
       s().applyEvent('replicas', p);
       // The header's status follows the replicas.
-      void s().refreshInfo().catch(() => {});
+      void s()
+        .refreshInfo()
+        .catch(() => {});
     }),
     client.on('slots', (p) => s().applyEvent('slots', p)),
     client.on('throughput', (p) => s().applyEvent('throughput', p)),

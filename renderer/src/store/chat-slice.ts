@@ -54,10 +54,13 @@ export interface ShownMessage extends ChatMessageData {
 export function selectShownMessages(state: Pick<ChatSlice, 'active' | 'streaming'>): ShownMessage[] {
   if (!state.active) return [];
   const live = state.streaming[state.active.id];
-  const shown: ShownMessage[] = state.active.messages.filter((m) => !(live && m.state === 'streaming')).map((m) => ({ ...m, streaming: m.state === 'streaming' }));
+  const shown: ShownMessage[] = state.active.messages
+    .filter((m) => !(live && m.state === 'streaming'))
+    .map((m) => ({ ...m, streaming: m.state === 'streaming' }));
   if (live) {
     const pending = { servedBy: null, stopped: false, error: null, writer: null } as const;
-    if (live.userText && shown.at(-1)?.content !== live.userText) shown.push({ id: 'pending-user', role: 'user', content: live.userText, ...pending, state: 'complete', streaming: false });
+    if (live.userText && shown.at(-1)?.content !== live.userText)
+      shown.push({ id: 'pending-user', role: 'user', content: live.userText, ...pending, state: 'complete', streaming: false });
     const thinking = live.reasoning ? { reasoning: live.reasoning, thinkingMs: (live.thinkingTo ?? Date.now()) - (live.thinkingFrom ?? Date.now()) } : {};
     shown.push({ id: live.messageId ?? 'pending-answer', role: 'assistant', content: live.text, ...thinking, ...pending, state: 'streaming', streaming: true });
   }
@@ -70,7 +73,10 @@ export function selectIsStreaming(state: Pick<ChatSlice, 'active' | 'streaming'>
 
 export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
   const answer = async (id: string, userText: string, call: () => Promise<unknown>): Promise<void> => {
-    set((s) => ({ streaming: { ...s.streaming, [id]: { userText, messageId: null, text: '', reasoning: '', thinkingFrom: null, thinkingTo: null } }, chatError: null }));
+    set((s) => ({
+      streaming: { ...s.streaming, [id]: { userText, messageId: null, text: '', reasoning: '', thinkingFrom: null, thinkingTo: null } },
+      chatError: null,
+    }));
     try {
       await call();
     } catch (error) {
@@ -117,7 +123,14 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
     },
     newConversation: async () => {
       const conversation = await client.call('createConversation', {});
-      set((s) => ({ active: conversation, conversations: [{ id: conversation.id, title: conversation.title, messages: 0, updatedAt: conversation.updatedAt, source: conversation.source, damaged: null }, ...s.conversations], chatError: null }));
+      set((s) => ({
+        active: conversation,
+        conversations: [
+          { id: conversation.id, title: conversation.title, messages: 0, updatedAt: conversation.updatedAt, source: conversation.source, damaged: null },
+          ...s.conversations,
+        ],
+        chatError: null,
+      }));
     },
     sendMessage: async (text, json) => {
       if (!get().active) await get().newConversation();
@@ -165,7 +178,12 @@ export const createChatSlice: SliceCreator<ChatSlice> = (set, get, client) => {
           streaming[piece.conversationId] =
             piece.part === 'reasoning'
               ? { ...live, messageId: piece.messageId, reasoning: live.reasoning + piece.text, thinkingFrom: live.thinkingFrom ?? Date.now() }
-              : { ...live, messageId: piece.messageId, text: live.text + piece.text, thinkingTo: live.thinkingTo ?? (live.thinkingFrom === null ? null : Date.now()) };
+              : {
+                  ...live,
+                  messageId: piece.messageId,
+                  text: live.text + piece.text,
+                  thinkingTo: live.thinkingTo ?? (live.thinkingFrom === null ? null : Date.now()),
+                };
         }
         return { streaming };
       }),

@@ -78,7 +78,9 @@ export const createLoaderSlice: SliceCreator<LoaderSlice, { refreshLibrary(): Pr
     if (!modelPath.trim()) return set({ loaderError: 'give the path of a .gguf model' });
     set({ loaderError: null, inspection: null });
     try {
-      set({ inspection: await client.call('inspectModel', { path: modelPath.trim(), replicas: plan.replicas, contextSize: plan.contextSize, slots: plan.slots }) });
+      set({
+        inspection: await client.call('inspectModel', { path: modelPath.trim(), replicas: plan.replicas, contextSize: plan.contextSize, slots: plan.slots }),
+      });
     } catch (error) {
       set({ loaderError: messageOf(error) });
     }

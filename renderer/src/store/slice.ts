@@ -12,4 +12,5 @@ export type SliceCreator<T, Reads = unknown> = (
 ) => T;
 
 /** An error's message for people (a rejected call's message as core wrote it). */
-export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error)).replace(/^Error invoking remote method '[^']+': (\w*Error: )?/, '');
+export const messageOf = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).replace(/^Error invoking remote method '[^']+': (\w*Error: )?/, '');

@@ -4,7 +4,15 @@
  * all fed by the contract's events (the log also backfilled from core on each connect), with named pure
  * selectors for what each panel shows.
  */
-import { HISTORY_SECONDS, type ArenaStatus, type CallResult, type EventPayload, type GpuReport, type HistorySample, type LogEntry } from '../../../common/contract.js';
+import {
+  HISTORY_SECONDS,
+  type ArenaStatus,
+  type CallResult,
+  type EventPayload,
+  type GpuReport,
+  type HistorySample,
+  type LogEntry,
+} from '../../../common/contract.js';
 import type { ConnectionState } from '../transport/contract-client.js';
 import type { SliceCreator } from './slice.js';
 import { trimLog } from '../../../common/log-trim.js';
@@ -54,8 +62,12 @@ export const createWorkstationSlice: SliceCreator<WorkstationSlice> = (set, get,
     set({ connection });
     if (connection !== 'connected') return;
     void get().refreshInfo();
-    void get().refreshLogs().catch(() => {});
-    void get().refreshHistory().catch(() => {});
+    void get()
+      .refreshLogs()
+      .catch(() => {});
+    void get()
+      .refreshHistory()
+      .catch(() => {});
   },
   applyEvent: (name, payload) => {
     switch (name) {
@@ -135,7 +147,13 @@ export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): R
   return state.replicas.map((r) => ({
     replica: r.replica,
     state: r.state,
-    where: r.remote ? `${r.remote.kind} at ${r.remote.url}` : r.gpus.length ? `cards ${r.gpus.join(',')}` : r.cpus.length ? `CPU, cores ${r.cpus.join(',')}` : 'CPU',
+    where: r.remote
+      ? `${r.remote.kind} at ${r.remote.url}`
+      : r.gpus.length
+        ? `cards ${r.gpus.join(',')}`
+        : r.cpus.length
+          ? `CPU, cores ${r.cpus.join(',')}`
+          : 'CPU',
     latency: r.remote ? (r.remote.latencyMs === null ? '—' : `${Math.round(r.remote.latencyMs)} ms`) : null,
     running: r.running,
     routed: r.routed,
@@ -144,7 +162,12 @@ export function selectReplicaCards(state: Pick<WorkstationSlice, 'replicas'>): R
     pid: r.pid,
     latchReason: r.latchReason,
     sizes: r.sizes ? { context: `${r.sizes.contextSize} tokens × ${r.sizes.slots} slots`, kvType: r.sizes.kvType, gpuLayers: String(r.sizes.gpuLayers) } : null,
-    reEvaluation: r.reEvaluation ? { ...r.reEvaluation, label: `evaluating ${r.reEvaluation.total} kept ${r.reEvaluation.total === 1 ? 'prefix' : 'prefixes'} again: ${r.reEvaluation.done}/${r.reEvaluation.total}` } : null,
+    reEvaluation: r.reEvaluation
+      ? {
+          ...r.reEvaluation,
+          label: `evaluating ${r.reEvaluation.total} kept ${r.reEvaluation.total === 1 ? 'prefix' : 'prefixes'} again: ${r.reEvaluation.done}/${r.reEvaluation.total}`,
+        }
+      : null,
   }));
 }
 

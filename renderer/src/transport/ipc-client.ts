@@ -4,7 +4,8 @@ import type { ContractClient } from './contract-client.js';
 
 export function ipcClient(api: DesktopApi): ContractClient {
   return {
-    call: <N extends CallName>(name: N, args: CallArgs<N>): Promise<CallResult<N>> => (api[name] as unknown as (a: CallArgs<N>) => Promise<CallResult<N>>)(args),
+    call: <N extends CallName>(name: N, args: CallArgs<N>): Promise<CallResult<N>> =>
+      (api[name] as unknown as (a: CallArgs<N>) => Promise<CallResult<N>>)(args),
     on: (name, listener) => api.on(name, listener),
     onConnection: (listener) => {
       listener('connected');

@@ -23,7 +23,11 @@ export function ChatSettings() {
       <summary>System prompt and sampling</summary>
       <label>
         System prompt
-        <textarea value={system} onChange={(e) => setSystem(e.target.value)} onBlur={() => system !== active.systemPrompt && void update({ systemPrompt: system })} />
+        <textarea
+          value={system}
+          onChange={(e) => setSystem(e.target.value)}
+          onBlur={() => system !== active.systemPrompt && void update({ systemPrompt: system })}
+        />
       </label>
       <div className="form-row">
         <label>
@@ -44,16 +48,33 @@ export function ChatSettings() {
         </label>
         <label>
           Top-p
-          <input type="number" step="0.05" min="0" max="1" defaultValue={active.sampling.topP} onBlur={(e) => void update({ sampling: { topP: number(e.target.value, 0.95) } })} />
+          <input
+            type="number"
+            step="0.05"
+            min="0"
+            max="1"
+            defaultValue={active.sampling.topP}
+            onBlur={(e) => void update({ sampling: { topP: number(e.target.value, 0.95) } })}
+          />
         </label>
         <label>
           Top-k
-          <input type="number" min="0" defaultValue={active.sampling.topK} onBlur={(e) => void update({ sampling: { topK: Math.round(number(e.target.value, 40)) } })} />
+          <input
+            type="number"
+            min="0"
+            defaultValue={active.sampling.topK}
+            onBlur={(e) => void update({ sampling: { topK: Math.round(number(e.target.value, 40)) } })}
+          />
         </label>
         <OptionalCount label="Seed" empty="random" value={active.sampling.seed} onChange={(seed) => void update({ sampling: { seed } })} />
         <label>
           Max tokens
-          <input type="number" min="1" defaultValue={active.sampling.maxTokens} onBlur={(e) => void update({ sampling: { maxTokens: Math.max(1, Math.round(number(e.target.value, 256))) } })} />
+          <input
+            type="number"
+            min="1"
+            defaultValue={active.sampling.maxTokens}
+            onBlur={(e) => void update({ sampling: { maxTokens: Math.max(1, Math.round(number(e.target.value, 256))) } })}
+          />
         </label>
       </div>
       {thinks && (
@@ -82,7 +103,19 @@ export function ChatSettings() {
 }
 
 /** A whole number ≥ 0 that may be left empty (null), saved when the field is left. */
-function OptionalCount({ label, title, empty, value, onChange }: { label: string; title?: string; empty: string; value: number | null; onChange: (value: number | null) => void }) {
+function OptionalCount({
+  label,
+  title,
+  empty,
+  value,
+  onChange,
+}: {
+  label: string;
+  title?: string;
+  empty: string;
+  value: number | null;
+  onChange: (value: number | null) => void;
+}) {
   return (
     <label title={title}>
       {label}

@@ -22,7 +22,10 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
   const live = useApp((s) => s.streaming);
   const messages = useMemo(() => selectShownMessages({ active, streaming: live }), [active, live]);
   const streaming = selectIsStreaming({ active, streaming: live });
-  /** Each tool call in the history by its id, to label the result that answers it (stored messages only: a streamed answer has none, so not rebuilt per token). */
+  /**
+   * Each tool call in the history by its id, to label the result that answers it (stored messages only: a streamed answer has none, so not rebuilt per
+   * token).
+   */
   const calls = useMemo(() => new Map((active?.messages ?? []).flatMap((m) => m.toolCalls ?? []).map((call) => [call.id, call])), [active]);
   const actions = useApp(
     useShallow((s) => ({
@@ -145,77 +148,92 @@ export function ChatView({ onOpenModels }: { onOpenModels: () => void }) {
             const picked = Math.min(shownVersion[latest.id] ?? versions.length, versions.length);
             const m = picked < versions.length ? { ...latest, ...versions[picked]!, toolCalls: undefined, finishReason: undefined } : latest;
             return (
-            <li key={m.id} className={`message ${m.role}${m.streaming ? ' streaming' : ''}${m.state === 'interrupted' ? ' interrupted' : ''}`} data-testid={m.role === 'assistant' ? 'answer' : m.role === 'tool' ? 'tool-message' : 'question'}>
-              {editing?.id === m.id ? (
-                <div className="edit">
-                  <textarea aria-label="edit message" value={editing.text} onChange={(e) => setEditing({ id: m.id, text: e.target.value })} />
-                  <button className="primary" onClick={resend} disabled={!editing.text.trim() || streaming}>
-                    Save and resend
-                  </button>
-                  <button onClick={() => setEditing(null)}>Cancel</button>
-                </div>
-              ) : m.role === 'assistant' ? (
-                <>
-                  {m.reasoning ? <ThinkingBlock reasoning={m.reasoning} thinkingMs={m.thinkingMs} thinking={m.streaming && !m.content} /> : null}
-                  {(m.content || !m.toolCalls?.length) && (m.content || !m.reasoning) && <Markdown text={m.content || (m.streaming ? '…' : '')} />}
-                  {m.toolCalls?.length ? <ToolCallBlocks calls={m.toolCalls} /> : null}
-                </>
-              ) : m.role === 'tool' ? (
-                <ToolResultBlock content={m.content} callId={m.toolCallId ?? ''} call={calls.get(m.toolCallId ?? '')} />
-              ) : (
-                <p className="typed">{m.content}</p>
-              )}
-              {!m.streaming && editing?.id !== m.id && (
-                <p className="message-actions">
-                  {m.content && (
-                    <button className="link" onClick={() => copy(m.id, m.content)} aria-label={`copy ${m.role === 'user' ? 'message' : 'answer'}`}>
-                      {copied === m.id ? 'Copied' : 'Copy'}
+              <li
+                key={m.id}
+                className={`message ${m.role}${m.streaming ? ' streaming' : ''}${m.state === 'interrupted' ? ' interrupted' : ''}`}
+                data-testid={m.role === 'assistant' ? 'answer' : m.role === 'tool' ? 'tool-message' : 'question'}
+              >
+                {editing?.id === m.id ? (
+                  <div className="edit">
+                    <textarea aria-label="edit message" value={editing.text} onChange={(e) => setEditing({ id: m.id, text: e.target.value })} />
+                    <button className="primary" onClick={resend} disabled={!editing.text.trim() || streaming}>
+                      Save and resend
                     </button>
-                  )}
-                  {versions.length > 0 && (
-                    <span className="versions" aria-label="answer versions">
-                      <button className="link" aria-label="earlier answer" disabled={picked === 0} onClick={() => setShownVersion({ ...shownVersion, [latest.id]: picked - 1 })}>
-                        ‹
+                    <button onClick={() => setEditing(null)}>Cancel</button>
+                  </div>
+                ) : m.role === 'assistant' ? (
+                  <>
+                    {m.reasoning ? <ThinkingBlock reasoning={m.reasoning} thinkingMs={m.thinkingMs} thinking={m.streaming && !m.content} /> : null}
+                    {(m.content || !m.toolCalls?.length) && (m.content || !m.reasoning) && <Markdown text={m.content || (m.streaming ? '…' : '')} />}
+                    {m.toolCalls?.length ? <ToolCallBlocks calls={m.toolCalls} /> : null}
+                  </>
+                ) : m.role === 'tool' ? (
+                  <ToolResultBlock content={m.content} callId={m.toolCallId ?? ''} call={calls.get(m.toolCallId ?? '')} />
+                ) : (
+                  <p className="typed">{m.content}</p>
+                )}
+                {!m.streaming && editing?.id !== m.id && (
+                  <p className="message-actions">
+                    {m.content && (
+                      <button className="link" onClick={() => copy(m.id, m.content)} aria-label={`copy ${m.role === 'user' ? 'message' : 'answer'}`}>
+                        {copied === m.id ? 'Copied' : 'Copy'}
                       </button>
-                      <span data-testid="version">
-                        {picked + 1}/{versions.length + 1}
+                    )}
+                    {versions.length > 0 && (
+                      <span className="versions" aria-label="answer versions">
+                        <button
+                          className="link"
+                          aria-label="earlier answer"
+                          disabled={picked === 0}
+                          onClick={() => setShownVersion({ ...shownVersion, [latest.id]: picked - 1 })}
+                        >
+                          ‹
+                        </button>
+                        <span data-testid="version">
+                          {picked + 1}/{versions.length + 1}
+                        </span>
+                        <button
+                          className="link"
+                          aria-label="later answer"
+                          disabled={picked === versions.length}
+                          onClick={() => setShownVersion({ ...shownVersion, [latest.id]: picked + 1 })}
+                        >
+                          ›
+                        </button>
                       </span>
-                      <button className="link" aria-label="later answer" disabled={picked === versions.length} onClick={() => setShownVersion({ ...shownVersion, [latest.id]: picked + 1 })}>
-                        ›
+                    )}
+                    {m.role === 'user' && !streaming && (
+                      <button className="link" onClick={() => setEditing({ id: m.id, text: m.content })}>
+                        Edit
                       </button>
-                    </span>
-                  )}
-                  {m.role === 'user' && !streaming && (
-                    <button className="link" onClick={() => setEditing({ id: m.id, text: m.content })}>
-                      Edit
-                    </button>
-                  )}
-                </p>
-              )}
-              {m.servedBy && (
-                <p className="served" data-testid="served-by">
-                  replica {m.servedBy.replica} · slot {m.servedBy.slot ?? '—'} · reused <span data-testid="reused">{m.servedBy.reusedTokens}</span> of {m.servedBy.promptTokens} prompt tokens ·{' '}
-                  {m.servedBy.completionTokens} tokens{m.servedBy.tokensPerSecond !== undefined ? ` · ${m.servedBy.tokensPerSecond.toFixed(1)} tok/s` : ''}
-                  {m.servedBy.firstTokenMs !== undefined ? ` · first token ${(m.servedBy.firstTokenMs / 1000).toFixed(2)} s` : ''}
-                  {m.finishReason ? ` · finish ${m.finishReason}` : ''}
-                </p>
-              )}
-              {m.stopped && <p className="note">stopped</p>}
-              {m.state === 'interrupted' && (
-                <p className="note" data-testid="interrupted">
-                  interrupted: the server stopped before this answer was finished
-                  {index === messages.length - 1 && !streaming && (
-                    <>
-                      {' '}
-                      <button className="link" onClick={() => void actions.regenerate()}>
-                        Regenerate
-                      </button>
-                    </>
-                  )}
-                </p>
-              )}
-              {m.error && <p className="error">{m.error}</p>}
-            </li>
+                    )}
+                  </p>
+                )}
+                {m.servedBy && (
+                  <p className="served" data-testid="served-by">
+                    replica {m.servedBy.replica} · slot {m.servedBy.slot ?? '—'} · reused <span data-testid="reused">{m.servedBy.reusedTokens}</span> of{' '}
+                    {m.servedBy.promptTokens} prompt tokens · {m.servedBy.completionTokens} tokens
+                    {m.servedBy.tokensPerSecond !== undefined ? ` · ${m.servedBy.tokensPerSecond.toFixed(1)} tok/s` : ''}
+                    {m.servedBy.firstTokenMs !== undefined ? ` · first token ${(m.servedBy.firstTokenMs / 1000).toFixed(2)} s` : ''}
+                    {m.finishReason ? ` · finish ${m.finishReason}` : ''}
+                  </p>
+                )}
+                {m.stopped && <p className="note">stopped</p>}
+                {m.state === 'interrupted' && (
+                  <p className="note" data-testid="interrupted">
+                    interrupted: the server stopped before this answer was finished
+                    {index === messages.length - 1 && !streaming && (
+                      <>
+                        {' '}
+                        <button className="link" onClick={() => void actions.regenerate()}>
+                          Regenerate
+                        </button>
+                      </>
+                    )}
+                  </p>
+                )}
+                {m.error && <p className="error">{m.error}</p>}
+              </li>
             );
           })}
         </ol>

@@ -5,7 +5,15 @@ function Spans({ inline }: { inline: Inline[] }) {
   return (
     <>
       {inline.map((span, i) =>
-        span.kind === 'code' ? <code key={i}>{span.text}</code> : span.kind === 'bold' ? <strong key={i}>{span.text}</strong> : span.kind === 'italic' ? <em key={i}>{span.text}</em> : <span key={i}>{span.text}</span>,
+        span.kind === 'code' ? (
+          <code key={i}>{span.text}</code>
+        ) : span.kind === 'bold' ? (
+          <strong key={i}>{span.text}</strong>
+        ) : span.kind === 'italic' ? (
+          <em key={i}>{span.text}</em>
+        ) : (
+          <span key={i}>{span.text}</span>
+        ),
       )}
     </>
   );

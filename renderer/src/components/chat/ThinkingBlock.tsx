@@ -21,7 +21,13 @@ export function ThinkingBlock({ reasoning, thinkingMs, thinking }: { reasoning: 
   return (
     <details className="thinking" data-testid="thinking">
       <summary>
-        {thinking ? <span className="thinking-live">Thinking… {seconds(shownMs ?? 0)}</span> : shownMs === undefined ? <>Thoughts</> : <>Thought for {seconds(shownMs)}</>}
+        {thinking ? (
+          <span className="thinking-live">Thinking… {seconds(shownMs ?? 0)}</span>
+        ) : shownMs === undefined ? (
+          <>Thoughts</>
+        ) : (
+          <>Thought for {seconds(shownMs)}</>
+        )}
         <span className="note"> · {reasoning.length.toLocaleString()} characters</span>
       </summary>
       <pre className="thinking-text">{reasoning}</pre>

@@ -18,7 +18,8 @@ export function parseInline(text: string): Inline[] {
     if (!part) continue;
     if (part.startsWith('`') && part.endsWith('`') && part.length > 2) spans.push({ kind: 'code', text: part.slice(1, -1) });
     else if (part.startsWith('**') && part.endsWith('**') && part.length > 4) spans.push({ kind: 'bold', text: part.slice(2, -2) });
-    else if ((part.startsWith('*') && part.endsWith('*')) || (part.startsWith('_') && part.endsWith('_'))) spans.push({ kind: 'italic', text: part.slice(1, -1) });
+    else if ((part.startsWith('*') && part.endsWith('*')) || (part.startsWith('_') && part.endsWith('_')))
+      spans.push({ kind: 'italic', text: part.slice(1, -1) });
     else spans.push({ kind: 'text', text: part });
   }
   return spans;

@@ -14,7 +14,9 @@ export function ArenaPanel() {
           {arena.kind}: {formatBytes(arena.filledBytes)} in RAM once for every replica, sha256 {arena.sha256?.slice(0, 12)}…
         </p>
       ) : (
-        <p className="note">{arena.state === 'filling' ? `filling: ${formatBytes(arena.filledBytes)} of ${formatBytes(arena.modelBytes)}` : `none: ${arena.reason ?? 'off'}`}</p>
+        <p className="note">
+          {arena.state === 'filling' ? `filling: ${formatBytes(arena.filledBytes)} of ${formatBytes(arena.modelBytes)}` : `none: ${arena.reason ?? 'off'}`}
+        </p>
       )}
       {arena?.warning && <p className="warning">{arena.warning}</p>}
     </section>

@@ -1,4 +1,7 @@
-/** Charts over the last two minutes: requests routed per replica; tokens per second, and running and waiting requests on an axis of their own; the queue's line. Not tab stops: their numbers are in the cards and the queue line. */
+/**
+ * Charts over the last two minutes: requests routed per replica; tokens per second, and running and waiting requests on an axis of their own; the
+ * queue's line. Not tab stops: their numbers are in the cards and the queue line.
+ */
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
@@ -23,7 +26,15 @@ export function Charts() {
             <Tooltip />
             <Legend />
             {Array.from({ length: replicas }, (_, i) => (
-              <Line key={i} type="stepAfter" dataKey={`r${i}`} name={`replica ${i}`} stroke={COLOURS[i % COLOURS.length]} dot={false} isAnimationActive={false} />
+              <Line
+                key={i}
+                type="stepAfter"
+                dataKey={`r${i}`}
+                name={`replica ${i}`}
+                stroke={COLOURS[i % COLOURS.length]}
+                dot={false}
+                isAnimationActive={false}
+              />
             ))}
           </LineChart>
         </ResponsiveContainer>
@@ -36,7 +47,14 @@ export function Charts() {
             <XAxis dataKey="t" type="number" domain={['dataMin', 0]} allowDecimals={false} unit="s" stroke="#8a96a3" />
             {/* Tokens/s on the left; requests, running and waiting, on their own axis on the right, so a short queue is not a flat line at 0. */}
             <YAxis yAxisId="tokens" stroke="#4fa3ff" label={{ value: 'tokens/s', angle: -90, position: 'insideLeft', fill: '#8a96a3', fontSize: 11 }} />
-            <YAxis yAxisId="requests" orientation="right" allowDecimals={false} domain={[0, (max: number) => Math.max(4, max)]} stroke="#f36f6f" label={{ value: 'requests', angle: 90, position: 'insideRight', fill: '#8a96a3', fontSize: 11 }} />
+            <YAxis
+              yAxisId="requests"
+              orientation="right"
+              allowDecimals={false}
+              domain={[0, (max: number) => Math.max(4, max)]}
+              stroke="#f36f6f"
+              label={{ value: 'requests', angle: 90, position: 'insideRight', fill: '#8a96a3', fontSize: 11 }}
+            />
             <Tooltip />
             <Legend />
             <Line yAxisId="tokens" dataKey="tokensPerSecond" name="tokens/s" stroke="#4fa3ff" dot={false} isAnimationActive={false} />

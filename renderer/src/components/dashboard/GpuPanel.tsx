@@ -9,7 +9,9 @@ export function GpuPanel() {
   return (
     <section className="panel" aria-label="GPUs">
       <h2>GPUs</h2>
-      <p className="note" data-testid="gpu-note">{note}</p>
+      <p className="note" data-testid="gpu-note">
+        {note}
+      </p>
       {cards.map((c) => (
         <div key={`${c.card}-${c.name}`} className="gpu">
           <strong>{c.card === null ? c.name : `${c.card}: ${c.name}`}</strong>

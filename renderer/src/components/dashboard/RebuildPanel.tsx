@@ -4,12 +4,28 @@ import { describeOutcome, selectApplyHint, selectRebuildProgress } from '../../s
 import { useApp } from '../../store/use-app-store.js';
 
 export function RebuildPanel() {
-  const { rebuildForm: form, verdicts, stages, outcomes, rebuildBusy, rebuildError } = useApp(
-    useShallow((s) => ({ rebuildForm: s.rebuildForm, verdicts: s.verdicts, stages: s.stages, outcomes: s.outcomes, rebuildBusy: s.rebuildBusy, rebuildError: s.rebuildError })),
+  const {
+    rebuildForm: form,
+    verdicts,
+    stages,
+    outcomes,
+    rebuildBusy,
+    rebuildError,
+  } = useApp(
+    useShallow((s) => ({
+      rebuildForm: s.rebuildForm,
+      verdicts: s.verdicts,
+      stages: s.stages,
+      outcomes: s.outcomes,
+      rebuildBusy: s.rebuildBusy,
+      rebuildError: s.rebuildError,
+    })),
   );
   const replicas = useApp((s) => s.replicas.length);
   const applyHint = useApp(selectApplyHint);
-  const { setRebuildForm, precheckRebuild, applyRebuild } = useApp(useShallow((s) => ({ setRebuildForm: s.setRebuildForm, precheckRebuild: s.precheckRebuild, applyRebuild: s.applyRebuild })));
+  const { setRebuildForm, precheckRebuild, applyRebuild } = useApp(
+    useShallow((s) => ({ setRebuildForm: s.setRebuildForm, precheckRebuild: s.precheckRebuild, applyRebuild: s.applyRebuild })),
+  );
   return (
     <section className="panel" aria-label="resize">
       <h2>Resize (live)</h2>
@@ -40,7 +56,13 @@ export function RebuildPanel() {
         <button onClick={() => void precheckRebuild()} disabled={rebuildBusy}>
           Check
         </button>
-        <button className="primary" onClick={() => void applyRebuild()} disabled={applyHint !== null} title={applyHint ?? 'Resize now, keeping the prefixes that fit'} aria-describedby="apply-hint">
+        <button
+          className="primary"
+          onClick={() => void applyRebuild()}
+          disabled={applyHint !== null}
+          title={applyHint ?? 'Resize now, keeping the prefixes that fit'}
+          aria-describedby="apply-hint"
+        >
           Apply
         </button>
       </div>

@@ -1,4 +1,7 @@
-/** One card per replica: state (maintenance, latched and failed stand out), where it runs (a remote's URL and latency), its context, slots, KV type and GPU layers as the engine runs now, running, routed, cache hits, and a bar while a resize's kept prefixes are evaluated again. */
+/**
+ * One card per replica: state (maintenance, latched and failed stand out), where it runs (a remote's URL and latency), its context, slots, KV type and
+ * GPU layers as the engine runs now, running, routed, cache hits, and a bar while a resize's kept prefixes are evaluated again.
+ */
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectReplicaCards } from '../../store/workstation-slice.js';

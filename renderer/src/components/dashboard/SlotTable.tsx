@@ -1,4 +1,7 @@
-/** The slot view: every replica's slots, numbered globally, with state, held tokens and conversation (its chat title where the window has it); under them, its prefix cache's tiers. */
+/**
+ * The slot view: every replica's slots, numbered globally, with state, held tokens and conversation (its chat title where the window has it); under
+ * them, its prefix cache's tiers.
+ */
 import { useMemo } from 'react';
 import { useApp } from '../../store/use-app-store.js';
 import { selectSlotRows } from '../../store/workstation-slice.js';

@@ -13,7 +13,16 @@ export function ModelLoader() {
   const loadSteps = useApp((s) => s.loadSteps);
   const serving = useApp((s) => s.info?.model);
   const progress = useMemo(() => selectLoadProgress({ loadSteps }), [loadSteps]);
-  const a = useApp(useShallow((s) => ({ setPath: s.setModelPath, setPlan: s.setPlan, refresh: s.refreshSources, pick: s.pickModelFile, inspect: s.inspectModel, load: s.loadModel })));
+  const a = useApp(
+    useShallow((s) => ({
+      setPath: s.setModelPath,
+      setPlan: s.setPlan,
+      refresh: s.refreshSources,
+      pick: s.pickModelFile,
+      inspect: s.inspectModel,
+      load: s.loadModel,
+    })),
+  );
   useEffect(() => void a.refresh(), [a]);
   const choose = (path: string): void => a.setPath(path);
 
@@ -61,7 +70,14 @@ export function ModelLoader() {
         <div className="form-row">
           <label>
             Replicas
-            <input aria-label="replicas" type="number" min={1} max={64} value={plan.replicas} onChange={(e) => a.setPlan({ replicas: Math.max(1, Number(e.target.value) || 1) })} />
+            <input
+              aria-label="replicas"
+              type="number"
+              min={1}
+              max={64}
+              value={plan.replicas}
+              onChange={(e) => a.setPlan({ replicas: Math.max(1, Number(e.target.value) || 1) })}
+            />
           </label>
           <label>
             Cards
@@ -79,16 +95,34 @@ export function ModelLoader() {
           )}
           <label>
             Context per slot
-            <input aria-label="context size" type="number" min={64} step={256} value={plan.contextSize} onChange={(e) => a.setPlan({ contextSize: Math.max(64, Number(e.target.value) || 64) })} />
+            <input
+              aria-label="context size"
+              type="number"
+              min={64}
+              step={256}
+              value={plan.contextSize}
+              onChange={(e) => a.setPlan({ contextSize: Math.max(64, Number(e.target.value) || 64) })}
+            />
           </label>
           <label>
             Slots per replica
-            <input aria-label="slots" type="number" min={1} max={256} value={plan.slots} onChange={(e) => a.setPlan({ slots: Math.max(1, Number(e.target.value) || 1) })} />
+            <input
+              aria-label="slots"
+              type="number"
+              min={1}
+              max={256}
+              value={plan.slots}
+              onChange={(e) => a.setPlan({ slots: Math.max(1, Number(e.target.value) || 1) })}
+            />
           </label>
           <label className="check">
             <input type="checkbox" checked={plan.sharedArena} onChange={(e) => a.setPlan({ sharedArena: e.target.checked })} /> Shared arena
           </label>
-          <button className="primary" onClick={() => confirmReplace(serving, modelPath) && void a.load({ replace: Boolean(serving) })} disabled={loading || !modelPath.trim()}>
+          <button
+            className="primary"
+            onClick={() => confirmReplace(serving, modelPath) && void a.load({ replace: Boolean(serving) })}
+            disabled={loading || !modelPath.trim()}
+          >
             {loading ? 'Loading…' : 'Load'}
           </button>
         </div>

@@ -18,7 +18,14 @@ export function confirmReplace(serving: string | undefined, next: string): boole
 
 export function ModelLibrary() {
   const { library, downloadUri, downloads, libraryError, serving, loading } = useApp(
-    useShallow((s) => ({ library: s.library, downloadUri: s.downloadUri, downloads: s.downloads, libraryError: s.libraryError, serving: s.info?.model, loading: s.loading })),
+    useShallow((s) => ({
+      library: s.library,
+      downloadUri: s.downloadUri,
+      downloads: s.downloads,
+      libraryError: s.libraryError,
+      serving: s.info?.model,
+      loading: s.loading,
+    })),
   );
   const a = useApp(
     useShallow((s) => ({
@@ -49,7 +56,12 @@ export function ModelLibrary() {
       <div className="form-row">
         <label className="grow">
           Download from Hugging Face
-          <input aria-label="model URI" value={downloadUri} placeholder="hf:owner/repo/file.gguf, hf:owner/repo:Q4_K_M or https://…" onChange={(e) => a.setUri(e.target.value)} />
+          <input
+            aria-label="model URI"
+            value={downloadUri}
+            placeholder="hf:owner/repo/file.gguf, hf:owner/repo:Q4_K_M or https://…"
+            onChange={(e) => a.setUri(e.target.value)}
+          />
         </label>
         <button className="primary" onClick={() => void a.download()} disabled={!downloadUri.trim()}>
           Download
@@ -108,7 +120,9 @@ export function ModelLibrary() {
                 <td>{m.quantisation ?? '—'}</td>
                 <td>{formatBytes(m.bytes)}</td>
                 <td>{m.contextLength ?? '—'}</td>
-                <td title={m.suggested?.reason}>{m.suggested ? `${m.suggested.replicas} × ${m.suggested.contextSize} ctx × ${m.suggested.slots} slots (${m.suggested.device})` : '—'}</td>
+                <td title={m.suggested?.reason}>
+                  {m.suggested ? `${m.suggested.replicas} × ${m.suggested.contextSize} ctx × ${m.suggested.slots} slots (${m.suggested.device})` : '—'}
+                </td>
                 <td className="actions">
                   {m.loaded ? (
                     <button aria-label={`Unload ${m.file}`} onClick={() => void a.unload()}>
@@ -119,7 +133,12 @@ export function ModelLibrary() {
                       Load
                     </button>
                   )}
-                  <button aria-label={`Delete ${m.file}`} disabled={m.loaded} title={m.loaded ? 'unload it first' : undefined} onClick={() => window.confirm(`Delete ${m.file}?`) && void a.remove(m.path)}>
+                  <button
+                    aria-label={`Delete ${m.file}`}
+                    disabled={m.loaded}
+                    title={m.loaded ? 'unload it first' : undefined}
+                    onClick={() => window.confirm(`Delete ${m.file}?`) && void a.remove(m.path)}
+                  >
                     Delete
                   </button>
                 </td>
