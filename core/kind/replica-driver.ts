@@ -51,7 +51,7 @@ export interface LocalProcess {
 }
 
 /** How a live resize reaches a replica's engine (rebuild/replica-rebuild.ts), and how to tell its process is gone. */
-export interface Resizer {
+export interface Rebuilder {
   readonly client: RebuildEngine;
   isEngineLost(error: unknown): boolean;
 }
@@ -93,7 +93,7 @@ export interface ReplicaDriver extends EventEmitter<ReplicaDriverEvents> {
   /** Its process on this machine; absent for a remote replica. */
   readonly local?: LocalProcess;
   /** A live resize to `sizes` of the ready engine (DESIGN §5); absent where Manifold cannot resize it (a remote server). */
-  resizer?(sizes: PoolSizes): Resizer;
+  rebuilder?(sizes: PoolSizes): Rebuilder;
   /** The engine's activity, read while it evaluates a resize's kept prefixes again after Applied; absent where that never happens. */
   activity?(): Promise<Activity>;
   /** Each tier's byte budget of the prefix cache it keeps beyond its slots (the dashboard's tiers); absent: none. */

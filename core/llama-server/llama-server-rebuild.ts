@@ -148,7 +148,7 @@ export class LlamaServerRebuild {
     if (!folder) throw new Error('the llama-server child has no slot folder');
     this.saved = [];
     for (const slot of await client.slots()) {
-      const file = `resize-slot-${slot.slot}.bin`;
+      const file = `rebuild-slot-${slot.slot}.bin`;
       const result = await client.slotAction(slot.slot, 'save', file, SLOT_STATE_TIMEOUT_MS);
       if (result.tokens > 0) this.saved.push({ slot: slot.slot, tokens: result.tokens, file });
       else await rm(join(folder, file), { force: true });

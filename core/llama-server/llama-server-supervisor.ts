@@ -19,7 +19,7 @@ import { readModelFileHeader } from '../../common/node/gguf-file.js';
 import { metadataText, type GgufHeader } from '../../common/gguf/header-reader.js';
 import type { HostPromptCacheLimits, PrefixTier } from '../../common/prefix-cache.js';
 import type { PoolSizes } from '../../common/rebuild.js';
-import type { ReplicaDriver, Resizer } from '../kind/replica-driver.js';
+import type { ReplicaDriver, Rebuilder } from '../kind/replica-driver.js';
 import { LlamaServerRebuild } from './llama-server-rebuild.js';
 import { kvCacheBytes } from '../arena/engine-memory.js';
 import { DEFAULT_REMOTE_TIMEOUTS, type RemoteTimeouts } from '../config/remote-plan.js';
@@ -106,7 +106,7 @@ export class LlamaServerSupervisor extends LocalSupervisor implements ReplicaDri
   }
 
   /** A resize restarts the child at the new sizes (llama-server-rebuild.ts). */
-  resizer(sizes: PoolSizes): Resizer {
+  rebuilder(sizes: PoolSizes): Rebuilder {
     const rebuild = new LlamaServerRebuild(this, sizes);
     return { client: rebuild, isEngineLost: () => rebuild.isEngineLost() };
   }

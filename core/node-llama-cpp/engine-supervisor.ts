@@ -16,7 +16,7 @@ import { engineChildEnv } from '../engine/engine-child-env.js';
 import type { EngineExit, SpawnEngine } from '../engine/engine-process.js';
 import { pinChild } from '../supervisor/child-pinning.js';
 import { LocalSupervisor, type LocalSupervisorOptions } from '../supervisor/local-supervisor.js';
-import type { ReplicaDriver, Resizer } from '../kind/replica-driver.js';
+import type { ReplicaDriver, Rebuilder } from '../kind/replica-driver.js';
 
 export interface EngineSupervisorOptions extends LocalSupervisorOptions {
   /** Starts the child process (fork under Node, utilityProcess in Electron). */
@@ -101,7 +101,7 @@ export class EngineSupervisor extends LocalSupervisor implements ReplicaDriver {
   }
 
   /** The engine resizes itself live (engine-bin/model-resize.ts): the transaction speaks to its client. */
-  resizer(_sizes: PoolSizes): Resizer {
+  rebuilder(_sizes: PoolSizes): Rebuilder {
     const client = this.client;
     if (!client) throw new Error(`replica ${this.options.replica} is ${this.stateValue}, not ready`);
     return { client, isEngineLost: (error) => error instanceof EngineExitedError };

@@ -74,11 +74,11 @@ export class ReplicaRebuilds {
       get engine() {
         const { driver } = replica;
         if (!driver.local) return { unavailable: `replica ${replica.index} is remote: its server is resized where it runs, not by Manifold` };
-        if (!driver.resizer) return { unavailable: `replica ${replica.index}'s engine kind does not resize live` };
+        if (!driver.rebuilder) return { unavailable: `replica ${replica.index}'s engine kind cannot be rebuilt live` };
         if (!replica.routable || !driver.client || !replica.info) return { unavailable: `replica ${replica.index} is ${replica.state}, not ready` };
         // gpuLayers as asked for (`auto` stays `auto`), so a rollback restores the request, not its resolution.
         const sizes = { ...poolSizesOf(replica.info.sizes), gpuLayers: driver.local.loadOptions.gpuLayers ?? 'auto' };
-        return { ...driver.resizer(sizes), sizes };
+        return { ...driver.rebuilder(sizes), sizes };
       },
       enterMaintenance: () => this.host.setState(replica, 'maintenance'),
       settle: (outcome, info) => this.settle(replica, change, outcome, info),

@@ -43,7 +43,7 @@ describe('engine kinds', () => {
     expect(again.replica).toBe(first.replica);
 
     const [verdict] = await set.precheck({ replica: first.replica, change: { contextSize: 2048 } });
-    expect(verdict).toMatchObject({ fits: false, reason: `replica ${first.replica}'s engine kind does not resize live` });
+    expect(verdict).toMatchObject({ fits: false, reason: `replica ${first.replica}'s engine kind cannot be rebuilt live` });
 
     const victim = set.driverOf(first.replica);
     const oldPid = victim.pid!;
