@@ -1,6 +1,6 @@
 /**
  * `manifold`, the command line for a headless box (in the style of `lms` / `ollama`): `serve` (as
- * `npm run serve`), `pull <hf-uri>`, `ls`, `ps`, `rm <name>`, `unload`, `engine install`, `engine calibrate`,
+ * `npm run serve`), `search <query>`, `pull <hf-uri>`, `ls`, `ps`, `rm <name>`, `unload`, `engine install`, `engine calibrate`,
  * each described by `--help` (commander parses them). Each takes `--json` (one JSON line for scripts). It talks to the `serve` of the data dir
  * through `serve.json`
  * (URL and control token) and the admin routes; `pull`, `ls` and `rm` work on the models folder

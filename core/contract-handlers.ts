@@ -1,7 +1,7 @@
 /**
  * Core's implementation of the contract, and the one entry every transport calls: `invokeCall` parses
- * the arguments with the call's schema, runs the handler, and returns its result. The WebSocket bridge
- * uses it now; the Electron IPC wrapper will use the same function.
+ * the arguments with the call's schema, runs the handler, and returns its result: the WebSocket bridge and
+ * the Electron IPC bridge (shell/ipc-bridge.ts) both call it.
  */
 import { hubFiles, HubSearchError, searchHub } from './models/hub-search.js';
 import { CALL_NAMES, contract, type CallName, type CallResult, type ContractHandlers, type ModelInspection } from '../common/contract.js';

@@ -50,61 +50,21 @@ export const coreSublayers = [
   // A replica's llama-server child (engine kind `llama-server`): supervised as the engine child is, spoken to by the remote client;
   // its slot files lent to the other llama-server replicas (kept by block hashes, the router's); and its install from llama.cpp's
   // releases (download with ipull, unpack with tar / extract-zip).
-  {
-    name: 'llama-server',
-    allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena', 'router', 'kind', 'rebuild'],
-    packages: ['zod', 'ipull', 'tar', 'extract-zip'],
-  },
+  { name: 'llama-server', allow: ['engine', 'supervisor', 'remote', 'logging', 'config', 'arena', 'router', 'kind', 'rebuild'], packages: ['zod', 'ipull', 'tar', 'extract-zip'] },
   // The registry of engine kinds (one line each), the driver of each replica, and the machine's default kind.
   { name: 'engine-kinds', allow: ['kind', 'config', 'node-llama-cpp', 'llama-server', 'remote', 'supervisor'] },
   // The client and supervisor of the tokenizer child (its exit reasons are the engine supervisor's);
   // no native code that reads a model file runs in core.
   { name: 'tokenizer', allow: ['engine', 'supervisor', 'logging'] },
-  // The replica set sees engines only through kind/ and engine-kinds/ (node-llama-cpp: its embedding engine; remote: the expected model).
-  {
-    name: 'replicas',
-    allow: [
-      'router',
-      'queue',
-      'engine',
-      'supervisor',
-      'kind',
-      'engine-kinds',
-      'node-llama-cpp',
-      'remote',
-      'rebuild',
-      'cpu',
-      'config',
-      'gpu',
-      'logging',
-      'metrics',
-    ],
-  },
+  // The replica set sees engines only through kind/ and engine-kinds/ (remote: the model every peer must serve).
+  { name: 'replicas', allow: ['router', 'queue', 'engine', 'supervisor', 'kind', 'engine-kinds', 'remote', 'rebuild', 'cpu', 'config', 'gpu', 'logging', 'metrics'] },
   { name: 'arena', allow: ['logging', 'process-alive'] },
   // The one file of core that imports node-llama-cpp: its model downloader moves bytes and reads no model (no native code runs).
   { name: 'models/model-download', allow: [], packages: ['node-llama-cpp'] },
   { name: 'models', allow: ['arena', 'chat/atomic-file', 'models/model-download'], packages: ['zod'] },
   // The chat sees the workstation only through its ChatBackend interface.
   { name: 'chat', allow: ['chat/atomic-file', 'open-generations'] },
-  {
-    name: 'workstation',
-    allow: [
-      'arena',
-      'chat',
-      'config',
-      'engine',
-      'gpu',
-      'logging',
-      'models',
-      'queue',
-      'remote',
-      'replicas',
-      'throughput-meter',
-      'sample-series',
-      'tokenizer',
-      'metrics',
-    ],
-  },
+  { name: 'workstation', allow: ['arena', 'chat', 'config', 'engine', 'gpu', 'logging', 'models', 'queue', 'remote', 'replicas', 'throughput-meter', 'sample-series', 'tokenizer', 'metrics'] },
   { name: 'contract-handlers', allow: ['workstation', 'config', 'models', 'logging', 'router'] },
   { name: 'contract-events', allow: ['workstation', 'logging'] },
   // Core's half of the Electron shell: the window policy and the IPC bridge (Electron's objects come in as interfaces).
@@ -113,36 +73,13 @@ export const coreSublayers = [
   {
     name: 'http',
     allow: [
-      'config',
-      'logging',
-      'engine',
-      'cpu',
-      'gpu',
-      'throughput-meter',
-      'tokenizer',
-      'chat/atomic-file',
-      'router',
-      'queue',
-      'rebuild',
-      'supervisor',
-      'llama-server',
-      'replicas',
-      'arena',
-      'models',
-      'chat',
-      'workstation',
-      'contract-handlers',
-      'contract-events',
-      'open-generations',
-      'metrics',
+      'config', 'logging', 'engine', 'cpu', 'gpu', 'throughput-meter', 'tokenizer', 'chat/atomic-file', 'router', 'queue', 'rebuild',
+      'supervisor', 'llama-server', 'replicas', 'arena', 'models', 'chat', 'workstation', 'contract-handlers', 'contract-events', 'open-generations', 'metrics',
     ],
     // prom-client: /metrics reads the workstation's state into gauges at each scrape.
     packages: ['ws', 'zod', 'prom-client'],
   },
-  {
-    name: 'serve',
-    allow: ['http', 'control-token', 'workstation', 'arena', 'config', 'engine', 'engine-kinds', 'gpu', 'replicas', 'logging', 'open-generations'],
-  },
+  { name: 'serve', allow: ['http', 'control-token', 'workstation', 'arena', 'config', 'engine', 'engine-kinds', 'gpu', 'replicas', 'logging', 'open-generations'] },
 ];
 
 /**

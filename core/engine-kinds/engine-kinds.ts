@@ -7,6 +7,7 @@ import { ConfigError, type ReplicaPlan } from '../config/run-config.js';
 import type { DriverSetup, EngineKind } from '../kind/engine-kind.js';
 import type { ReplicaDriver } from '../kind/replica-driver.js';
 import { llamaServerKind } from '../llama-server/llama-server-kind.js';
+import { EngineSupervisor } from '../node-llama-cpp/engine-supervisor.js';
 import { nodeLlamaCppKind } from '../node-llama-cpp/node-llama-cpp-kind.js';
 import type { ExpectedModel } from '../remote/model-match.js';
 import { RemoteLink } from '../remote/remote-link.js';
@@ -31,6 +32,21 @@ export function engineKind(name: string, where = 'engine.kind'): EngineKind {
   if (kind) return kind;
   const known = [...kinds.values()].map((k) => `"${k.name}" (${k.describe})`).join(', or ');
   throw new ConfigError(`${where}: "${name}" is not an engine kind; use ${known}`);
+}
+
+/**
+ * The driver of the embedding engine a set starts where no replica's kind embeds (replicas/embedding-engine.ts):
+ * a node-llama-cpp engine child of the model on the CPU, one slot, logged as `embeddings`.
+ */
+export function embeddingDriver(setup: Pick<DriverSetup, 'spawn' | 'modelPath' | 'log'>, contextSize: number): ReplicaDriver {
+  return new EngineSupervisor({
+    replica: -1,
+    name: 'embeddings',
+    spawn: setup.spawn,
+    env: {},
+    log: setup.log,
+    load: { modelPath: setup.modelPath, contextSize, slots: 1, gpuLayers: 0, threads: 0 },
+  });
 }
 
 /** The driver of one replica: the link to its server when remote, else its engine kind's. */

@@ -12,7 +12,7 @@ import { LlamaServerSupervisor } from './llama-server-supervisor.js';
 export const llamaServerKind: EngineKind = {
   name: 'llama-server',
   describe: "llama.cpp's server as each replica's child process (the default where its binary is installed)",
-  // At the bundled llama.cpp a generative model's server refuses /v1/embeddings (node-llama-cpp/embedding-engine.ts).
+  // At the bundled llama.cpp a generative model's server refuses /v1/embeddings (replicas/embedding-engine.ts).
   embeds: false,
   driver: (plan, setup, supervision) =>
     new LlamaServerSupervisor({

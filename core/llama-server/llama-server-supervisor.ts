@@ -1,6 +1,6 @@
 /**
- * The supervisor of one replica's `llama-server` child (engine kind `llama-server`; structurally a
- * ReplicaDriver, replicas/replica-driver.ts): spawns the binary with the replica's env (card visibility,
+ * The supervisor of one replica's `llama-server` child (engine kind `llama-server`; a ReplicaDriver,
+ * kind/replica-driver.ts): spawns the binary with the replica's env (card visibility,
  * the config's and the entry's env) on a Unix socket in its private folder (llama-server-folder.ts),
  * pins it to the replica's cores, waits for its `/health`, reads what it loaded (`/props`, `/v1/models`:
  * llama-server-ready-info.ts), and speaks to it through the remote client's llama-server dialect

@@ -63,7 +63,7 @@ class Deadline {
   }
 }
 
-/** Structurally a ReplicaClient (replicas/replica-driver.ts, a layer above this one). */
+/** A ReplicaClient (kind/replica-driver.ts), structurally: that layer sits above this one. */
 export class RemoteClient {
   private nextId = 0;
   /** The running generations: how to fail each as lost, and whether it has streamed a token. */

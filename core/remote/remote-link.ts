@@ -1,5 +1,5 @@
 /**
- * The driver of a remote replica (structurally a ReplicaDriver, replicas/replica-driver.ts): the link to
+ * The driver of a remote replica (a ReplicaDriver, kind/replica-driver.ts): the link to
  * a server on another machine that already runs the model. Starting it asks the peer what it is
  * (peer-probe.ts), checks it serves the expected model (model-match.ts) and synthesizes the ReadyInfo a
  * local engine would give. While ready it polls the peer's health; a poll that fails (the generations

@@ -10,7 +10,8 @@
  */
 import type { SpawnEngine } from '../engine/engine-process.js';
 import type { LogSink } from '../logging/core-log.js';
-import { EngineSupervisor } from '../node-llama-cpp/engine-supervisor.js';
+import { embeddingDriver } from '../engine-kinds/engine-kinds.js';
+import type { ReplicaDriver } from '../kind/replica-driver.js';
 import { NoReplicaError } from './replica-errors.js';
 
 export interface EmbeddingEngineOptions {
@@ -22,7 +23,7 @@ export interface EmbeddingEngineOptions {
 }
 
 export class EmbeddingEngine {
-  private starting: Promise<EngineSupervisor> | undefined;
+  private starting: Promise<ReplicaDriver> | undefined;
   private closed = false;
 
   constructor(private readonly options: EmbeddingEngineOptions) {}
@@ -36,16 +37,9 @@ export class EmbeddingEngine {
     return client.embed(inputs);
   }
 
-  private async start(): Promise<EngineSupervisor> {
+  private async start(): Promise<ReplicaDriver> {
     const { spawn, modelPath, contextSize, log } = this.options;
-    const supervisor = new EngineSupervisor({
-      replica: -1,
-      name: 'embeddings',
-      spawn,
-      env: {},
-      log,
-      load: { modelPath, contextSize, slots: 1, gpuLayers: 0, threads: 0 },
-    });
+    const supervisor = embeddingDriver({ spawn, modelPath, log }, contextSize);
     supervisor.on('exit', () => {
       if (this.starting && !this.closed) log('[embeddings] the embedding engine stopped; the next embeddings request starts it again', 'warn');
       this.starting = undefined;

@@ -87,7 +87,7 @@ export class ReplicaSet {
       slotOffset: (index) => slotOffset(this.replicas, index),
       observer: options.dispatchObserver,
     });
-    // Where no local replica's kind answers embeddings, an embedding engine does (node-llama-cpp/embedding-engine.ts).
+    // Where no local replica's kind answers embeddings, an embedding engine does (embedding-engine.ts).
     const local = options.plans.filter((plan) => !plan.remote);
     this.embeddingEngine =
       local.length > 0 && local.every((plan) => !engineKind(plan.engineKind ?? '').embeds)
