@@ -10,7 +10,6 @@ import OpenAI from 'openai';
 import { withServed } from './served-replicas.js';
 import { percentile, table } from './stats.js';
 import { streamRequest, type RequestResult } from './workload.js';
-import { engineOf } from '../test/helpers/replica-sets.js';
 
 export interface FaultRunOptions {
   model: string;
@@ -81,7 +80,7 @@ export async function faultRun(options: FaultRunOptions, kill: boolean): Promise
             resolve();
           });
         });
-        engineOf(replicas, VICTIM).signal('SIGKILL');
+        replicas.driverOf(VICTIM).local!.signal('SIGKILL');
         await healed;
       }
       const results = await Promise.all(runs);

@@ -9,6 +9,8 @@ import { Router, type RouteCandidate } from '../core/router/router.js';
 import { percentile, seeded, table } from './stats.js';
 
 export interface RouteOptions {
+  /** Which index forms to measure (both when absent). */
+  kinds?: readonly ('exact' | 'estimated')[];
   replicas: number[];
   promptTokens: number[];
   indexBlocks: number[];
@@ -41,7 +43,7 @@ function fill(kind: 'exact' | 'estimated', replicas: number, blocks: number, pro
 export function runRoute(options: RouteOptions) {
   const random = seeded(7);
   const rows: Record<string, number | string>[] = [];
-  for (const kind of ['exact', 'estimated'] as const) {
+  for (const kind of options.kinds ?? (['exact', 'estimated'] as const)) {
     for (const blocks of options.indexBlocks) {
       for (const replicas of options.replicas) {
         for (const promptTokens of options.promptTokens) {

@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, multiturn, overhead, scaling, rebuild, faults, remote, peer, gpu, families), writes
- * `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
+ * `npm run bench [-- <name>…] [--quick]`: runs the benchmarks (route, simulate, multiturn, overhead, scaling, rebuild, faults,
+ * remote, peer, gpu, families), writes `bench/results/<name>.json` and prints a table for each. Full runs use the `bench` test model; `--quick`
  * is a one-minute smoke on the `tiny` model that CI runs to keep the benchmarks from rotting.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -19,12 +19,13 @@ import { runRebuild } from './rebuild.js';
 import { runRemote } from './remote.js';
 import { runRoute } from './route.js';
 import { runScaling } from './scaling.js';
+import { runSimulate } from './simulate.js';
 
 // The benchmarks measure node-llama-cpp engines unless they name a kind (peer and engine-kinds compare the
 // two side by side), also where llama-server is installed and would be the default (default-engine-kind.ts).
 process.env.MANIFOLD_ENGINE_KIND ??= 'node-llama-cpp';
 
-const NAMES = ['route', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer', 'gpu', 'families'] as const;
+const NAMES = ['route', 'simulate', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer', 'gpu', 'families'] as const;
 type BenchName = (typeof NAMES)[number];
 
 const { values, positionals } = parseArgs({
@@ -73,6 +74,13 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
       quick
         ? { replicas: [2, 8], promptTokens: [512, 8192], indexBlocks: [10_000], decisions: 200 }
         : { replicas: [2, 4, 8], promptTokens: [512, 8192, 32768], indexBlocks: [10_000, 100_000, 1_000_000], decisions: 1000 },
+    ),
+  // No engine: simulated ones (bench/simulate/), replaying the Mooncake trace (bench/traces/).
+  simulate: async () =>
+    runSimulate(
+      quick
+        ? { sizes: [8, 32], loads: [0.5, 0.9], maxRequests: 800, fronts: { replicas: 16, fronts: 2 }, routeBlocks: 0 }
+        : { sizes: [8, 32, 64, 256], loads: [0.5, 0.8, 0.95], maxRequests: 12_000, fronts: { replicas: 32, fronts: 4 }, routeBlocks: 10_000_000 },
     ),
   multiturn: () =>
     runMultiTurn({

@@ -27,6 +27,12 @@ export interface PrefixIndex {
   readonly size: number;
 }
 
+/** Whether any member of `set` passes `test` (without copying the set). */
+function someOf<T>(set: ReadonlySet<T>, test: (value: T) => boolean): boolean {
+  for (const value of set) if (test(value)) return true;
+  return false;
+}
+
 /** Leading blocks `a` and `b` share. */
 export function sharedBlocks(a: readonly number[], b: readonly number[]): number {
   const n = Math.min(a.length, b.length);
@@ -38,10 +44,16 @@ export function sharedBlocks(a: readonly number[], b: readonly number[]): number
 /** What the dashboard shows of a saved entry besides its blocks (the index itself never reads it). */
 export type SavedEntryAbout = Omit<SavedEntryView, 'entry'>;
 
-/** Exact: a mirror of each (replica, slot)'s held blocks and of each (replica, saved entry)'s. */
+/**
+ * Exact: a mirror of each (replica, slot)'s held blocks and of each (replica, saved entry)'s, and, per replica,
+ * which entries hold each saved block, so a match against a prefix cache of hundreds of entries that share a
+ * start (a system prompt) walks the prompt's blocks once (a chained hash held means its whole prefix is held).
+ */
 export class ExactPrefixIndex implements PrefixIndex {
   private readonly slots = new Map<number, Map<number, readonly number[]>>();
   private readonly saved = new Map<number, Map<number, { tier: PrefixTier; blocks: readonly number[]; about: SavedEntryAbout }>>();
+  /** Per replica: block → the saved entry that holds it, or the entries when several do (a shared start). */
+  private readonly savedHolders = new Map<number, Map<number, number | Set<number>>>();
   private blocks = 0;
 
   /** The slot now holds exactly these leading blocks (replacing what it held). */
@@ -96,6 +108,14 @@ export class ExactPrefixIndex implements PrefixIndex {
     this.moveSaved(replica, entry, null);
     saved.set(entry, { tier, blocks: held, about });
     this.blocks += held.length;
+    let holders = this.savedHolders.get(replica);
+    if (!holders) this.savedHolders.set(replica, (holders = new Map()));
+    for (const block of held) {
+      const entries = holders.get(block);
+      if (entries === undefined) holders.set(block, entry);
+      else if (typeof entries === 'number') holders.set(block, new Set([entries, entry]));
+      else entries.add(entry);
+    }
   }
 
   /** A saved entry moved to `tier`, or left the cache (`null`: dropped, or restored into a slot). */
@@ -108,6 +128,15 @@ export class ExactPrefixIndex implements PrefixIndex {
     } else {
       this.blocks -= known.blocks.length;
       saved.delete(entry);
+      const holders = this.savedHolders.get(replica)!;
+      for (const block of known.blocks) {
+        const entries = holders.get(block);
+        if (entries === entry) holders.delete(block);
+        else if (typeof entries === 'object') {
+          entries.delete(entry);
+          if (entries.size === 1) holders.set(block, entries.values().next().value!);
+        }
+      }
     }
   }
 
@@ -123,13 +152,22 @@ export class ExactPrefixIndex implements PrefixIndex {
   }
 
   matchedSaved(replica: number, blocks: readonly number[], tiers?: readonly PrefixTier[]): SavedMatch | null {
-    let best: SavedMatch | null = null;
-    for (const [entry, { tier, blocks: held }] of this.saved.get(replica) ?? []) {
-      if (tiers && !tiers.includes(tier)) continue;
-      const shared = sharedBlocks(held, blocks);
-      if (shared > 0 && (!best || shared > best.blocks || (shared === best.blocks && tier === 'ram'))) best = { blocks: shared, tier, entry };
+    const holders = this.savedHolders.get(replica);
+    const saved = this.saved.get(replica);
+    if (!holders || !saved) return null;
+    const allowed = (e: number): boolean => !tiers || tiers.includes(saved.get(e)!.tier);
+    // The entries that hold the longest run of the prompt's leading blocks (one in `tiers` at least).
+    let holding: number | Set<number> | undefined;
+    let i = 0;
+    for (; i < blocks.length; i++) {
+      const entries = holders.get(blocks[i]!);
+      if (entries === undefined || (tiers && !(typeof entries === 'number' ? allowed(entries) : someOf(entries, allowed)))) break;
+      holding = entries;
     }
-    return best;
+    if (holding === undefined) return null;
+    const candidates = typeof holding === 'number' ? [holding] : [...holding].filter(allowed);
+    const entry = candidates.find((e) => saved.get(e)!.tier === 'ram') ?? candidates[0]!;
+    return { blocks: i, tier: saved.get(entry)!.tier, entry };
   }
 
   forgetReplica(replica: number): void {
@@ -137,6 +175,7 @@ export class ExactPrefixIndex implements PrefixIndex {
     for (const entry of this.saved.get(replica)?.values() ?? []) this.blocks -= entry.blocks.length;
     this.slots.delete(replica);
     this.saved.delete(replica);
+    this.savedHolders.delete(replica);
   }
 
   get size(): number {

@@ -107,6 +107,31 @@ describe("core's mirror of the tiers", () => {
     timings: { queuedMs: 0, prefillMs: 0, decodeMs: 0, prefillTokens: 0, decodeTokensPerSecond: 0 },
   });
 
+  it('finds the longest saved entry among many that share a start, in the tiers asked for, and forgets each as it leaves', () => {
+    const promptTokens = (length: number, seed: number): number[] => Array.from({ length }, (_, i) => seed * 1000 + i);
+    const system = promptTokens(256, 1);
+    const index = new ExactPrefixIndex();
+    // 200 conversations saved behind one 4-block system prompt, each 2 blocks more, entry 1000 + n; the last one on disk.
+    for (let n = 0; n < 200; n++)
+      index.saveBlocks(0, 1000 + n, n === 199 ? 'disk' : 'ram', blockHashes([...system, ...promptTokens(128, 10 + n)]), {
+        tokens: 0,
+        bytes: 0,
+        conversationId: null,
+      });
+    const turn = (n: number) => blockHashes([...system, ...promptTokens(128, 10 + n), ...promptTokens(64, 999)]);
+    expect(index.matchedSaved(0, turn(57))).toEqual({ blocks: 6, tier: 'ram', entry: 1057 });
+    expect(index.matchedSaved(0, turn(199))).toEqual({ blocks: 6, tier: 'disk', entry: 1199 });
+    // Only the disk tier (a llama-server child borrows slot files only): the RAM entry's start still matches, on disk.
+    expect(index.matchedSaved(0, turn(57), ['disk'])).toEqual({ blocks: 4, tier: 'disk', entry: 1199 });
+    // A new conversation matches the shared start only.
+    expect(index.matchedSaved(0, blockHashes([...system, ...promptTokens(128, 5000)]))?.blocks).toBe(4);
+    index.moveSaved(0, 1057, null);
+    expect(index.matchedSaved(0, turn(57))?.blocks).toBe(4);
+    for (let n = 0; n < 200; n++) index.moveSaved(0, 1000 + n, null);
+    expect(index.matchedSaved(0, turn(3))).toBeNull();
+    expect(index.size).toBe(0);
+  });
+
   it('moves an evicted slot’s blocks into a saved entry, follows its spill, and puts them back in the slot at a restore', () => {
     const routing = new RoutingState('prefix');
     routing.noteDone(0, a, blockHashes(a), done(0, a.length), 'A');
