@@ -233,5 +233,5 @@ for (const name of selected) {
   const seconds = (performance.now() - started) / 1000;
   const record = { name, date: new Date().toISOString(), quick, machine, model: { size: sizeOf(name), spec: TEST_MODEL_SIZES[sizeOf(name)] }, seconds, result };
   await writeFile(join(import.meta.dirname, 'results', `${name}${quick ? '-quick' : ''}.json`), `${JSON.stringify(record, null, 2)}\n`);
-  console.log(`\n## ${name} (${sizeOf(name)} model, ${seconds.toFixed(1)} s)\n\n${result.text}`);
+  console.log(`\n## ${name} (${name === 'simulate' ? 'simulated engines' : `${sizeOf(name)} model`}, ${seconds.toFixed(1)} s)\n\n${result.text}`);
 }

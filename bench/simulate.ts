@@ -50,13 +50,12 @@ function run(workload: string, requests: readonly SimRequest[], replicas: number
   const hitCeiling = ceiling(requests);
   const speedup = extra.speedup ?? speedupFor(requests, replicas, load);
   const policies = extra.policy ? [extra.policy] : SIM_POLICIES;
-  return policies.map((policy) => ({
-    workload,
-    load,
-    ceiling: hitCeiling,
-    variant,
-    ...simulate({ requests, replicas, model, policy, speedup, ...extra }),
-  }));
+  return policies.map((policy) => {
+    const started = performance.now();
+    const result = simulate({ requests, replicas, model, policy, speedup, ...extra });
+    console.error(`simulate: ${workload} × ${replicas} at ${load}: ${variant || policy} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    return { workload, load, ceiling: hitCeiling, variant, ...result };
+  });
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;

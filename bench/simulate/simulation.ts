@@ -242,7 +242,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
   for (const request of sorted) {
     const at = request.arrivalMs / speedup;
     queue.push(at, () => {
-      const frontIndex = frontCount === 1 ? 0 : options.balancer === 'affinity' ? hashOf(request.session) % frontCount : request.id % frontCount;
+      const frontIndex = frontCount === 1 ? 0 : options.balancer === 'affinity' ? hashOf(request.session) % frontCount : hashOf(`r${request.id}`) % frontCount;
       const run: SimRun = {
         request,
         front: frontIndex,
