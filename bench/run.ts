@@ -79,8 +79,15 @@ const benches: Record<BenchName, () => Promise<{ text: string }>> = {
   simulate: async () =>
     runSimulate(
       quick
-        ? { sizes: [8, 32], loads: [0.5, 0.9], maxRequests: 800, fronts: { replicas: 16, fronts: 2 }, routeBlocks: 0 }
-        : { sizes: [8, 32, 64, 256], loads: [0.5, 0.8, 0.95], maxRequests: 12_000, fronts: { replicas: 32, fronts: 4 }, routeBlocks: 10_000_000 },
+        ? { sizes: [8, 32], loads: [0.5, 0.9], maxRequests: 800, fronts: { replicas: 16, fronts: 2 }, routeBlocks: 0, validation: null }
+        : {
+            sizes: [8, 32, 64, 256],
+            loads: [0.5, 0.8, 0.95],
+            maxRequests: 12_000,
+            fronts: { replicas: 32, fronts: 4 },
+            routeBlocks: 10_000_000,
+            validation: { model, requests: 60, replicas: 2, slots: 2, maxBlocks: 20, maxAnswer: 16, meanGapMs: 1500 },
+          },
     ),
   multiturn: () =>
     runMultiTurn({

@@ -10,6 +10,7 @@ import { h100Llama8b, replicaCapacity } from './simulate/performance-models.js';
 import { SIM_POLICIES, simulate, type SimulationOptions, type SimulationResult } from './simulate/simulation.js';
 import { ceiling, chat, mooncake, tenants, type SimRequest } from './simulate/workloads.js';
 import { table } from './stats.js';
+import { validate, type ValidationOptions } from './simulate/validation.js';
 
 export interface SimulateOptions {
   sizes: number[];
@@ -21,6 +22,8 @@ export interface SimulateOptions {
   fronts: { replicas: number; fronts: number };
   /** Index blocks for the router's cost at 256 replicas (0: skip). */
   routeBlocks: number;
+  /** The check against real engines (null: skip). */
+  validation: ValidationOptions | null;
 }
 
 interface Row extends SimulationResult {
@@ -72,6 +75,7 @@ const rowCells = (r: Row): (string | number)[] => [
   Math.round(r.queueP90Ms),
   Math.round(r.outputTokensPerSecond),
   r.loadSpread.toFixed(2),
+  Math.round(r.decisionP50Us),
   Math.round(r.decisionP99Us),
 ];
 const HEADERS = [
@@ -87,10 +91,11 @@ const HEADERS = [
   'queue p90 ms',
   'out tok/s',
   'spread',
-  'route p99 µs',
+  'route p50 µs',
+  'p99',
 ];
 
-export function runSimulate(options: SimulateOptions) {
+export async function runSimulate(options: SimulateOptions) {
   const rows: Row[] = [];
   for (const replicas of options.sizes) {
     const copies = Math.max(1, Math.round(replicas / 8));
@@ -133,6 +138,8 @@ export function runSimulate(options: SimulateOptions) {
     ),
   ];
 
+  const check = options.validation ? await validate(options.validation) : null;
+  const within = (real: number, simulated: number): string => `${(100 * (simulated / real - 1)).toFixed(1)}%`;
   const route =
     options.routeBlocks > 0 ? runRoute({ kinds: ['exact'], replicas: [256], promptTokens: [8192], indexBlocks: [options.routeBlocks], decisions: 2000 }) : null;
 
@@ -143,6 +150,25 @@ export function runSimulate(options: SimulateOptions) {
     `Several fronts (${frontReplicas} replicas, load ${pct(topLoad)}, prefix routing):`,
     table(HEADERS, frontRows.map(rowCells)),
     ...(route ? ['', 'Router cost at 256 replicas (exact index):', route.text] : []),
+    ...(check
+      ? [
+          '',
+          `The simulator against real engines (${check.model}):`,
+          table(
+            ['', 'hit', 'TTFT p50 ms', 'TTFT p90 ms'],
+            [
+              ['real', `${(100 * check.real.hit).toFixed(1)}%`, Math.round(check.real.ttftP50Ms), Math.round(check.real.ttftP90Ms)],
+              ['simulated', `${(100 * check.simulated.hit).toFixed(1)}%`, Math.round(check.simulated.ttftP50Ms), Math.round(check.simulated.ttftP90Ms)],
+              [
+                'simulated − real',
+                within(check.real.hit, check.simulated.hit),
+                within(check.real.ttftP50Ms, check.simulated.ttftP50Ms),
+                within(check.real.ttftP90Ms, check.simulated.ttftP90Ms),
+              ],
+            ],
+          ),
+        ]
+      : []),
   ].join('\n');
-  return { rows, frontRows, route: route?.rows ?? null, text };
+  return { rows, frontRows, route: route?.rows ?? null, validation: check, text };
 }
