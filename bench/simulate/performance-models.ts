@@ -14,6 +14,7 @@ export const h100Llama8b: PerformanceModel = {
   name: 'Llama-3.1-8B on H100 (roofline)',
   slots: 32,
   chunkTokens: 2048,
+  prefillOrder: 'oldest',
   stepMs: (prefill, _decoders, context) => 6.0 + 0.0325 * prefill + 0.000049 * context,
   restoreMsPerToken: { ram: 0.0026, disk: 0.022 },
   kvBytesPerToken: 131_072,

@@ -19,6 +19,8 @@ export interface PerformanceModel {
   readonly slots: number;
   /** Prompt tokens one step prefills at most (chunked prefill). */
   readonly chunkTokens: number;
+  /** How a step's prompt tokens are shared: the oldest prompt first (vLLM's chunked prefill), or evenly (llama.cpp's batch of all slots). */
+  readonly prefillOrder: 'oldest' | 'even';
   /** One step: `prefillTokens` prefilled, `decoders` sequences decoding one token each, over `contextTokens` of their context. */
   stepMs(prefillTokens: number, decoders: number, contextTokens: number): number;
   /** ms per token of restoring a saved prefix from each tier. */
@@ -190,10 +192,12 @@ export class SimulatedEngine {
     this.busyMs += done * stretch.stepMs;
     if (stretch.prefill) {
       let budget = this.model.chunkTokens;
+      const prefilling = this.running.filter((r) => r.prefillLeft > 0).length;
+      const share = this.model.prefillOrder === 'even' ? Math.ceil(budget / prefilling) : budget;
       for (const r of this.running) {
         if (r.prefillLeft > 0) {
           r.restoreMsLeft = 0;
-          const take = Math.min(budget, r.prefillLeft);
+          const take = Math.min(budget, share, r.prefillLeft);
           r.prefillLeft -= take;
           budget -= take;
           if (r.prefillLeft === 0) {

@@ -13,6 +13,7 @@ const model: PerformanceModel = {
   name: 'test',
   slots: 2,
   chunkTokens: 10_000,
+  prefillOrder: 'oldest',
   stepMs: (prefill) => 10 + prefill,
   restoreMsPerToken: { ram: 0, disk: 0 },
   kvBytesPerToken: 1,
