@@ -5,7 +5,7 @@
 import { defineConfig } from '@playwright/test';
 
 // The UI is tested on node-llama-cpp engines (the slot view's prefix-cache tiers are theirs), also where
-// llama-server is installed and would be the default (core/config/default-engine-kind.ts).
+// llama-server is installed and would be the default (core/engine-kinds/default-engine-kind.ts).
 process.env.MANIFOLD_ENGINE_KIND ??= 'node-llama-cpp';
 
 export default defineConfig({

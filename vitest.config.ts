@@ -10,7 +10,7 @@ export default defineConfig({
     // Engines are real processes on a 2-core machine: run files one at a time so timings stay sane.
     fileParallelism: false,
     // Each test says which engine kind it exercises: a config without `engine.kind` runs node-llama-cpp
-    // here, even where llama-server is installed (where users get it by default: default-engine-kind.ts).
+    // here, even where llama-server is installed (where users get it by default: core/engine-kinds/default-engine-kind.ts).
     env: { MANIFOLD_ENGINE_KIND: 'node-llama-cpp' },
   },
 });

@@ -22,7 +22,7 @@ import { runScaling } from './scaling.js';
 import { runSimulate } from './simulate.js';
 
 // The benchmarks measure node-llama-cpp engines unless they name a kind (peer and engine-kinds compare the
-// two side by side), also where llama-server is installed and would be the default (default-engine-kind.ts).
+// two side by side), also where llama-server is installed and would be the default (core/engine-kinds/default-engine-kind.ts).
 process.env.MANIFOLD_ENGINE_KIND ??= 'node-llama-cpp';
 
 const NAMES = ['route', 'simulate', 'multiturn', 'overhead', 'scaling', 'rebuild', 'faults', 'remote', 'peer', 'gpu', 'families'] as const;
