@@ -3,7 +3,7 @@
  * text (same id), and nothing after it — the answers and turns that followed the old text no longer
  * follow from the new one. Only a user message can be edited. Core saves it so (`editMessage`); the chat window shows it so at once.
  */
-import type { ChatMessageData } from './contract.js';
+import type { ChatMessageData } from './conversation.js';
 
 export function editedMessages(messages: readonly ChatMessageData[], messageId: string, content: string): ChatMessageData[] {
   const index = messages.findIndex((m) => m.id === messageId);

@@ -4,7 +4,7 @@
  * last second of it. Saves go through the store's queue for that conversation: they never overlap, and
  * they land in the order they were made.
  */
-import type { ChatMessageData } from '../../common/contract.js';
+import type { ChatMessageData } from '../../common/conversation.js';
 import type { ConversationStore } from './conversation-store.js';
 
 export class AnswerSaver {

@@ -6,14 +6,8 @@
  * An answer is saved as it streams (`streaming`, at most once a second) so a crash keeps what was
  * written; a graceful stop gives answers a grace period, then saves the ones left as `interrupted`.
  */
-import {
-  MAX_ANSWER_VERSIONS,
-  type AnswerVersion,
-  type ChatMessageData,
-  type ChatSampling,
-  type Conversation,
-  type EventPayload,
-} from '../../common/contract.js';
+import { type EventPayload } from '../../common/contract.js';
+import { MAX_ANSWER_VERSIONS, type AnswerVersion, type ChatMessageData, type ChatSampling, type Conversation } from '../../common/conversation.js';
 import type { ChatBackend } from './chat-backend.js';
 import { OpenGenerations, type DrainReport } from '../open-generations.js';
 import { AnswerSaver } from './answer-saver.js';

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chatSamplingSchema, conversationSchema, type ChatMessageData, type Conversation, type ConversationSummary } from '../../common/contract.js';
+import { chatSamplingSchema, conversationSchema, type ChatMessageData, type Conversation, type ConversationSummary } from '../../common/conversation.js';
 import { sweepStaleTemps, writeFileAtomic } from './atomic-file.js';
 
 export class ConversationError extends Error {

@@ -6,7 +6,7 @@
  * (common/tool-calls/tool-prompt.ts), so every template renders them and the window can continue such
  * a conversation (it offers no tools itself).
  */
-import type { ChatMessageData, Conversation } from '../../common/contract.js';
+import type { ChatMessageData, Conversation } from '../../common/conversation.js';
 import type { ChatMessage } from '../../common/tokenizer-protocol.js';
 import { withToolsInPlainTurns } from '../../common/tool-calls/tool-prompt.js';
 

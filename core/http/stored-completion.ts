@@ -5,7 +5,7 @@
  * tool calls) and tool turns (with the id of the call each answers) its messages; the answer (content,
  * tool calls, reasoning, finish reason, who served it) the last one. Its title is the first user message's.
  */
-import type { ChatMessageData, ChatToolCall } from '../../common/contract.js';
+import type { ChatMessageData, ChatToolCall } from '../../common/conversation.js';
 import { newMessage, titleOf, type ConversationStore } from '../chat/conversation-store.js';
 import type { ReplicaGenerateResult } from '../replicas/request-dispatcher.js';
 import type { ChatCompletionRequest } from './openai-schemas.js';

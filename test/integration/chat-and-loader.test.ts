@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessageData, Conversation } from '../../common/contract.js';
+import type { ChatMessageData, Conversation } from '../../common/conversation.js';
 import { openControl, type ControlClient } from '../helpers/control.js';
 import { testModelPath, waitFor } from '../helpers/engines.js';
 import { startServed } from '../helpers/served.js';

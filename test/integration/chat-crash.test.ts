@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessageData, Conversation } from '../../common/contract.js';
+import type { ChatMessageData, Conversation } from '../../common/conversation.js';
 import type { Front } from '../../core/http/front-server.js';
 import { openControl } from '../helpers/control.js';
 import { LONG_ANSWER_PROMPT, testModelPath, waitFor } from '../helpers/engines.js';

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Conversation } from '../../common/contract.js';
+import type { Conversation } from '../../common/conversation.js';
 import { processAlive } from '../../core/process-alive.js';
 import { openControl } from '../helpers/control.js';
 import { LONG_ANSWER_PROMPT, testModelPath, waitFor } from '../helpers/engines.js';

@@ -1,6 +1,6 @@
 /** Pure logic: the chat window's settings (thinking, in the API's terms; temperature in OpenAI's range) and the timings shown under an answer. */
 import { describe, expect, it } from 'vitest';
-import { chatSamplingSchema } from '../../common/contract.js';
+import { chatSamplingSchema } from '../../common/conversation.js';
 import { answerTimings, thinkingOptions } from '../../core/chat/chat-service.js';
 
 describe('the chat window thinking setting', () => {

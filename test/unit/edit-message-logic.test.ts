@@ -1,6 +1,6 @@
 /** Edit-and-resend's truncation (pure logic): up to the edited user message, its new text, nothing after; answers are not editable. */
 import { describe, expect, it } from 'vitest';
-import type { ChatMessageData } from '../../common/contract.js';
+import type { ChatMessageData } from '../../common/conversation.js';
 import { editedMessages } from '../../common/edit-message.js';
 
 const message = (id: string, role: 'user' | 'assistant', content: string): ChatMessageData => ({

@@ -4,7 +4,7 @@
  * Hermes turns (no `tool` role, no tool_calls left for the template to render).
  */
 import { describe, expect, it } from 'vitest';
-import type { ChatMessageData } from '../../common/contract.js';
+import type { ChatMessageData } from '../../common/conversation.js';
 import { historyTurns } from '../../core/chat/history-turns.js';
 
 const message = (fields: Partial<ChatMessageData> & Pick<ChatMessageData, 'role' | 'content'>): ChatMessageData => ({

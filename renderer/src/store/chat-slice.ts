@@ -3,7 +3,8 @@
  * answer streaming in it (pieces from `chat` events), and the actions — new, open, send, stop,
  * regenerate, settings — each a contract call; core stores the conversations.
  */
-import type { CallResult, ChatMessageData, ChatSampling, Conversation, EventPayload } from '../../../common/contract.js';
+import type { CallResult, EventPayload } from '../../../common/contract.js';
+import type { ChatMessageData, ChatSampling, Conversation } from '../../../common/conversation.js';
 import { editedMessages } from '../../../common/edit-message.js';
 import { messageOf, type SliceCreator } from './slice.js';
 

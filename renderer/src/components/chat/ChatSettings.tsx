@@ -1,6 +1,6 @@
 /** The open conversation's system prompt, sampling and (for a thinking model) thinking settings, saved with it. */
 import { useEffect, useState } from 'react';
-import type { ChatSampling } from '../../../../common/contract.js';
+import type { ChatSampling } from '../../../../common/conversation.js';
 import { useApp } from '../../store/use-app-store.js';
 
 const THINKING: [ChatSampling['thinking'], string][] = [

@@ -3,7 +3,7 @@
  * function's name and its arguments, pretty-printed when they are JSON — and a tool result as a block
  * labelled with the call it answers (that call's name, and its id) and the result's content.
  */
-import type { ChatToolCall } from '../../../../common/contract.js';
+import type { ChatToolCall } from '../../../../common/conversation.js';
 
 /** JSON text indented; text that is not JSON as it is. */
 const pretty = (text: string): string => {
