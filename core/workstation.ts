@@ -1,26 +1,21 @@
 /**
  * The workstation: core put together around one loaded model — the shared arena, the tokenizer, the
  * replica set — plus what outlives a model: the GPU monitor, the throughput meter, the request metrics
- * (its prom-client registry), the log and the listeners. A model is loaded from a run config at start or later from the UI's loader. Either way it is
- * validated first — the bounded header check with llama.cpp's hyper-parameter bounds, then its tokenizer
- * child opened with a weights probe — and only a model that passes replaces the one serving (which keeps
- * serving otherwise). Without a model, the views are empty and requests get a clear 503. The HTTP front,
+ * (its prom-client registry), the log and the listeners. A model is loaded from a run config at start or
+ * later from the UI's loader. Either way it is validated first (workstation/model-start.ts) and only a model
+ * that passes replaces the one serving (which keeps serving otherwise). Without a model, the views are empty and requests get a clear 503. The HTTP front,
  * the control API and the Electron shell all drive this one object; nothing in it knows which is in front.
  */
 import { basename, join } from 'node:path';
 import { HISTORY_SECONDS, type ArenaStatus, type EventPayload, type GpuReport, type HistorySample, type LoadStep } from '../common/contract.js';
 import type { GenerateRequestInput } from '../common/engine-protocol.js';
-import { GgufFormatError, type GgufHeader } from '../common/gguf/header-reader.js';
-import { readModelFileHeader } from '../common/node/gguf-file.js';
 import type { RebuildProgress, RebuildRequest, ReplicaRebuildOutcome } from '../common/rebuild.js';
 import type { ArenaFacts } from './arena/arena-plan.js';
-import { enginePrivateBytes } from './arena/engine-memory.js';
 import type { ChatBackend } from './chat/chat-backend.js';
 import { ChatService } from './chat/chat-service.js';
 import { ConversationStore } from './chat/conversation-store.js';
 import { ModelDownloads } from './models/model-downloads.js';
 import { ModelLibrary } from './models/model-library.js';
-import { SharedArena } from './arena/shared-arena.js';
 import type { MachineFacts, RoutingPolicy, RunConfig } from './config/run-config.js';
 import type { SpawnEngine, SpawnTokenizer } from './engine/engine-process.js';
 import { GpuMonitor } from './gpu/gpu-report.js';
@@ -28,12 +23,12 @@ import { CoreLog, type LogSink } from './logging/core-log.js';
 import { RequestMetrics } from './metrics/request-metrics.js';
 import type { LogRotation } from './logging/log-file.js';
 import { NoReplicaError } from './replicas/replica-errors.js';
-import { expectedModelFrom } from './remote/model-match.js';
 import { ReplicaSet, type ReplicaSetOptions } from './replicas/replica-set.js';
 import type { ReplicaGenerateOptions, ReplicaGenerateResult } from './replicas/request-dispatcher.js';
 import { SampleSeries } from './sample-series.js';
 import { ThroughputMeter } from './throughput-meter.js';
 import { Tokenizer, type TokenizerOptions } from './tokenizer.js';
+import { startModel, validateModel, type BringUp, type LoadedModel, type ValidatedModel } from './workstation/model-start.js';
 
 export type WorkstationStatus = 'idle' | 'loading' | 'ok' | 'degraded' | 'error';
 
@@ -63,22 +58,6 @@ export interface WorkstationOptions {
   modelsDir?: string | null;
 }
 
-/** Everything that belongs to one loaded model. */
-interface LoadedModel {
-  config: RunConfig;
-  modelId: string;
-  replicas: ReplicaSet;
-  arena: SharedArena | undefined;
-  tokenizer: Tokenizer | undefined;
-  started: boolean;
-}
-
-/** A model that passed validation: its header (within llama.cpp's bounds) and its tokenizer child, weights probed. */
-interface ValidatedModel {
-  header: GgufHeader;
-  tokenizer: Tokenizer;
-}
-
 /** Implements the chat's backend: chat/ sees the workstation only through that interface. */
 export class Workstation implements ChatBackend {
   readonly throughput = new ThroughputMeter();
@@ -101,6 +80,8 @@ export class Workstation implements ChatBackend {
   private loading = false;
   private readonly rebuildListeners = new Set<(progress: RebuildProgress) => void>();
   private readonly loadListeners = new Set<(step: LoadStep) => void>();
+  /** What bringing a model up needs of the workstation (workstation/model-start.ts). */
+  private readonly bringUp: BringUp;
 
   constructor(private readonly options: WorkstationOptions) {
     const logFile = options.logFile === undefined ? join(options.dataDir, 'logs', 'manifold.log') : options.logFile;
@@ -112,6 +93,14 @@ export class Workstation implements ChatBackend {
     this.models = new ModelLibrary(options.dataDir, modelsDir);
     this.downloads = new ModelDownloads({ modelsDir, log: (level, line) => this.log[level](line) });
     this.loaded = this.prepare(options.config ?? null);
+    this.bringUp = {
+      log: this.log,
+      step: (step) => this.step(step),
+      spawnTokenizer: options.spawnTokenizer,
+      ...(options.tokenizerOptions ? { tokenizerOptions: options.tokenizerOptions } : {}),
+      ...(options.arenaFacts ? { arenaFacts: options.arenaFacts } : {}),
+      noteLoaded: (modelPath) => this.models.noteLoaded(modelPath),
+    };
   }
 
   /** The parts of `config`'s model, not started; an empty set when there is no model. */
@@ -151,7 +140,7 @@ export class Workstation implements ChatBackend {
     this.busy = true;
     this.loading = true;
     try {
-      await this.startLoaded(this.loaded, await this.validate(this.loaded.config.model));
+      await startModel(this.loaded, await validateModel(this.loaded.config.model, this.bringUp), this.bringUp);
     } catch (error) {
       this.log.error(`start failed: ${(error as Error).message}`);
       throw error;
@@ -173,7 +162,7 @@ export class Workstation implements ChatBackend {
       let validated: ValidatedModel;
       try {
         next = this.prepare(config);
-        validated = await this.validate(config.model);
+        validated = await validateModel(config.model, this.bringUp);
       } catch (error) {
         const keeps = this.loaded.started ? `; ${this.loaded.modelId} keeps serving` : '';
         this.log.error(`loading ${config.model} failed: ${(error as Error).message}${keeps}`);
@@ -184,7 +173,7 @@ export class Workstation implements ChatBackend {
       try {
         await this.unload();
         this.loaded = next;
-        await this.startLoaded(next, validated);
+        await startModel(next, validated, this.bringUp);
       } catch (error) {
         this.log.error(`loading ${config.model} failed: ${(error as Error).message}`);
         await validated.tokenizer.dispose(); // (a second dispose by unload is a no-op)
@@ -198,57 +187,6 @@ export class Workstation implements ChatBackend {
     }
   }
 
-  /**
-   * The header check (bounded reader, llama.cpp's hyper-parameter bounds), then the model's tokenizer child
-   * opened with a weights probe: everything that could abort on a hostile file runs in that child.
-   */
-  private async validate(model: string): Promise<ValidatedModel> {
-    this.step({ step: 'validate', detail: `checking the header of ${basename(model)}`, fraction: 0 });
-    const header = await readModelFileHeader(model).catch((error: Error) => {
-      throw error instanceof GgufFormatError ? new Error(`${model} failed validation: ${error.message}`) : error;
-    });
-    this.step({ step: 'validate', detail: 'opening the tokenizer process: the vocabulary, then a probe of the weights', fraction: 0.5 });
-    const tokenizer = await Tokenizer.open(model, {
-      spawn: this.options.spawnTokenizer,
-      log: this.log.sink,
-      ...this.options.tokenizerOptions,
-      probeWeights: true,
-    });
-    return { header, tokenizer };
-  }
-
-  /** Fills the arena (when asked) and starts the replicas of a validated model; rejects when every replica fails. */
-  private async startLoaded(loaded: LoadedModel, validated: ValidatedModel): Promise<void> {
-    const { config, replicas } = loaded;
-    loaded.tokenizer = validated.tokenizer;
-    replicas.expectModel(expectedModelFrom(config.model, validated.header));
-    this.step({ step: 'arena', detail: config.shared_arena ? 'reading the model into the arena' : 'shared_arena is off', fraction: 0 });
-    loaded.arena = await SharedArena.start({
-      modelPath: config.model,
-      requested: config.shared_arena === true,
-      engines: replicas.localPlans.length,
-      enginePrivateBytes: config.shared_arena ? this.enginePrivateBytes(loaded, validated.header) : 0,
-      log: this.log.sink,
-      onProgress: (fraction) => this.step({ step: 'arena', detail: 'reading the model into the arena', fraction }),
-      ...(this.options.arenaFacts ? { facts: this.options.arenaFacts } : {}),
-    });
-    replicas.loadModelFrom(loaded.arena.modelPath);
-    validated.tokenizer.reopenFrom(loaded.arena.modelPath);
-    this.step({ step: 'replicas', detail: `starting ${replicas.size} replicas`, fraction: 0 });
-    const offReady = replicas.onReady((ready) =>
-      this.step({ step: 'replicas', detail: `${ready} of ${replicas.size} replicas ready`, fraction: ready / replicas.size }),
-    );
-    try {
-      await replicas.start();
-    } finally {
-      offReady();
-    }
-    loaded.started = true;
-    await this.models.noteLoaded(config.model).catch((error: Error) => this.log.warn(`recent models: not saved (${error.message})`));
-    this.log.info(`workstation ready: ${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`);
-    this.step({ step: 'ready', detail: `${replicas.info().replicas_alive}/${replicas.size} replicas of ${loaded.modelId}`, fraction: 1 });
-  }
-
   /** Stops the current model's replicas and releases its tokenizer and arena; the workstation is empty after. */
   async unload(): Promise<void> {
     const { replicas, tokenizer, arena } = this.loaded;
@@ -256,19 +194,6 @@ export class Workstation implements ChatBackend {
     await tokenizer?.dispose();
     arena?.close();
     this.loaded = this.prepare(null);
-  }
-
-  /** The largest private memory one engine's plan is estimated to take (the arena's RAM warning). */
-  private enginePrivateBytes(loaded: LoadedModel, header: GgufHeader): number {
-    const estimates = loaded.replicas.localPlans.map(({ engine }) =>
-      enginePrivateBytes(header, {
-        contextSize: engine.contextSize ?? 4096,
-        slots: engine.slots ?? 1,
-        kvType: engine.kvType ?? 'f16',
-        gpuLayers: engine.gpuLayers ?? 'auto',
-      }),
-    );
-    return Math.max(0, ...estimates);
   }
 
   private step(step: LoadStep): void {
