@@ -9,7 +9,8 @@
  * Several fronts: a balancer sends each request to one (`random`, or by its session: `affinity`); each front
  * sees only its own requests' reports (`own`), or every engine's (`shared` cache events).
  */
-import { ExactPrefixIndex } from '../../core/router/prefix-index.js';
+import { BLOCK_TOKENS } from '../../core/router/block-hash.js';
+import { ExactPrefixIndex, reusableBlocks } from '../../core/router/prefix-index.js';
 import { planDispatch } from '../../core/router/dispatch-plan.js';
 import { Router } from '../../core/router/router.js';
 import type { RouteCandidate } from '../../core/router/route-policy.js';
@@ -212,7 +213,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
         decisionUs.push((performance.now() - started) * 1000);
         return decision;
       },
-      reusableTokens: (request, replica) => front.index.matchedBlocks(replica, byId.get(request.seq)!.run.request.blocks) * 64,
+      reusableTokens: (request, replica) => reusableBlocks(front.index, replica, byId.get(request.seq)!.run.request.blocks) * BLOCK_TOKENS,
       lastReplicaOf: (id) => front.lastReplica.get(id),
       allowed: () => true,
       cacheHoldMs: DEFAULT_QUEUE_SETTINGS.cacheHoldMs,

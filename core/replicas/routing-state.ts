@@ -18,7 +18,7 @@ import type { RoutingPolicy } from '../config/run-config.js';
 import type { ShelvedSlot } from '../kind/replica-driver.js';
 import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
 import { HostPromptCacheMirror, type HostPromptCacheMoves } from '../router/host-prompt-cache.js';
-import { EstimatedPrefixIndex, ExactPrefixIndex, sharedBlocks, type PrefixIndex } from '../router/prefix-index.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex, reusableBlocks, sharedBlocks, type PrefixIndex } from '../router/prefix-index.js';
 import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
 
 /** A llama-server child's prompt cache as a request starts on it: the cache's limits, and the prompt's length in tokens. */
@@ -203,7 +203,7 @@ export class RoutingState {
 
   /** Prompt tokens the replica would not prefill: held in a slot or saved in its engine's prefix cache. */
   reusableTokens(replica: number, blocks: readonly number[]): number {
-    return Math.max(this.combined.matchedBlocks(replica, blocks), this.combined.matchedSaved(replica, blocks)?.blocks ?? 0) * BLOCK_TOKENS;
+    return reusableBlocks(this.combined, replica, blocks) * BLOCK_TOKENS;
   }
 }
 

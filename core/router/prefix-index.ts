@@ -27,6 +27,11 @@ export interface PrefixIndex {
   readonly size: number;
 }
 
+/** Leading blocks of `blocks` that `replica` would not prefill: held in a slot, or saved in its prefix cache. */
+export function reusableBlocks(index: PrefixIndex, replica: number, blocks: readonly number[]): number {
+  return Math.max(index.matchedBlocks(replica, blocks), index.matchedSaved(replica, blocks)?.blocks ?? 0);
+}
+
 /** Whether any member of `set` passes `test` (without copying the set). */
 function someOf<T>(set: ReadonlySet<T>, test: (value: T) => boolean): boolean {
   for (const value of set) if (test(value)) return true;

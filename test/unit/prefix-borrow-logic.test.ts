@@ -12,7 +12,7 @@ import type { StartedInfo } from '../../core/engine/engine-client.js';
 import { planDispatch, type DispatchRequest } from '../../core/router/dispatch-plan.js';
 import { RoutingState } from '../../core/replicas/routing-state.js';
 import { BLOCK_TOKENS, blockHashes } from '../../core/router/block-hash.js';
-import { ExactPrefixIndex } from '../../core/router/prefix-index.js';
+import { ExactPrefixIndex, reusableBlocks } from '../../core/router/prefix-index.js';
 import { ASSUMED_RESTORE_SHARE } from '../../core/router/route-costs.js';
 import { Router, type RouteCandidate } from '../../core/router/router.js';
 
@@ -56,7 +56,7 @@ function plan(
     waiting,
     replicas,
     choose: (r, candidates) => router.choose(blockHashes(r.tokens), r.tokens.length, candidates),
-    reusableTokens: (r, i) => Math.max(index.matchedBlocks(i, blockHashes(r.tokens)), index.matchedSaved(i, blockHashes(r.tokens))?.blocks ?? 0) * BLOCK_TOKENS,
+    reusableTokens: (r, i) => reusableBlocks(index, i, blockHashes(r.tokens)) * BLOCK_TOKENS,
     lastReplicaOf: (id) => homes[id],
     allowed: () => true,
     cacheHoldMs: 500,
