@@ -12,8 +12,7 @@ import type { HostPromptCacheLimits, PrefixTier } from '../../common/prefix-cach
 import type { PoolSizes } from '../../common/rebuild.js';
 import type { GenerationHandle, TokenChunk } from '../engine/engine-client.js';
 import type { RebuildEngine } from '../rebuild/replica-rebuild.js';
-import type { SupervisorState } from '../supervisor/child-life.js';
-import type { SupervisorEvents } from '../supervisor/local-supervisor.js';
+import type { DriverEvents, SupervisorState } from '../supervisor/child-life.js';
 
 /** What the dispatcher and the views use of a ready replica. */
 export interface ReplicaClient {
@@ -72,9 +71,7 @@ export interface SlotFileLender {
   save(slot: number, blocks: readonly number[], heldTokens: number): Promise<ShelvedSlot | null>;
 }
 
-export type ReplicaDriverEvents = SupervisorEvents;
-
-export interface ReplicaDriver extends EventEmitter<ReplicaDriverEvents> {
+export interface ReplicaDriver extends EventEmitter<DriverEvents> {
   readonly state: SupervisorState;
   /** The ready replica's client; undefined unless ready. */
   readonly client: ReplicaClient | undefined;

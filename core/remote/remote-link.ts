@@ -14,7 +14,7 @@ import type { LogLevel } from '../../common/contract.js';
 import type { ReadyInfo } from '../../common/engine-protocol.js';
 import type { RemoteKind, RemotePlan } from '../config/remote-plan.js';
 import type { LogSink } from '../logging/core-log.js';
-import { describeExit, type ExitReason, type SupervisorState } from '../supervisor/child-life.js';
+import { describeExit, type DriverEvents, type ExitReason, type SupervisorState } from '../supervisor/child-life.js';
 import type { ReplicaDriver } from '../kind/replica-driver.js';
 import type { CompletionDialect } from './completion-dialect.js';
 import { llamaServerDialect } from './llama-server-dialect.js';
@@ -24,11 +24,6 @@ import { getPeerJson, type PeerAddress } from './peer-http.js';
 import { describePeer, healthPath, type PeerDescription, type PeerModel } from './peer-probe.js';
 import { RemoteClient } from './remote-client.js';
 import { RemoteLostError } from './remote-errors.js';
-
-export interface RemoteLinkEvents {
-  ready: [ReadyInfo];
-  exit: [ExitReason];
-}
 
 export interface RemoteLinkOptions {
   /** Replica index, for log prefixes. */
@@ -74,7 +69,7 @@ function readyInfoOf(description: PeerDescription, model: PeerModel, slots: numb
   };
 }
 
-export class RemoteLink extends EventEmitter<RemoteLinkEvents> implements ReplicaDriver {
+export class RemoteLink extends EventEmitter<DriverEvents> implements ReplicaDriver {
   private stateValue: SupervisorState = 'idle';
   private current: RemoteClient | undefined;
   private kindValue: RemoteKind | null;

@@ -3,6 +3,7 @@
  * the tokenizer child): whether a stop was asked, whether its watchdog found it hung, why its start
  * failed, and from these why it exited — stopped, hung, failed to load, or crashed, in that order.
  */
+import type { ReadyInfo } from '../../common/engine-protocol.js';
 import type { EngineGoneReason } from '../engine/engine-process.js';
 
 export type ExitReason =
@@ -14,6 +15,12 @@ export type ExitReason =
   | { kind: 'unreachable'; message: string };
 
 export type SupervisorState = 'idle' | 'starting' | 'ready' | 'stopping' | 'exited';
+
+/** What a replica's driver announces, local or remote: ready (with what it loaded), and gone (with why). */
+export interface DriverEvents {
+  ready: [ReadyInfo];
+  exit: [ExitReason];
+}
 
 export class ChildLife {
   /** A stop was asked: the exit is the stop's. */

@@ -6,18 +6,13 @@
  */
 import { EventEmitter } from 'node:events';
 import type { LogLevel } from '../../common/contract.js';
-import type { LoadOptionsInput, ReadyInfo } from '../../common/engine-protocol.js';
+import type { LoadOptionsInput } from '../../common/engine-protocol.js';
 import type { LogSink } from '../logging/core-log.js';
-import { ChildLife, describeExit, type ExitReason, type SupervisorState } from './child-life.js';
+import { ChildLife, describeExit, type DriverEvents, type ExitReason, type SupervisorState } from './child-life.js';
 import type { ChildPinning } from './child-pinning.js';
 import { startHeartbeat } from './heartbeat.js';
 import { ReplicaLog } from './replica-log.js';
 import { supervisorTiming, type SupervisorTiming } from './supervisor-timing.js';
-
-export interface SupervisorEvents {
-  ready: [ReadyInfo];
-  exit: [ExitReason];
-}
 
 export interface LocalSupervisorOptions extends Partial<SupervisorTiming> {
   /** Replica index, for log prefixes. */
@@ -36,7 +31,7 @@ export interface LocalSupervisorOptions extends Partial<SupervisorTiming> {
   pinning?: ChildPinning;
 }
 
-export abstract class LocalSupervisor extends EventEmitter<SupervisorEvents> {
+export abstract class LocalSupervisor extends EventEmitter<DriverEvents> {
   protected stateValue: SupervisorState = 'idle';
   protected readonly life = new ChildLife();
   protected readonly timing: SupervisorTiming;
