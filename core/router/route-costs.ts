@@ -4,7 +4,7 @@
  */
 import type { PrefixTier } from '../../common/prefix-cache.js';
 import { BLOCK_TOKENS } from './block-hash.js';
-import type { PrefixIndex, SavedMatch } from './prefix-index.js';
+import type { PrefixIndex } from './prefix-index.js';
 import type { Held, RouteCandidate, RouteDecision } from './route-policy.js';
 
 /**
@@ -25,22 +25,26 @@ export const BASELINE_RUNNING_PENALTY = 3000;
  */
 export const COST_TIE_TOLERANCE = 0.25;
 
+/** What a candidate holding none of a prompt holds (one object: most candidates of a decision hold nothing of its prompt). */
+export const HOLDS_NOTHING: Held = Object.freeze({ hit: 0, restore: undefined, reusable: 0 });
+
 /** What `c` holds of a prompt with these block hashes: in a slot, and a longer saved prefix its engine would restore (borrowed too when `borrowing`). */
 export function heldBy(index: PrefixIndex, blocks: readonly number[], promptTokens: number, c: RouteCandidate, borrowing = false): Held {
   const hit = Math.min(index.matchedBlocks(c.replica, blocks) * BLOCK_TOKENS, promptTokens);
   const restore = restorable(index, c, blocks, promptTokens, hit, borrowing);
-  return { c, hit, restore, reusable: restore?.tokens ?? hit };
+  if (hit === 0 && !restore) return HOLDS_NOTHING;
+  return { hit, restore, reusable: restore?.tokens ?? hit };
 }
 
 /** A pick made into a decision: the replica, what it holds, what it will prefill, at what cost. */
-export function decision(pick: Held, promptTokens: number, cost: number, costKind: RouteDecision['costKind']): RouteDecision {
+export function decision(c: RouteCandidate, held: Held, promptTokens: number, cost: number, costKind: RouteDecision['costKind']): RouteDecision {
   return {
-    replica: pick.c.replica,
-    cachedTokens: pick.hit,
-    prefillTokens: promptTokens - pick.reusable,
+    replica: c.replica,
+    cachedTokens: held.hit,
+    prefillTokens: promptTokens - held.reusable,
     cost,
     costKind,
-    ...(pick.restore ? { restore: pick.restore } : {}),
+    ...(held.restore ? { restore: held.restore } : {}),
   };
 }
 
@@ -57,15 +61,18 @@ function restorable(
   hit: number,
   borrowing: boolean,
 ): RouteDecision['restore'] | undefined {
-  let best: (SavedMatch & { owner: number }) | null = null;
-  for (const owner of [c.replica, ...(borrowing ? (c.borrowFrom ?? []) : [])]) {
-    const saved = index.matchedSaved(owner, blocks, owner === c.replica ? undefined : c.borrowTiers);
-    if (saved && (!best || saved.blocks > best.blocks || (saved.blocks === best.blocks && saved.tier === 'ram' && best.tier === 'disk')))
-      best = { ...saved, owner };
+  let best = index.matchedSaved(c.replica, blocks);
+  let owner = c.replica;
+  for (const peer of (borrowing && c.borrowFrom) || []) {
+    const saved = index.matchedSaved(peer, blocks, c.borrowTiers);
+    if (saved && (!best || saved.blocks > best.blocks || (saved.blocks === best.blocks && saved.tier === 'ram' && best.tier === 'disk'))) {
+      best = saved;
+      owner = peer;
+    }
   }
   const tokens = best ? Math.min(best.blocks * BLOCK_TOKENS, promptTokens) : 0;
   if (!best || tokens <= hit) return undefined;
-  return { tokens, tier: best.tier, entry: best.entry, ...(best.owner !== c.replica ? { borrow: { replica: best.owner } } : {}) };
+  return { tokens, tier: best.tier, entry: best.entry, ...(owner !== c.replica ? { borrow: { replica: owner } } : {}) };
 }
 
 /**
@@ -76,21 +83,29 @@ function restorable(
  * home and no second copy in another cache), then the least busy, then the one routed to least
  * (`routedCount`), then the lowest index.
  */
-export function breakTies<T extends Held & { cost: number }>(costed: T[], tolerance: number, routedCount: (replica: number) => number): T {
-  const lowest = Math.min(...costed.map((x) => x.cost));
-  const tied = costed.filter((x) => x.cost - lowest <= tolerance * Math.abs(lowest));
-  const preference = (x: T): number[] => [
-    x.c.servedConversation ? 0 : 1,
-    -x.reusable,
-    x.restore?.borrow ? 1 : 0,
-    x.c.running,
-    routedCount(x.c.replica),
-    x.c.replica,
-  ];
-  return tied.reduce((best, next) => {
-    const a = preference(next);
-    const b = preference(best);
-    const first = a.findIndex((v, i) => v !== b[i]);
-    return first >= 0 && a[first]! < b[first]! ? next : best;
-  });
+export function breakTies(
+  candidates: readonly RouteCandidate[],
+  held: readonly Held[],
+  costs: ArrayLike<number>,
+  tolerance: number,
+  routedCount: (replica: number) => number,
+): number {
+  let lowest = Infinity;
+  for (let i = 0; i < costs.length; i++) lowest = Math.min(lowest, costs[i]!);
+  let best = -1;
+  for (let i = 0; i < candidates.length; i++)
+    if (costs[i]! - lowest <= tolerance * Math.abs(lowest) && (best < 0 || preferred(candidates[i]!, held[i]!, candidates[best]!, held[best]!, routedCount)))
+      best = i;
+  return best;
+}
+
+/** Whether candidate `a` (holding `ha`) goes before `b` (holding `hb`) in breakTies' order, field by field (this runs per candidate per decision). */
+function preferred(a: RouteCandidate, ha: Held, b: RouteCandidate, hb: Held, routedCount: (replica: number) => number): boolean {
+  if (!a.servedConversation !== !b.servedConversation) return !!a.servedConversation;
+  if (ha.reusable !== hb.reusable) return ha.reusable > hb.reusable;
+  if (!ha.restore?.borrow !== !hb.restore?.borrow) return !ha.restore?.borrow;
+  if (a.running !== b.running) return a.running < b.running;
+  const routed = routedCount(a.replica) - routedCount(b.replica);
+  if (routed !== 0) return routed < 0;
+  return a.replica < b.replica;
 }

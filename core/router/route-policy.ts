@@ -48,7 +48,6 @@ export interface RouteDecision {
 
 /** What a candidate holds of a prompt: in a slot (`hit`), a longer saved prefix its engine would restore, and the larger of the two. */
 export interface Held {
-  readonly c: RouteCandidate;
   readonly hit: number;
   readonly restore: RouteDecision['restore'] | undefined;
   readonly reusable: number;
@@ -61,8 +60,11 @@ export interface RouteAsk {
   readonly candidates: readonly RouteCandidate[];
   /** What a candidate holds of the prompt (in a slot, or saved in its prefix cache; `borrowing`: its peers' too). */
   held(candidate: RouteCandidate, borrowing?: boolean): Held;
-  /** The pick among costed candidates within `tolerance` of the lowest cost (route-costs.ts, `breakTies`). */
-  breakTies<T extends Held & { cost: number }>(costed: T[], tolerance: number): T;
+  /**
+   * The pick (its position in `candidates`) among those whose `costs[i]` is within `tolerance` of the lowest,
+   * `held[i]` being what candidate i holds as the tie-break weighs it (route-costs.ts, `breakTies`).
+   */
+  breakTies(held: readonly Held[], costs: ArrayLike<number>, tolerance: number): number;
   /** The replica the router bound last; null before the first. */
   readonly lastRouted: number | null;
 }
@@ -72,6 +74,6 @@ export interface RoutePolicy {
   readonly name: string;
   /** One line for the user. */
   readonly describe: string;
-  /** Its pick: a candidate's `held`, made into a decision (route-costs.ts, `decision`). */
+  /** Its pick: a candidate and what it holds, made into a decision (route-costs.ts, `decision`). */
   choose(ask: RouteAsk): RouteDecision;
 }

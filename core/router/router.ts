@@ -69,7 +69,7 @@ export class Router {
       promptTokens,
       candidates,
       held: (c, borrowing) => heldBy(this.index, blocks, promptTokens, c, borrowing),
-      breakTies: (costed, tolerance) => breakTies(costed, tolerance, (replica) => this.routedCount(replica)),
+      breakTies: (held, costs, tolerance) => breakTies(candidates, held, costs, tolerance, (replica) => this.routedCount(replica)),
       lastRouted: this.lastRouted,
     });
   }

@@ -16,11 +16,13 @@ const mostFreeSlots: RoutePolicy = {
   name: 'most-free-slots',
   describe: 'the replica with the most free slots (a test-only policy)',
   choose: ({ promptTokens, candidates, held, breakTies }) => {
+    const costs = candidates.map((c) => c.running - c.slots);
     const pick = breakTies(
-      candidates.map((c) => ({ ...held(c), cost: c.running - c.slots })),
+      candidates.map((c) => held(c)),
+      costs,
       0,
     );
-    return decision(pick, promptTokens, pick.cost, 'policy');
+    return decision(candidates[pick]!, held(candidates[pick]!), promptTokens, costs[pick]!, 'policy');
   },
 };
 

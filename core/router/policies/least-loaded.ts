@@ -1,5 +1,5 @@
 /** Policy `least-loaded`, for comparison: the replica running fewest requests (ties as route-costs.ts breaks them, what it holds left out). */
-import { decision } from '../route-costs.js';
+import { decision, HOLDS_NOTHING } from '../route-costs.js';
 import type { RoutePolicy } from '../route-policy.js';
 
 export const leastLoadedPolicy: RoutePolicy = {
@@ -7,9 +7,11 @@ export const leastLoadedPolicy: RoutePolicy = {
   describe: 'the replica running fewest requests (for comparison)',
   choose({ promptTokens, candidates, held, breakTies }) {
     const pick = breakTies(
-      candidates.map((c) => ({ ...held(c), reusable: 0, cost: c.running })),
+      candidates.map(() => HOLDS_NOTHING),
+      candidates.map((c) => c.running),
       0,
     );
-    return decision(pick, promptTokens, pick.cost, 'policy');
+    const c = candidates[pick]!;
+    return decision(c, { ...held(c), reusable: 0 }, promptTokens, c.running, 'policy');
   },
 };

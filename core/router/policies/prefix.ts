@@ -16,19 +16,18 @@ export const prefixPolicy: RoutePolicy = {
   describe: 'the replica that reaches the first token soonest: the prompt it already holds, its queue and its measured prefill rate',
   choose({ promptTokens, candidates, held, breakTies }) {
     const measured = candidates.every((c) => c.prefillTokensPerMs !== null && c.prefillTokensPerMs > 0);
-    const costed = candidates.map((c) => {
-      const h = held(c, true);
-      const uncached = promptTokens - h.reusable;
-      const restoreCost = h.restore
-        ? h.restore.tokens *
-          (measured
-            ? (c.restoreMsPerToken?.[h.restore.tier] ?? ASSUMED_RESTORE_SHARE[h.restore.tier] / c.prefillTokensPerMs!)
-            : ASSUMED_RESTORE_SHARE[h.restore.tier])
-        : 0;
+    const holds = candidates.map((c) => held(c, true));
+    const costs = candidates.map((c, i) => {
+      const { restore, reusable } = holds[i]!;
+      const uncached = promptTokens - reusable;
       const cost = measured ? (c.pendingPrefillTokens + uncached) / c.prefillTokensPerMs! : uncached + BASELINE_RUNNING_PENALTY * c.running;
-      return { ...h, cost: cost + restoreCost };
+      if (!restore) return cost;
+      const msPerToken = measured
+        ? (c.restoreMsPerToken?.[restore.tier] ?? ASSUMED_RESTORE_SHARE[restore.tier] / c.prefillTokensPerMs!)
+        : ASSUMED_RESTORE_SHARE[restore.tier];
+      return cost + restore.tokens * msPerToken;
     });
-    const pick = breakTies(costed, measured ? COST_TIE_TOLERANCE : 0);
-    return decision(pick, promptTokens, pick.cost, measured ? 'measured' : 'baseline');
+    const pick = breakTies(holds, costs, measured ? COST_TIE_TOLERANCE : 0);
+    return decision(candidates[pick]!, holds[pick]!, promptTokens, costs[pick]!, measured ? 'measured' : 'baseline');
   },
 };

@@ -8,6 +8,7 @@ export const roundRobinPolicy: RoutePolicy = {
   choose({ promptTokens, candidates, held, lastRouted }) {
     const sorted = [...candidates].sort((a, b) => a.replica - b.replica);
     const next = lastRouted === null ? 0 : lastRouted + 1;
-    return decision(held(sorted.find((c) => c.replica >= next) ?? sorted[0]!), promptTokens, 0, 'policy');
+    const c = sorted.find((c) => c.replica >= next) ?? sorted[0]!;
+    return decision(c, held(c), promptTokens, 0, 'policy');
   },
 };
