@@ -33,3 +33,18 @@ export function blockHashes(tokens: readonly number[], maxBlocks = Infinity): nu
   }
   return hashes;
 }
+
+/**
+ * The longest leading run of blocks `0..n-1` that `holds`. Hashes are chained, so whoever holds block k
+ * holds every block before it: the run is found by halving, in a handful of probes however long it is.
+ */
+export function leadingRun(n: number, holds: (block: number) => boolean): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (holds(mid - 1)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

@@ -8,6 +8,8 @@
  * Either form answers how many leading blocks of a prompt a replica holds.
  */
 import type { PrefixTier, SavedEntryView } from '../../common/prefix-cache.js';
+import { leadingRun } from './block-hash.js';
+import { PrefixTree } from './prefix-tree.js';
 
 /** The longest prefix a replica could restore from its prefix cache: the entry, and the tier it is in. */
 export interface SavedMatch {
@@ -32,41 +34,56 @@ export function reusableBlocks(index: PrefixIndex, replica: number, blocks: read
   return Math.max(index.matchedBlocks(replica, blocks), index.matchedSaved(replica, blocks)?.blocks ?? 0);
 }
 
-/** Whether any member of `set` passes `test` (without copying the set). */
-function someOf<T>(set: ReadonlySet<T>, test: (value: T) => boolean): boolean {
-  for (const value of set) if (test(value)) return true;
+/** Whether an entry of `entries` (a block's holders) is in one of `tiers`. */
+function someHolder(
+  entries: number | ReadonlySet<number> | undefined,
+  saved: ReadonlyMap<number, { tier: PrefixTier }>,
+  tiers: readonly PrefixTier[],
+): boolean {
+  if (entries === undefined) return false;
+  if (typeof entries === 'number') return tiers.includes(saved.get(entries)!.tier);
+  for (const entry of entries) if (tiers.includes(saved.get(entry)!.tier)) return true;
   return false;
 }
 
-/** Leading blocks `a` and `b` share. */
+/** Leading blocks `a` and `b` share (chained hashes: found by halving, block-hash.ts). */
 export function sharedBlocks(a: readonly number[], b: readonly number[]): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
+  return leadingRun(Math.min(a.length, b.length), (i) => a[i] === b[i]);
 }
 
 /** What the dashboard shows of a saved entry besides its blocks (the index itself never reads it). */
 export type SavedEntryAbout = Omit<SavedEntryView, 'entry'>;
 
 /**
- * Exact: a mirror of each (replica, slot)'s held blocks and of each (replica, saved entry)'s, and, per replica,
- * which entries hold each saved block, so a match against a prefix cache of hundreds of entries that share a
- * start (a system prompt) walks the prompt's blocks once (a chained hash held means its whole prefix is held).
+ * Exact: a mirror of each (replica, slot)'s held blocks and of each (replica, saved entry)'s. Every held path
+ * is also in one of two radix trees over all replicas (prefix-tree.ts: slots, saved entries), so a decision
+ * walks the prompt once for all its candidates: the runs found hold for that prompt (its block list, by
+ * identity) until the index changes or another prompt is asked. Per replica, which saved entries hold each saved block names the entry
+ * a run ends in (and filters by tier).
  */
 export class ExactPrefixIndex implements PrefixIndex {
   private readonly slots = new Map<number, Map<number, readonly number[]>>();
   private readonly saved = new Map<number, Map<number, { tier: PrefixTier; blocks: readonly number[]; about: SavedEntryAbout }>>();
   /** Per replica: block → the saved entry that holds it, or the entries when several do (a shared start). */
   private readonly savedHolders = new Map<number, Map<number, number | Set<number>>>();
+  private readonly slotTree = new PrefixTree();
+  private readonly savedTree = new PrefixTree();
   private blocks = 0;
+  /** Bumped by every change: the runs kept for a prompt hold while it has not moved. */
+  private version = 0;
+  /** The prompt the trees were last walked along, and the index's version then. */
+  private walked: { blocks: readonly number[]; version: number } | null = null;
 
   /** The slot now holds exactly these leading blocks (replacing what it held). */
   setSlot(replica: number, slot: number, blocks: readonly number[]): void {
     let slots = this.slots.get(replica);
     if (!slots) this.slots.set(replica, (slots = new Map()));
-    this.blocks += blocks.length - (slots.get(slot)?.length ?? 0);
+    const before = slots.get(slot) ?? [];
+    this.blocks += blocks.length - before.length;
+    this.slotTree.remove(replica, before);
+    this.slotTree.add(replica, blocks);
     slots.set(slot, blocks);
+    this.version++;
   }
 
   /** The blocks the slot holds (none when not known). */
@@ -113,6 +130,7 @@ export class ExactPrefixIndex implements PrefixIndex {
     this.moveSaved(replica, entry, null);
     saved.set(entry, { tier, blocks: held, about });
     this.blocks += held.length;
+    this.savedTree.add(replica, held);
     let holders = this.savedHolders.get(replica);
     if (!holders) this.savedHolders.set(replica, (holders = new Map()));
     for (const block of held) {
@@ -121,6 +139,7 @@ export class ExactPrefixIndex implements PrefixIndex {
       else if (typeof entries === 'number') holders.set(block, new Set([entries, entry]));
       else entries.add(entry);
     }
+    this.version++;
   }
 
   /** A saved entry moved to `tier`, or left the cache (`null`: dropped, or restored into a slot). */
@@ -128,19 +147,21 @@ export class ExactPrefixIndex implements PrefixIndex {
     const saved = this.saved.get(replica);
     const known = saved?.get(entry);
     if (!saved || !known) return;
+    this.version++;
     if (tier) {
       saved.set(entry, { ...known, tier });
-    } else {
-      this.blocks -= known.blocks.length;
-      saved.delete(entry);
-      const holders = this.savedHolders.get(replica)!;
-      for (const block of known.blocks) {
-        const entries = holders.get(block);
-        if (entries === entry) holders.delete(block);
-        else if (typeof entries === 'object') {
-          entries.delete(entry);
-          if (entries.size === 1) holders.set(block, entries.values().next().value!);
-        }
+      return;
+    }
+    this.blocks -= known.blocks.length;
+    this.savedTree.remove(replica, known.blocks);
+    saved.delete(entry);
+    const holders = this.savedHolders.get(replica)!;
+    for (const block of known.blocks) {
+      const entries = holders.get(block);
+      if (entries === entry) holders.delete(block);
+      else if (typeof entries === 'object') {
+        entries.delete(entry);
+        if (entries.size === 1) holders.set(block, entries.values().next().value!);
       }
     }
   }
@@ -151,40 +172,49 @@ export class ExactPrefixIndex implements PrefixIndex {
   }
 
   matchedBlocks(replica: number, blocks: readonly number[]): number {
-    let best = 0;
-    for (const held of this.slots.get(replica)?.values() ?? []) best = Math.max(best, sharedBlocks(held, blocks));
-    return best;
+    this.walk(blocks);
+    return this.slotTree.run(replica);
   }
 
   matchedSaved(replica: number, blocks: readonly number[], tiers?: readonly PrefixTier[]): SavedMatch | null {
     const holders = this.savedHolders.get(replica);
     const saved = this.saved.get(replica);
     if (!holders || !saved) return null;
-    const allowed = (e: number): boolean => !tiers || tiers.includes(saved.get(e)!.tier);
-    // The entries that hold the longest run of the prompt's leading blocks (one in `tiers` at least).
-    let holding: number | Set<number> | undefined;
-    let i = 0;
-    for (; i < blocks.length; i++) {
-      const entries = holders.get(blocks[i]!);
-      if (entries === undefined || (tiers && !(typeof entries === 'number' ? allowed(entries) : someOf(entries, allowed)))) break;
-      holding = entries;
-    }
+    // The longest run of the prompt's leading blocks that some entry (in `tiers`) holds, then an entry holding its last block.
+    const run = tiers ? leadingRun(blocks.length, (b) => someHolder(holders.get(blocks[b]!), saved, tiers)) : (this.walk(blocks), this.savedTree.run(replica));
+    const holding = run > 0 ? holders.get(blocks[run - 1]!) : undefined;
     if (holding === undefined) return null;
-    const candidates = typeof holding === 'number' ? [holding] : [...holding].filter(allowed);
-    const entry = candidates.find((e) => saved.get(e)!.tier === 'ram') ?? candidates[0]!;
-    return { blocks: i, tier: saved.get(entry)!.tier, entry };
+    if (typeof holding === 'number') return { blocks: run, tier: saved.get(holding)!.tier, entry: holding };
+    const entries = [...holding].filter((e) => !tiers || tiers.includes(saved.get(e)!.tier));
+    const entry = entries.find((e) => saved.get(e)!.tier === 'ram') ?? entries[0]!;
+    return { blocks: run, tier: saved.get(entry)!.tier, entry };
   }
 
   forgetReplica(replica: number): void {
-    for (const held of this.slots.get(replica)?.values() ?? []) this.blocks -= held.length;
-    for (const entry of this.saved.get(replica)?.values() ?? []) this.blocks -= entry.blocks.length;
+    for (const held of this.slots.get(replica)?.values() ?? []) {
+      this.blocks -= held.length;
+      this.slotTree.remove(replica, held);
+    }
+    for (const entry of this.saved.get(replica)?.values() ?? []) {
+      this.blocks -= entry.blocks.length;
+      this.savedTree.remove(replica, entry.blocks);
+    }
     this.slots.delete(replica);
     this.saved.delete(replica);
     this.savedHolders.delete(replica);
+    this.version++;
   }
 
   get size(): number {
     return this.blocks;
+  }
+
+  /** Walks both trees along `blocks`, once per prompt while the index has not changed. */
+  private walk(blocks: readonly number[]): void {
+    if (this.walked?.blocks === blocks && this.walked.version === this.version) return;
+    this.slotTree.walk(blocks);
+    this.savedTree.walk(blocks);
+    this.walked = { blocks, version: this.version };
   }
 }
 
