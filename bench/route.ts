@@ -1,7 +1,7 @@
 /**
  * route: the router's decision latency (p50/p99) over replica counts, prompt lengths and index sizes,
- * for the exact index (per-slot mirrors) and the estimated one (LRU map), and the index's memory per
- * block. Block hashing of the prompt is timed apart, since it is done once per request.
+ * for the exact index (per-slot mirrors and the radix trees over them) and the estimated one (LRU map), and
+ * the index's memory per block. Block hashing of the prompt is timed apart, since it is done once per request.
  */
 import { BLOCK_TOKENS, blockHashes } from '../core/router/block-hash.js';
 import { EstimatedPrefixIndex, ExactPrefixIndex, type PrefixIndex } from '../core/router/prefix-index.js';
@@ -17,26 +17,38 @@ export interface RouteOptions {
   decisions: number;
 }
 
-const SLOTS = 4;
+const WARMUP_DECISIONS = 2000;
+
+/** Sequences per replica (a GPU engine's batch, as the simulated engines' in bench/simulate/). */
+const SLOTS = 32;
+/** Leading blocks every slot shares with the probe prompt: a system prompt (the worst case for a search per replica). */
+const SYSTEM_BLOCKS = 16;
 
 function heapUsed(): number {
   (globalThis as { gc?: () => void }).gc?.();
   return process.memoryUsage().heapUsed;
 }
 
-/** Fills an index with `blocks` blocks spread over the replicas' slots; one slot of replica 0 holds the probe prompt. */
+/**
+ * Fills an index with `blocks` blocks spread over the replicas' slots: every slot starts with the probe
+ * prompt's first blocks (a shared system prompt) and goes on with its own; one slot of replica 0 holds the
+ * probe prompt as far as a slot goes.
+ */
 function fill(kind: 'exact' | 'estimated', replicas: number, blocks: number, prompt: readonly number[], random: () => number): PrefixIndex {
   const perSlot = Math.max(1, Math.floor(blocks / (replicas * SLOTS)));
   const noise = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 2 ** 53));
+  const held = (r: number, s: number): number[] => {
+    const shared = r === 0 && s === 0 ? perSlot : Math.min(SYSTEM_BLOCKS, perSlot);
+    const start = prompt.slice(0, shared);
+    return [...start, ...noise(perSlot - start.length)];
+  };
   if (kind === 'exact') {
     const index = new ExactPrefixIndex();
-    for (let r = 0; r < replicas; r++)
-      for (let s = 0; s < SLOTS; s++)
-        index.setSlot(r, s, r === 0 && s === 0 ? [...prompt.slice(0, perSlot), ...noise(Math.max(0, perSlot - prompt.length))] : noise(perSlot));
+    for (let r = 0; r < replicas; r++) for (let s = 0; s < SLOTS; s++) index.setSlot(r, s, held(r, s));
     return index;
   }
   const index = new EstimatedPrefixIndex(Math.max(blocks, prompt.length));
-  for (let r = 0; r < replicas; r++) for (let s = 0; s < SLOTS; s++) index.noteServed(r, r === 0 && s === 0 ? prompt.slice(0, perSlot) : noise(perSlot));
+  for (let r = 0; r < replicas; r++) for (let s = 0; s < SLOTS; s++) index.noteServed(r, held(r, s));
   return index;
 }
 
@@ -60,6 +72,8 @@ export function runRoute(options: RouteOptions) {
             prefillTokensPerMs: 2,
             pendingPrefillTokens: (r % 3) * 256,
           }));
+          // Untimed first: the first decisions run before the JIT has compiled the router's code.
+          for (let i = 0; i < WARMUP_DECISIONS; i++) router.choose(promptBlocks, tokens.length, candidates);
           const hashTimes: number[] = [];
           const routeTimes: number[] = [];
           for (let i = 0; i < options.decisions; i++) {
