@@ -11,6 +11,7 @@ import type { PrefixTier } from '../../common/prefix-cache.js';
 import { PrefixTiers } from '../../engine-bin/prefix-tiers.js';
 import { chooseSlot } from '../../engine-bin/slot-choice.js';
 import { BLOCK_TOKENS } from '../../core/router/block-hash.js';
+import { sharedBlocks } from '../../core/router/prefix-index.js';
 import type { SimRequest } from './workloads.js';
 
 export interface PerformanceModel {
@@ -82,6 +83,11 @@ export class SimulatedEngine {
     private readonly events: EngineEvents,
     /** The oracle: one infinite cache every replica restores from (`shared`), instead of this engine's own. */
     private readonly shared: Set<number> | null = null,
+    /**
+     * What-if (Manifold's engines do not): a new conversation in an empty slot gets the start it shares with
+     * another idle slot (a system prompt) copied from it, at a RAM restore's cost, instead of prefilling it.
+     */
+    private readonly slotCopy = false,
   ) {
     this.slots = Array.from({ length: model.slots }, () => ({ blocks: [], lastUsed: 0, run: null }));
     this.tiers = new PrefixTiers({ ramBytes: model.ramBytes, diskBytes: model.diskBytes });
@@ -127,17 +133,24 @@ export class SimulatedEngine {
     let held = choice.commonPrefix;
     let restored: number | null = null;
     let restoreMs = 0;
+    if (this.slotCopy) {
+      const copied = Math.max(...this.slots.map((s) => (s.run === null ? sharedBlocks(s.blocks, prompt) : 0)));
+      if (copied > held) {
+        restoreMs = (copied - held) * BLOCK_TOKENS * this.model.restoreMsPerToken.ram;
+        held = copied;
+      }
+    }
     if (this.shared) {
       let i = 0;
       while (i < prompt.length && this.shared.has(prompt[i]!)) i++;
       if (i > held) {
-        restoreMs = (i - held) * BLOCK_TOKENS * this.model.restoreMsPerToken.ram;
+        restoreMs += (i - held) * BLOCK_TOKENS * this.model.restoreMsPerToken.ram;
         held = i;
       }
     } else {
       const match = this.tiers.longestMatch(prompt);
       if (match && match.commonPrefix > held) {
-        restoreMs = (match.commonPrefix - held) * BLOCK_TOKENS * this.model.restoreMsPerToken[match.entry.tier];
+        restoreMs += (match.commonPrefix - held) * BLOCK_TOKENS * this.model.restoreMsPerToken[match.entry.tier];
         held = match.commonPrefix;
         restored = match.entry.id;
         this.tiers.take(match.entry.id);

@@ -34,6 +34,8 @@ export interface SimulationOptions {
   balancer?: 'random' | 'affinity';
   /** Whether each front hears every engine's cache events, or only its own requests'. */
   events?: 'own' | 'shared';
+  /** What-if: engines that copy a shared start between slots (simulated-engine.ts). */
+  slotCopy?: boolean;
 }
 
 export interface SimulationResult {
@@ -53,6 +55,13 @@ export interface SimulationResult {
   decisionP50Us: number;
   decisions: number;
   indexBlocks: number;
+  /**
+   * Late binding only: the blocks an infinite cache would have reused (seen in an earlier prompt) that the
+   * engine did not reuse, by where they were at binding, as shares of all prompt blocks: on the chosen replica
+   * (in a slot busy with another request when it started, or evicted before), on a replica with a free slot
+   * (the costs chose otherwise), only on replicas without one, or on none (evicted, or still being prefilled).
+   */
+  missed: { chosen: number; freeElsewhere: number; busyOnly: number; nowhere: number } | null;
 }
 
 interface Front {
@@ -115,7 +124,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
   const { replicas, model, policy, speedup } = options;
   const frontCount = options.fronts ?? 1;
   const sharedEvents = (options.events ?? 'own') === 'shared';
-  const lateBinding = policy === 'prefix' || policy === 'round-robin' || policy === 'least-loaded';
+  const lateBinding = policy !== 'approximate-tree' && policy !== 'oracle';
   const sharedIndex = sharedEvents ? new ExactPrefixIndex() : null;
   const fronts: Front[] = Array.from({ length: frontCount }, () => {
     const index = sharedIndex ?? new ExactPrefixIndex();
@@ -138,6 +147,11 @@ export function simulate(options: SimulationOptions): SimulationResult {
   let promptTokens = 0;
   let outputTokens = 0;
   let lastDoneAt = 0;
+  const seen = new Set<number>();
+  const missed = { chosen: 0, freeElsewhere: 0, busyOnly: 0, nowhere: 0 };
+  /** Per bound run: the blocks an infinite cache would reuse, and those its replica held at binding (what countMissed left for firstToken). */
+  const eligibleAt = new Map<SimRun, { eligible: number; held: number }>();
+  let boundBlocks = 0;
 
   const hearing = (front: number): Front[] => (sharedEvents ? [fronts[0]!] : [fronts[front]!]);
   const events: EngineEvents = {
@@ -150,6 +164,9 @@ export function simulate(options: SimulationOptions): SimulationResult {
       for (const f of hearing(run.front)) f.index.setSlot(replica, run.slot, run.request.blocks);
       fronts[run.front]!.pendingPrefill[replica]! -= run.request.promptTokens - run.cachedTokens;
       ttft.push(at - run.request.arrivalMs / speedup);
+      const bound = eligibleAt.get(run);
+      if (bound) missed.chosen += Math.max(0, bound.held - Math.floor(run.cachedTokens / BLOCK_TOKENS));
+      eligibleAt.delete(run);
       cachedTokens += run.cachedTokens;
       promptTokens += run.request.promptTokens;
     },
@@ -168,7 +185,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
     },
   };
   const runReplica = new Map<SimRun, number>();
-  const engines = Array.from({ length: replicas }, (_, r) => new SimulatedEngine(r, model, events, oracleCache));
+  const engines = Array.from({ length: replicas }, (_, r) => new SimulatedEngine(r, model, events, oracleCache, options.slotCopy ?? false));
   const schedule = (engine: SimulatedEngine): void => {
     const at = engine.nextEventAt;
     if (at === null) return;
@@ -222,10 +239,32 @@ export function simulate(options: SimulationOptions): SimulationResult {
     for (const { seq, decision } of plan.bindings) {
       const waiting = byId.get(seq)!;
       bound.add(seq);
+      countMissed(front, waiting.run, Math.floor((waiting.run.request.promptTokens - decision.prefillTokens) / BLOCK_TOKENS));
       bind(front, waiting.run, decision.replica, now, decision.prefillTokens);
     }
     if (bound.size > 0) front.waiting.splice(0, front.waiting.length, ...front.waiting.filter((w) => !bound.has(w.run.request.id)));
     if (plan.nextHoldEndsInMs !== null) queue.push(now + plan.nextHoldEndsInMs + 1e-6, () => dispatch(frontIndex, now + plan.nextHoldEndsInMs! + 1e-6));
+  };
+
+  /** Where the blocks an infinite cache would reuse of a request were, beyond the `reused` its replica holds (the rest at its first token). */
+  const countMissed = (front: Front, run: SimRun, reused: number): void => {
+    const request = run.request;
+    let eligible = 0;
+    while (eligible < request.blocks.length && seen.has(request.blocks[eligible]!)) eligible++;
+    let free = 0;
+    let anywhere = 0;
+    for (let r = 0; r < replicas; r++) {
+      const held = Math.min(eligible, reusableBlocks(front.index, r, request.blocks));
+      anywhere = Math.max(anywhere, held);
+      if (front.running[r]! < model.slots) free = Math.max(free, held);
+    }
+    reused = Math.min(reused, eligible);
+    eligibleAt.set(run, { eligible, held: reused });
+    missed.freeElsewhere += Math.max(0, free - reused);
+    missed.busyOnly += Math.max(0, anywhere - Math.max(free, reused));
+    missed.nowhere += eligible - Math.max(anywhere, reused);
+    boundBlocks += request.blocks.length;
+    for (const block of request.blocks) seen.add(block);
   };
 
   /** The policies that bind at arrival (their engines queue what finds no free slot). */
@@ -281,5 +320,13 @@ export function simulate(options: SimulationOptions): SimulationResult {
     decisionP50Us: percentile(decisionUs, 50),
     decisions: decisionUs.length,
     indexBlocks: fronts[0]!.index.size,
+    missed: lateBinding
+      ? {
+          chosen: missed.chosen / boundBlocks,
+          freeElsewhere: missed.freeElsewhere / boundBlocks,
+          busyOnly: missed.busyOnly / boundBlocks,
+          nowhere: missed.nowhere / boundBlocks,
+        }
+      : null,
   };
 }

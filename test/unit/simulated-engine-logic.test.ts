@@ -51,4 +51,17 @@ describe('the simulated engine', () => {
     const turns = [request(0, 0, [1, 2, 3, 4]), request(1, 10_000, [1, 2, 3, 4, 5, 6, 7, 8])];
     expect(simulate({ requests: turns, replicas: 2, model, policy: 'round-robin', speedup: 1 }).hit).toBe(0);
   });
+
+  it('tells where the hit the ceiling counts went missing, and what copying a shared start between slots would keep', () => {
+    // Two conversations sharing a two-block system prompt, one replica: the second finds an empty slot, and
+    // the engine keeps it out of the first's idle slot, so the system prompt is prefilled again.
+    const two = [request(0, 0, [1, 2, 3, 4]), request(1, 10_000, [1, 2, 9, 10])];
+    const asBuilt = simulate({ requests: two, replicas: 1, model, policy: 'prefix', speedup: 1 });
+    expect(ceiling(two)).toBeCloseTo(2 / 8);
+    expect(asBuilt.hit).toBe(0);
+    expect(asBuilt.missed).toEqual({ chosen: 2 / 8, freeElsewhere: 0, busyOnly: 0, nowhere: 0 });
+    const copying = simulate({ requests: two, replicas: 1, model, policy: 'prefix', speedup: 1, slotCopy: true });
+    expect(copying.hit).toBeCloseTo(128 / 512);
+    expect(copying.missed).toEqual({ chosen: 0, freeElsewhere: 0, busyOnly: 0, nowhere: 0 });
+  });
 });
