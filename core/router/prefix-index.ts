@@ -7,7 +7,7 @@
  * - Estimated form, for replicas whose cache cannot be seen: blocks noted as served, LRU-capped.
  * Either form answers how many leading blocks of a prompt a replica holds.
  */
-import type { PrefixTier, SavedEntryView } from '../../common/prefix-cache.js';
+import { PREFIX_TIERS, type PrefixTier, type SavedEntryView } from '../../common/prefix-cache.js';
 import { leadingRun } from './block-hash.js';
 import { PrefixTree } from './prefix-tree.js';
 
@@ -34,17 +34,31 @@ export function reusableBlocks(index: PrefixIndex, replica: number, blocks: read
   return Math.max(index.matchedBlocks(replica, blocks), index.matchedSaved(replica, blocks)?.blocks ?? 0);
 }
 
-/** Whether an entry of `entries` (a block's holders) is in one of `tiers`. */
-function someHolder(
-  entries: number | ReadonlySet<number> | undefined,
-  saved: ReadonlyMap<number, { tier: PrefixTier }>,
-  tiers: readonly PrefixTier[],
-): boolean {
-  if (entries === undefined) return false;
-  if (typeof entries === 'number') return tiers.includes(saved.get(entries)!.tier);
-  for (const entry of entries) if (tiers.includes(saved.get(entry)!.tier)) return true;
-  return false;
+/** Block → the saved entry that holds it, or the entries when several do (a shared start). */
+type Holders = Map<number, number | Set<number>>;
+
+function addHolder(holders: Holders, blocks: readonly number[], entry: number): void {
+  for (const block of blocks) {
+    const entries = holders.get(block);
+    if (entries === undefined) holders.set(block, entry);
+    else if (typeof entries === 'number') holders.set(block, new Set([entries, entry]));
+    else entries.add(entry);
+  }
 }
+
+function removeHolder(holders: Holders, blocks: readonly number[], entry: number): void {
+  for (const block of blocks) {
+    const entries = holders.get(block);
+    if (entries === entry) holders.delete(block);
+    else if (typeof entries === 'object') {
+      entries.delete(entry);
+      if (entries.size === 1) holders.set(block, entries.values().next().value!);
+    }
+  }
+}
+
+/** One entry of a block's holders. */
+const anyOf = (entries: number | Set<number>): number => (typeof entries === 'number' ? entries : entries.values().next().value!);
 
 /** Leading blocks `a` and `b` share (chained hashes: found by halving, block-hash.ts). */
 export function sharedBlocks(a: readonly number[], b: readonly number[]): number {
@@ -64,8 +78,8 @@ export type SavedEntryAbout = Omit<SavedEntryView, 'entry'>;
 export class ExactPrefixIndex implements PrefixIndex {
   private readonly slots = new Map<number, Map<number, readonly number[]>>();
   private readonly saved = new Map<number, Map<number, { tier: PrefixTier; blocks: readonly number[]; about: SavedEntryAbout }>>();
-  /** Per replica: block → the saved entry that holds it, or the entries when several do (a shared start). */
-  private readonly savedHolders = new Map<number, Map<number, number | Set<number>>>();
+  /** Per replica and tier: which saved entries hold each block. */
+  private readonly savedHolders = new Map<number, Record<PrefixTier, Holders>>();
   private readonly slotTree = new PrefixTree();
   private readonly savedTree = new PrefixTree();
   private blocks = 0;
@@ -132,13 +146,8 @@ export class ExactPrefixIndex implements PrefixIndex {
     this.blocks += held.length;
     this.savedTree.add(replica, held);
     let holders = this.savedHolders.get(replica);
-    if (!holders) this.savedHolders.set(replica, (holders = new Map()));
-    for (const block of held) {
-      const entries = holders.get(block);
-      if (entries === undefined) holders.set(block, entry);
-      else if (typeof entries === 'number') holders.set(block, new Set([entries, entry]));
-      else entries.add(entry);
-    }
+    if (!holders) this.savedHolders.set(replica, (holders = { ram: new Map(), disk: new Map() }));
+    addHolder(holders[tier], held, entry);
     this.version++;
   }
 
@@ -148,22 +157,16 @@ export class ExactPrefixIndex implements PrefixIndex {
     const known = saved?.get(entry);
     if (!saved || !known) return;
     this.version++;
+    const holders = this.savedHolders.get(replica)!;
+    removeHolder(holders[known.tier], known.blocks, entry);
     if (tier) {
       saved.set(entry, { ...known, tier });
+      addHolder(holders[tier], known.blocks, entry);
       return;
     }
     this.blocks -= known.blocks.length;
     this.savedTree.remove(replica, known.blocks);
     saved.delete(entry);
-    const holders = this.savedHolders.get(replica)!;
-    for (const block of known.blocks) {
-      const entries = holders.get(block);
-      if (entries === entry) holders.delete(block);
-      else if (typeof entries === 'object') {
-        entries.delete(entry);
-        if (entries.size === 1) holders.set(block, entries.values().next().value!);
-      }
-    }
   }
 
   /** The replica's saved entries in `tier`, oldest saved first (for the dashboard). */
@@ -176,18 +179,20 @@ export class ExactPrefixIndex implements PrefixIndex {
     return this.slotTree.run(replica);
   }
 
-  matchedSaved(replica: number, blocks: readonly number[], tiers?: readonly PrefixTier[]): SavedMatch | null {
+  matchedSaved(replica: number, blocks: readonly number[], tiers: readonly PrefixTier[] = PREFIX_TIERS): SavedMatch | null {
     const holders = this.savedHolders.get(replica);
-    const saved = this.saved.get(replica);
-    if (!holders || !saved) return null;
-    // The longest run of the prompt's leading blocks that some entry (in `tiers`) holds, then an entry holding its last block.
-    const run = tiers ? leadingRun(blocks.length, (b) => someHolder(holders.get(blocks[b]!), saved, tiers)) : (this.walk(blocks), this.savedTree.run(replica));
-    const holding = run > 0 ? holders.get(blocks[run - 1]!) : undefined;
-    if (holding === undefined) return null;
-    if (typeof holding === 'number') return { blocks: run, tier: saved.get(holding)!.tier, entry: holding };
-    const entries = [...holding].filter((e) => !tiers || tiers.includes(saved.get(e)!.tier));
-    const entry = entries.find((e) => saved.get(e)!.tier === 'ram') ?? entries[0]!;
-    return { blocks: run, tier: saved.get(entry)!.tier, entry };
+    if (!holders) return null;
+    // The longest run of the prompt's leading blocks some entry (in `tiers`) holds; then an entry holding its last block, RAM first.
+    const run =
+      tiers === PREFIX_TIERS
+        ? (this.walk(blocks), this.savedTree.run(replica))
+        : leadingRun(blocks.length, (b) => tiers.some((tier) => holders[tier].has(blocks[b]!)));
+    if (run === 0) return null;
+    for (const tier of PREFIX_TIERS) {
+      const entries = tiers.includes(tier) ? holders[tier].get(blocks[run - 1]!) : undefined;
+      if (entries !== undefined) return { blocks: run, tier, entry: anyOf(entries) };
+    }
+    return null;
   }
 
   forgetReplica(replica: number): void {
