@@ -55,10 +55,16 @@ function scaledRequests(options: ValidationOptions): (SimRequest & { tokens: num
 async function fit(served: Served, options: ValidationOptions): Promise<PerformanceModel> {
   const set = served.workstation.replicas;
   const prompt = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 300 + ((seed * 17 + i * 11) % 300));
-  // The median of three long prefills, each a fresh prompt (this machine's cores are shared: one reading is noisy).
+  // Long prefills on every replica at once, as the replay runs them (the replicas and the front share this machine's
+  // cores), three rounds of fresh prompts: the median.
   const longs = [];
-  for (const seed of [1, 6, 7]) longs.push(await set.generate({ tokens: prompt(1024, seed), maxTokens: 1, ignoreEos: true }));
-  const long = longs.sort((x, y) => x.timings.prefillMs - y.timings.prefillMs)[1]!;
+  for (const round of [1, 2, 3])
+    longs.push(
+      ...(await Promise.all(
+        Array.from({ length: options.replicas }, (_, k) => set.generate({ tokens: prompt(1024, 10 * round + k), maxTokens: 1, ignoreEos: true })),
+      )),
+    );
+  const long = longs.sort((x, y) => x.timings.prefillMs - y.timings.prefillMs)[Math.floor(longs.length / 2)]!;
   const short = await set.generate({ tokens: prompt(64, 2), maxTokens: 1, ignoreEos: true });
   const b = (long.timings.prefillMs - short.timings.prefillMs) / (long.timings.prefillTokens - short.timings.prefillTokens);
   const a = Math.max(0.1, short.timings.prefillMs - b * short.timings.prefillTokens);
