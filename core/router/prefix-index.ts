@@ -72,8 +72,8 @@ export type SavedEntryAbout = Omit<SavedEntryView, 'entry'>;
  * Exact: a mirror of each (replica, slot)'s held blocks and of each (replica, saved entry)'s. Every held path
  * is also in one of two radix trees over all replicas (prefix-tree.ts: slots, saved entries), so a decision
  * walks the prompt once for all its candidates: the runs found hold for that prompt (its block list, by
- * identity) until the index changes or another prompt is asked. Per replica, which saved entries hold each saved block names the entry
- * a run ends in (and filters by tier).
+ * identity) until the index changes or another prompt is asked. Per replica and tier, which saved entries
+ * hold each block names the entry a run ends in.
  */
 export class ExactPrefixIndex implements PrefixIndex {
   private readonly slots = new Map<number, Map<number, readonly number[]>>();
