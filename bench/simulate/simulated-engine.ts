@@ -10,8 +10,7 @@
 import type { PrefixTier } from '../../common/prefix-cache.js';
 import { PrefixTiers } from '../../engine-bin/prefix-tiers.js';
 import { chooseSlot } from '../../engine-bin/slot-choice.js';
-import { BLOCK_TOKENS } from '../../core/router/block-hash.js';
-import { sharedBlocks } from '../../core/router/prefix-index.js';
+import { BLOCK_TOKENS, sharedBlocks } from '../../core/router/block-hash.js';
 import type { SimRequest } from './workloads.js';
 
 export interface PerformanceModel {

@@ -17,7 +17,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BLOCK_TOKENS } from '../router/block-hash.js';
-import { sharedBlocks } from '../router/prefix-index.js';
+import { sharedBlocks } from '../router/block-hash.js';
 import type { SlotStateResult } from '../remote/completion-dialect.js';
 import type { RemoteClient } from '../remote/remote-client.js';
 import type { ShelvedSlot, SlotFileLender } from '../kind/replica-driver.js';

@@ -16,9 +16,9 @@ import type { PrefixReport } from '../../common/rebuild.js';
 import type { StartedInfo } from '../engine/engine-client.js';
 import type { RoutingPolicy } from '../config/run-config.js';
 import type { ShelvedSlot } from '../kind/replica-driver.js';
-import { BLOCK_TOKENS, blockHashes } from '../router/block-hash.js';
+import { BLOCK_TOKENS, blockHashes, sharedBlocks } from '../router/block-hash.js';
 import { HostPromptCacheMirror, type HostPromptCacheMoves } from '../router/host-prompt-cache.js';
-import { EstimatedPrefixIndex, ExactPrefixIndex, reusableBlocks, sharedBlocks, type PrefixIndex } from '../router/prefix-index.js';
+import { EstimatedPrefixIndex, ExactPrefixIndex, reusableBlocks, type PrefixIndex } from '../router/prefix-index.js';
 import { Router, type RouteCandidate, type RouteDecision } from '../router/router.js';
 
 /** A llama-server child's prompt cache as a request starts on it: the cache's limits, and the prompt's length in tokens. */

@@ -48,3 +48,8 @@ export function leadingRun(n: number, holds: (block: number) => boolean): number
   }
   return lo;
 }
+
+/** Leading blocks `a` shares with `b` from block `from` of `b` on (chained hashes: found by halving). */
+export function sharedBlocks(a: readonly number[], b: readonly number[], from = 0): number {
+  return leadingRun(Math.min(a.length, b.length - from), (i) => a[i] === b[from + i]);
+}

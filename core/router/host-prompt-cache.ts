@@ -28,7 +28,7 @@
  */
 import { LLAMA_SERVER_SLOT_PROMPT_SIMILARITY, type HostPromptCacheLimits, type TierMove } from '../../common/prefix-cache.js';
 import { BLOCK_TOKENS } from './block-hash.js';
-import { sharedBlocks } from './prefix-index.js';
+import { sharedBlocks } from './block-hash.js';
 
 /** What one served request did to the cache, in the words a node-llama-cpp engine's `started` report uses. */
 export interface HostPromptCacheMoves {

@@ -60,11 +60,6 @@ function removeHolder(holders: Holders, blocks: readonly number[], entry: number
 /** One entry of a block's holders. */
 const anyOf = (entries: number | Set<number>): number => (typeof entries === 'number' ? entries : entries.values().next().value!);
 
-/** Leading blocks `a` and `b` share (chained hashes: found by halving, block-hash.ts). */
-export function sharedBlocks(a: readonly number[], b: readonly number[]): number {
-  return leadingRun(Math.min(a.length, b.length), (i) => a[i] === b[i]);
-}
-
 /** What the dashboard shows of a saved entry besides its blocks (the index itself never reads it). */
 export type SavedEntryAbout = Omit<SavedEntryView, 'entry'>;
 

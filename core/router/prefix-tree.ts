@@ -5,7 +5,7 @@
  * decision costs a walk of the prompt plus the replicas found, not a search per replica.
  */
 
-import { leadingRun } from './block-hash.js';
+import { sharedBlocks } from './block-hash.js';
 
 interface TreeNode {
   /** The blocks on the edge into this node (never empty but at the root). */
@@ -17,11 +17,12 @@ interface TreeNode {
   parent: TreeNode | null;
 }
 
-const newNode = (edge: readonly number[], parent: TreeNode | null): TreeNode => ({ edge, children: new Map(), holders: new Map(), parent });
-
-/** Leading blocks that `edge` shares with `blocks` from `from` on. */
-const edgeRun = (edge: readonly number[], blocks: readonly number[], from: number): number =>
-  leadingRun(Math.min(edge.length, blocks.length - from), (i) => edge[i] === blocks[from + i]);
+const newNode = (edge: readonly number[], parent: TreeNode | null, holders = new Map<number, number>()): TreeNode => ({
+  edge,
+  children: new Map(),
+  holders,
+  parent,
+});
 
 export class PrefixTree {
   private readonly root = newNode([], null);
@@ -40,7 +41,7 @@ export class PrefixTree {
         child = newNode(blocks.slice(depth), node);
         node.children.set(blocks[depth]!, child);
       }
-      const run = edgeRun(child.edge, blocks, depth);
+      const run = sharedBlocks(child.edge, blocks, depth);
       if (run < child.edge.length) child = split(child, run);
       child.holders.set(replica, (child.holders.get(replica) ?? 0) + 1);
       depth += run;
@@ -75,7 +76,7 @@ export class PrefixTree {
     while (depth < blocks.length) {
       const child = node.children.get(blocks[depth]!);
       if (!child) break;
-      const run = edgeRun(child.edge, blocks, depth);
+      const run = sharedBlocks(child.edge, blocks, depth);
       path.push({ node: child, end: depth + run });
       if (run < child.edge.length) break;
       depth += run;
@@ -100,8 +101,7 @@ export class PrefixTree {
 /** Cuts `node`'s edge after `keep` blocks: the upper part, holding what `node` held, is returned; `node` hangs below it. */
 function split(node: TreeNode, keep: number): TreeNode {
   const parent = node.parent!;
-  const upper = newNode(node.edge.slice(0, keep), parent);
-  for (const [replica, count] of node.holders) upper.holders.set(replica, count);
+  const upper = newNode(node.edge.slice(0, keep), parent, new Map(node.holders));
   parent.children.set(upper.edge[0]!, upper);
   node.edge = node.edge.slice(keep);
   node.parent = upper;

@@ -3,8 +3,7 @@
  * start, exactly what comparing the prompt with each held path would give, through adds, splits and removes.
  */
 import { describe, expect, it } from 'vitest';
-import { blockHashes } from '../../core/router/block-hash.js';
-import { sharedBlocks } from '../../core/router/prefix-index.js';
+import { blockHashes, sharedBlocks } from '../../core/router/block-hash.js';
 import { PrefixTree } from '../../core/router/prefix-tree.js';
 
 /** Chained block hashes of a token list (64 tokens a block). */
