@@ -18,7 +18,7 @@ import { DEFAULT_QUEUE_SETTINGS } from '../../core/queue/request-queue.js';
 import { percentile } from '../stats.js';
 import { ApproximateTree } from './approximate-tree.js';
 import { SimulatedEngine, type EngineEvents, type PerformanceModel, type SimRun } from './simulated-engine.js';
-import type { SimRequest } from './workloads.js';
+import { seenStart, type SimRequest } from './workloads.js';
 
 export const SIM_POLICIES = ['prefix', 'round-robin', 'least-loaded', 'approximate-tree', 'oracle'] as const;
 export type SimPolicy = (typeof SIM_POLICIES)[number];
@@ -149,8 +149,8 @@ export function simulate(options: SimulationOptions): SimulationResult {
   let lastDoneAt = 0;
   const seen = new Set<number>();
   const missed = { chosen: 0, freeElsewhere: 0, busyOnly: 0, nowhere: 0 };
-  /** Per bound run: the blocks an infinite cache would reuse, and those its replica held at binding (what countMissed left for firstToken). */
-  const eligibleAt = new Map<SimRun, { eligible: number; held: number }>();
+  /** Per bound run: of the blocks an infinite cache would reuse, those its replica held at binding (what countMissed leaves for firstToken). */
+  const heldAtBinding = new Map<SimRun, number>();
   let boundBlocks = 0;
 
   const hearing = (front: number): Front[] => (sharedEvents ? [fronts[0]!] : [fronts[front]!]);
@@ -164,9 +164,9 @@ export function simulate(options: SimulationOptions): SimulationResult {
       for (const f of hearing(run.front)) f.index.setSlot(replica, run.slot, run.request.blocks);
       fronts[run.front]!.pendingPrefill[replica]! -= run.request.promptTokens - run.cachedTokens;
       ttft.push(at - run.request.arrivalMs / speedup);
-      const bound = eligibleAt.get(run);
-      if (bound) missed.chosen += Math.max(0, bound.held - Math.floor(run.cachedTokens / BLOCK_TOKENS));
-      eligibleAt.delete(run);
+      const held = heldAtBinding.get(run);
+      if (held !== undefined) missed.chosen += Math.max(0, held - Math.floor(run.cachedTokens / BLOCK_TOKENS));
+      heldAtBinding.delete(run);
       cachedTokens += run.cachedTokens;
       promptTokens += run.request.promptTokens;
     },
@@ -249,8 +249,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
   /** Where the blocks an infinite cache would reuse of a request were, beyond the `reused` its replica holds (the rest at its first token). */
   const countMissed = (front: Front, run: SimRun, reused: number): void => {
     const request = run.request;
-    let eligible = 0;
-    while (eligible < request.blocks.length && seen.has(request.blocks[eligible]!)) eligible++;
+    const eligible = seenStart(seen, request.blocks);
     let free = 0;
     let anywhere = 0;
     for (let r = 0; r < replicas; r++) {
@@ -259,7 +258,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
       if (front.running[r]! < model.slots) free = Math.max(free, held);
     }
     reused = Math.min(reused, eligible);
-    eligibleAt.set(run, { eligible, held: reused });
+    heldAtBinding.set(run, reused);
     missed.freeElsewhere += Math.max(0, free - reused);
     missed.busyOnly += Math.max(0, anywhere - Math.max(free, reused));
     missed.nowhere += eligible - Math.max(anywhere, reused);

@@ -111,14 +111,19 @@ export function chat(conversations: number, durationMs: number, seed = 3): SimRe
 }
 
 /** The share of prompt blocks any earlier request already computed: the hit no cache, however large, exceeds. */
+/** Leading blocks of `blocks` already in `seen`: what one infinite cache holding every earlier prompt would reuse. */
+export function seenStart(seen: ReadonlySet<number>, blocks: readonly number[]): number {
+  let i = 0;
+  while (i < blocks.length && seen.has(blocks[i]!)) i++;
+  return i;
+}
+
 export function ceiling(requests: readonly SimRequest[]): number {
   const seen = new Set<number>();
   let reused = 0;
   let total = 0;
   for (const r of [...requests].sort((a, b) => a.arrivalMs - b.arrivalMs)) {
-    let i = 0;
-    while (i < r.blocks.length && seen.has(r.blocks[i]!)) i++;
-    reused += i;
+    reused += seenStart(seen, r.blocks);
     total += r.blocks.length;
     for (const b of r.blocks) seen.add(b);
   }
