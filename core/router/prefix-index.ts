@@ -174,17 +174,16 @@ export class ExactPrefixIndex implements PrefixIndex {
     return this.slotTree.run(replica);
   }
 
-  matchedSaved(replica: number, blocks: readonly number[], tiers: readonly PrefixTier[] = PREFIX_TIERS): SavedMatch | null {
+  matchedSaved(replica: number, blocks: readonly number[], tiers?: readonly PrefixTier[]): SavedMatch | null {
     const holders = this.savedHolders.get(replica);
     if (!holders) return null;
-    // The longest run of the prompt's leading blocks some entry (in `tiers`) holds; then an entry holding its last block, RAM first.
-    const run =
-      tiers === PREFIX_TIERS
-        ? (this.walk(blocks), this.savedTree.run(replica))
-        : leadingRun(blocks.length, (b) => tiers.some((tier) => holders[tier].has(blocks[b]!)));
+    // The longest run of the prompt's leading blocks some entry (in `tiers`) holds: the tree's walk holds every tier's
+    // entries, a tier filter probes the holder maps. Then an entry holding its last block, RAM first.
+    this.walk(blocks);
+    const run = tiers ? leadingRun(blocks.length, (b) => tiers.some((tier) => holders[tier].has(blocks[b]!))) : this.savedTree.run(replica);
     if (run === 0) return null;
     for (const tier of PREFIX_TIERS) {
-      const entries = tiers.includes(tier) ? holders[tier].get(blocks[run - 1]!) : undefined;
+      const entries = !tiers || tiers.includes(tier) ? holders[tier].get(blocks[run - 1]!) : undefined;
       if (entries !== undefined) return { blocks: run, tier, entry: anyOf(entries) };
     }
     return null;
